@@ -1,0 +1,43 @@
+#include <cstdio>
+#include <exception>
+
+#include "apps/commands.h"
+#include "core/error.h"
+
+namespace strata::apps {
+std::vector<Command>& command_registry() {
+  static std::vector<Command> registry;
+  return registry;
+}
+}  // namespace strata::apps
+
+int main(int argc, char** argv) {
+  using namespace strata;
+  CLI::App app{"strata: a GNN runtime whose sparse kernels are compiled for each graph"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "strata 0.1.0");
+  std::function<int()> run;
+  for (auto& cmd : apps::command_registry()) {
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.help);
+    auto fn = cmd.setup(*sub);
+    sub->callback([&run, fn] { run = fn; });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    return run ? run() : 0;
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "strata: error: %s\n", e.what());
+    return 1;
+  } catch (const InternalError& e) {
+    std::fprintf(stderr, "strata: %s\n(this is a bug in Strata; please report it)\n", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: unexpected error: %s\n", e.what());
+    return 3;
+  }
+}

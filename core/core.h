@@ -1,0 +1,22 @@
+// core/: the runtime's foundations, used by every other folder.
+//   tensor.h        Tensor (dtype, shape, device, 64-byte aligned storage, Eigen views)
+//   graph.h         Graph (CSR, 64-bit offsets, int32/int64 indices, edge ids, transpose)
+//   hetero_graph.h  HeteroGraph (typed nodes and relations, flattened view)
+//   error.h         UserError / InternalError and the STRATA_CHECK / STRATA_ASSERT macros
+//   cuda_driver.h   the CUDA driver API loaded at run time (no link-time libcuda)
+//   rng.h, timer.h, log.h, hash.h, file_util.h, parallel.h   seeded RNG, timing,
+//                   logging, content hashing, atomic files and cache dir, thread count
+#pragma once
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/file_util.h"
+#include "core/graph.h"
+#include "core/hash.h"
+#include "core/hetero_graph.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "core/tensor.h"
+#include "core/timer.h"

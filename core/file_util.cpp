@@ -1,0 +1,101 @@
+#include "core/file_util.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace strata {
+
+std::string read_file(const fs::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  STRATA_CHECK(f != nullptr, "cannot open '{}': {}", path.string(), std::strerror(errno));
+  std::string data;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  STRATA_CHECK(!failed, "error reading '{}'", path.string());
+  return data;
+}
+
+void ensure_directory(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  STRATA_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}': {}", dir.string(),
+               ec ? ec.message() : "a file of that name exists");
+}
+
+fs::path temporary_sibling(const fs::path& target) {
+  static std::atomic<uint64_t> counter{0};
+  return fs::path(target.string() + fmt::format(".tmp.{}.{}", ::getpid(), counter.fetch_add(1)));
+}
+
+AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temporary_sibling(target_)) {
+  if (target_.has_parent_path()) ensure_directory(target_.parent_path());
+  file_ = std::fopen(temp_.c_str(), "wb");
+  STRATA_CHECK(file_ != nullptr, "cannot write '{}': {}", temp_.string(), std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) std::fclose(file_);
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove(temp_, ec);
+  }
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  STRATA_ASSERT(file_ && !committed_, "write to a closed AtomicFile for {}", target_.string());
+  STRATA_CHECK(size == 0 || std::fwrite(data, 1, size, file_) == size, "error writing '{}': {}", temp_.string(),
+               std::strerror(errno));
+}
+
+void AtomicFile::commit() {
+  STRATA_ASSERT(file_ && !committed_, "commit of a closed AtomicFile for {}", target_.string());
+  const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  std::fclose(file_);
+  file_ = nullptr;
+  STRATA_CHECK(ok, "error flushing '{}': {}", temp_.string(), std::strerror(errno));
+  std::error_code ec;
+  fs::rename(temp_, target_, ec);
+  STRATA_CHECK(!ec, "cannot rename '{}' to '{}': {}", temp_.string(), target_.string(), ec.message());
+  committed_ = true;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view data) {
+  AtomicFile f(path);
+  f.write(data);
+  f.commit();
+}
+
+std::optional<std::string> env_value(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+bool env_flag(const char* name) {
+  auto v = env_value(name);
+  return v && (*v == "1" || *v == "true" || *v == "yes" || *v == "on");
+}
+
+fs::path cache_root() {
+  fs::path root;
+  if (auto v = env_value("STRATA_CACHE_DIR")) {
+    root = *v;
+  } else if (auto home = env_value("HOME")) {
+    root = fs::path(*home) / ".cache" / "strata";
+  } else {
+    root = fs::temp_directory_path() / "strata-cache";
+  }
+  ensure_directory(root);
+  return root;
+}
+
+}  // namespace strata

@@ -1,0 +1,56 @@
+// Files and environment: whole-file reads, atomic writes, the cache directory.
+//
+// Every file Strata writes (caches, checkpoints, run outputs, kernels) goes through
+// AtomicFile: data is written under a temporary name in the same directory and
+// renamed into place on commit(), so a crash or a concurrent writer never leaves a
+// torn file behind; an uncommitted temporary is removed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+namespace fs = std::filesystem;
+
+// Reads a whole file; throws UserError naming the path and the OS reason.
+std::string read_file(const fs::path& path);
+// Writes a whole file atomically (temporary name, then rename).
+void write_file_atomic(const fs::path& path, std::string_view data);
+// Creates the directory and its parents; throws UserError naming it on failure.
+void ensure_directory(const fs::path& dir);
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(fs::path target);
+  ~AtomicFile();  // removes the temporary unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t size);
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // Flushes, closes and renames the temporary onto the target.
+  void commit();
+  const fs::path& temp_path() const { return temp_; }
+
+ private:
+  fs::path target_, temp_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+// A fresh temporary name next to `target` (unique per process and call).
+fs::path temporary_sibling(const fs::path& target);
+
+// The value of an environment variable, or nullopt when unset or empty.
+std::optional<std::string> env_value(const char* name);
+// True when the variable is set to 1, true, yes or on.
+bool env_flag(const char* name);
+
+// STRATA_CACHE_DIR, default ~/.cache/strata; created on first use.
+fs::path cache_root();
+
+}  // namespace strata

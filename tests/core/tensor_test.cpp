@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+
+#include "core/rng.h"
+#include "core/cuda_driver.h"
+#include "core/tensor.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+TEST(Tensor, EmptyHasShapeDtypeAndAlignedStorage) {
+  Tensor t = Tensor::empty({3, 5}, DType::F32);
+  EXPECT_TRUE(t.defined());
+  EXPECT_EQ(t.ndim(), 2);
+  EXPECT_EQ(t.dim(0), 3);
+  EXPECT_EQ(t.dim(1), 5);
+  EXPECT_EQ(t.numel(), 15);
+  EXPECT_EQ(t.nbytes(), 60);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
+  EXPECT_EQ(t.describe(), "float32[3, 5] cpu");
+}
+
+TEST(Tensor, AllDtypesRoundTrip) {
+  Tensor a = Tensor::from_list<int32_t>({1, -2, 3});
+  Tensor b = Tensor::from_list<int64_t>({int64_t{1} << 40, -5});
+  Tensor c = Tensor::from_list<double>({0.25, 1e300});
+  Tensor d = Tensor::from_list<float>({1.5f});
+  EXPECT_EQ(a.dtype(), DType::I32);
+  EXPECT_EQ(b.at<int64_t>(0), int64_t{1} << 40);
+  EXPECT_EQ(c.at<double>(1), 1e300);
+  EXPECT_EQ(d.item_as_double(0), 1.5);
+  EXPECT_EQ(a.item_as_double(1), -2.0);
+}
+
+TEST(Tensor, ZerosFillAndCast) {
+  Tensor t = Tensor::zeros({4}, DType::F64);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(t.at<double>(i), 0.0);
+  t.fill(2.5);
+  Tensor i = t.cast(DType::I32);
+  EXPECT_EQ(i.at<int32_t>(3), 2);
+  EXPECT_EQ(t.at<double>(3), 2.5);
+}
+
+TEST(Tensor, ReshapeSharesStorageCloneCopies) {
+  Tensor t = Tensor::arange(6, DType::F32);
+  Tensor r = t.reshape({2, 3});
+  Tensor c = t.clone();
+  r.at<float>(4) = 100;
+  EXPECT_EQ(t.at<float>(4), 100);
+  EXPECT_EQ(c.at<float>(4), 4);
+}
+
+TEST(Tensor, SliceRowsIsAView) {
+  Tensor t = Tensor::arange(12, DType::F32).reshape({4, 3});
+  Tensor s = t.slice_rows(1, 3);
+  EXPECT_EQ(s.shape(), (Shape{2, 3}));
+  EXPECT_EQ(s.at<float>(0), 3);
+  s.at<float>(5) = -1;
+  EXPECT_EQ(t.at<float>(8), -1);
+}
+
+TEST(Tensor, EigenMapIsZeroCopyRowMajor) {
+  Tensor t = Tensor::arange(6, DType::F32).reshape({2, 3});
+  auto m = t.as_matrix<float>();
+  EXPECT_EQ(m.rows(), 2);
+  EXPECT_EQ(m.cols(), 3);
+  EXPECT_EQ(m(1, 0), 3.0f);
+  m(0, 2) = 42;
+  EXPECT_EQ(t.at<float>(2), 42.0f);
+  Tensor w = Tensor::full({3, 2}, DType::F32, 1.0);
+  RowMatrix<float> prod = m * w.as_matrix<float>();
+  EXPECT_FLOAT_EQ(prod(1, 1), 3 + 4 + 5);
+}
+
+TEST(Tensor, RandomInitIsSeeded) {
+  Rng a(7), b(7), c(8);
+  Tensor x = Tensor::uniform({100}, -1, 1, a);
+  Tensor y = Tensor::uniform({100}, -1, 1, b);
+  Tensor z = Tensor::uniform({100}, -1, 1, c);
+  EXPECT_EQ(max_abs_diff(x, y), 0.0);
+  EXPECT_GT(max_abs_diff(x, z), 0.0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_GE(x.at<float>(i), -1.0f);
+    EXPECT_LT(x.at<float>(i), 1.0f);
+  }
+}
+
+TEST(Tensor, AllCloseReportsWorstElement) {
+  Tensor a = Tensor::from_list<float>({1, 2, 3});
+  Tensor b = Tensor::from_list<float>({1, 2.5f, 3});
+  CloseReport r = all_close(a, b, 0, 1e-3);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.worst_index, 1);
+  EXPECT_TRUE(all_close(a, a).ok);
+  Tensor n = Tensor::from_list<float>({1, NAN, 3});
+  EXPECT_FALSE(all_close(n, a).ok);
+}
+
+TEST(Tensor, ToCpuIsShare) {
+  Tensor t = Tensor::arange(3);
+  EXPECT_EQ(t.to(Device::cpu()).raw_data(), t.raw_data());
+}
+
+TEST(TensorErrorTest, ChecksNameTheArgument) {
+  Tensor t = Tensor::zeros({2, 3}, DType::F64);
+  testing::expect_user_error([&] { check_tensor(t, "features", DType::F32, 2); },
+                             {"features", "expected dtype float32", "float64[2, 3]"});
+  testing::expect_user_error([&] { check_shape(t, "weights", {3, 2}); }, {"weights", "[3, 2]", "[2, 3]"});
+  testing::expect_user_error([&] { check_tensor(Tensor(), "x", DType::F32, 2); }, {"x", "undefined"});
+  testing::expect_user_error([] { Tensor::empty({2, -1}, DType::F32); }, {"negative dimension"});
+}
+
+TEST(TensorErrorTest, CudaTensorWithoutGpuSaysWhy) {
+  if (cuda_driver()) GTEST_SKIP() << "a GPU is present; this test covers machines without one";
+  testing::expect_user_error([] { Tensor::empty({4}, DType::F32, Device::cuda(0)); },
+                             {"needs a CUDA GPU"});
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/device.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+TEST(Rng, SeededAndIndependentStreams) {
+  Rng a(42), b(42);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(a.next_u64(), b.next_u64());
+  Rng c(42);
+  Rng f1 = c.fork(1), f2 = c.fork(2);
+  EXPECT_NE(f1.next_u64(), f2.next_u64());
+}
+
+TEST(Rng, BelowIsInRangeAndPermutationIsBijective) {
+  Rng r(3);
+  for (int i = 0; i < 1000; ++i) EXPECT_LT(r.below(7), 7u);
+  auto p = r.permutation(100);
+  std::set<int64_t> s(p.begin(), p.end());
+  EXPECT_EQ(s.size(), 100u);
+  EXPECT_EQ(*s.begin(), 0);
+  EXPECT_EQ(*s.rbegin(), 99);
+}
+
+TEST(Rng, NormalHasRoughlyUnitVariance) {
+  Rng r(5);
+  double sum = 0, sq = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    double x = r.normal();
+    sum += x;
+    sq += x * x;
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.05);
+  EXPECT_NEAR(sq / n, 1.0, 0.05);
+}
+
+TEST(Hash, StableAndSensitive) {
+  EXPECT_EQ(hash_string("strata").hex(), hash_string("strata").hex());
+  EXPECT_NE(hash_string("strata").hex(), hash_string("strata!").hex());
+  EXPECT_EQ(hash_string("x").hex().size(), 32u);
+  Hasher h1, h2;
+  h1.add("ab").add("c");
+  h2.add("a").add("bc");
+  EXPECT_NE(h1.digest(), h2.digest());
+}
+
+TEST(Median, OddEvenAndTimed) {
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+  int calls = 0;
+  double ms = time_median_ms([&] { ++calls; }, 2, 5);
+  EXPECT_EQ(calls, 7);
+  EXPECT_GE(ms, 0);
+}
+
+TEST(AtomicFile, CommitRenamesAndAbandonLeavesNothing) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("strata-atomic-{}", ::getpid());
+  fs::remove_all(dir);
+  write_file_atomic(dir / "a.txt", "hello");
+  EXPECT_EQ(read_file(dir / "a.txt"), "hello");
+  {
+    AtomicFile f(dir / "b.txt");
+    f.write("partial");
+    EXPECT_TRUE(fs::exists(f.temp_path()));
+  }  // destroyed without commit
+  EXPECT_FALSE(fs::exists(dir / "b.txt"));
+  size_t files = 0;
+  for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
+TEST(UtilErrorTest, MessagesNameTheInput) {
+  testing::expect_user_error([] { read_file("/nonexistent/strata/file.bin"); },
+                             {"cannot open '/nonexistent/strata/file.bin'", "No such file"});
+  testing::expect_user_error([] { parse_device("tpu", "--device"); }, {"--device", "unknown device 'tpu'"});
+  testing::expect_user_error([] { parse_dtype("f16", "model.dtype"); }, {"model.dtype", "'f16'"});
+  testing::expect_user_error([] { parse_log_level("loud"); }, {"'loud'"});
+  EXPECT_EQ(parse_device("cuda:3").index, 3);
+  EXPECT_EQ((SourceLocation{"a.yaml", 3, 7}).str(), "a.yaml:3:7");
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,43 @@
+#include "tests/support/test_support.h"
+
+#include <algorithm>
+
+#include "core/file_util.h"
+
+namespace strata::testing {
+
+std::filesystem::path data_root() {
+  if (auto v = env_value("STRATA_DATA_ROOT")) return *v;
+  return STRATA_DEFAULT_DATA_ROOT;
+}
+
+bool have_data(const std::string& relative) { return std::filesystem::exists(data_root() / relative); }
+
+std::string skip_message(const std::string& relative) {
+  return "dataset file not found: " + (data_root() / relative).string() +
+         " (set STRATA_DATA_ROOT to the folder holding ../shared/datasets)";
+}
+
+Graph random_graph(const RandomGraphSpec& s) {
+  Rng rng(s.seed);
+  std::vector<int64_t> rows, cols;
+  std::vector<float> vals;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    if (rng.uniform() < s.empty_row_fraction) continue;
+    int64_t deg = static_cast<int64_t>(rng.below(static_cast<uint64_t>(2 * s.avg_degree) + 1));
+    if (r == s.rows / 2 && s.long_row_length > 0) deg = s.long_row_length;
+    for (int64_t k = 0; k < deg && s.cols > 0; ++k) {
+      rows.push_back(r);
+      cols.push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(s.cols))));
+      vals.push_back(static_cast<float>(rng.uniform(-1.0, 1.0)));
+    }
+  }
+  CooOptions opt;
+  opt.duplicates = DuplicatePolicy::KeepFirst;
+  opt.force_int64 = s.int64_indices;
+  opt.source = "random test graph";
+  Tensor v = s.weighted ? Tensor::from_vector(vals) : Tensor();
+  return Graph::from_coo(s.rows, s.cols, Tensor::from_vector(rows), Tensor::from_vector(cols), opt, v);
+}
+
+}  // namespace strata::testing

@@ -1,0 +1,44 @@
+// Helpers shared by the test suites: where the datasets are, skip messages, and
+// small random graphs with the edge cases every kernel must survive.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/graph.h"
+#include "core/rng.h"
+
+namespace strata::testing {
+
+// The data root tests read: STRATA_DATA_ROOT, else ../shared/datasets beside the source.
+std::filesystem::path data_root();
+// True when `relative` exists under the data root; otherwise the caller should skip
+// with skip_message(relative), which names the missing path.
+bool have_data(const std::string& relative);
+std::string skip_message(const std::string& relative);
+
+#define STRATA_REQUIRE_DATA(rel) \
+  if (!::strata::testing::have_data(rel)) GTEST_SKIP() << ::strata::testing::skip_message(rel)
+
+// A random graph with `rows` x `cols`, about `avg_degree` non-zeros per row, and
+// optionally some empty rows and one row far longer than the rest.
+struct RandomGraphSpec {
+  int64_t rows = 100, cols = 100;
+  double avg_degree = 4;
+  double empty_row_fraction = 0.1;
+  int64_t long_row_length = 0;  // 0 = none
+  bool weighted = false;
+  bool int64_indices = false;
+  uint64_t seed = 1;
+};
+Graph random_graph(const RandomGraphSpec& spec);
+
+// Asserts that `fn` throws UserError whose message contains every one of `parts`.
+template <class F>
+void expect_user_error(F&& fn, std::initializer_list<std::string> parts);
+
+}  // namespace strata::testing
+
+#include "tests/support/test_support_inl.h"
