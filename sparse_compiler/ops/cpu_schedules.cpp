@@ -1,0 +1,114 @@
+#include "sparse_compiler/ops/cpu_schedules.h"
+
+#include <fmt/format.h>
+
+#include "sparse_compiler/schedule/loop_tree.h"
+
+namespace strata::sc {
+
+std::string CpuKnobs::str() const {
+  return fmt::format("lanes={},grain={},prefetch={}", vector_lanes, grain, prefetch);
+}
+
+int host_vector_lanes() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2")) return 8;
+  return 4;
+}
+
+namespace {
+bool exists(const Schedule& s, const std::string& loop) { return find_loop(s.kernel().body, loop) != nullptr; }
+
+std::vector<std::string> loops_with_axis(const Schedule& s, const std::string& axis) {
+  std::vector<std::string> out;
+  for (const auto& n : s.loops()) {
+    const ForNode* f = find_loop(s.kernel().body, n);
+    if (f && f->annotations.count("axis") && f->annotations.at("axis") == axis) out.push_back(n);
+  }
+  return out;
+}
+
+int64_t extent_of(const Schedule& s, const std::string& loop) {
+  const ForNode* f = find_loop(s.kernel().body, loop);
+  const int64_t* e = f ? as_const_int(f->extent) : nullptr;
+  return e ? *e : -1;
+}
+
+bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+}  // namespace
+
+void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
+  const int64_t e = extent_of(s, loop);
+  if (e < 0) return;
+  if (e < 4) {
+    s.unroll(loop);
+    return;
+  }
+  if (is_pow2(e) && e <= lanes) {
+    s.vectorize(loop);
+    return;
+  }
+  int64_t width = lanes;
+  while (width > e) width /= 2;
+  if (width == e) {
+    s.vectorize(loop);
+    return;
+  }
+  s.split(loop, width);
+  s.vectorize(loop + "_i");
+  if (exists(s, loop + "_o")) s.unroll(loop + "_o");
+  if (exists(s, loop + "_t")) vectorize_feature_loop(s, loop + "_t", static_cast<int>(width / 2));
+}
+
+void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes) {
+  const int64_t e = extent_of(s, loop);
+  if (e < 0) return;
+  if (e < 4) {
+    s.unroll(loop);
+    return;
+  }
+  int64_t width = lanes;
+  while (width > e) width /= 2;
+  std::string red = loop;
+  if (width < e) {
+    s.split(loop, width);
+    red = loop + "_i";
+    if (exists(s, loop + "_o")) s.unroll(loop + "_o");
+  }
+  Schedule::RFactor rf = s.rfactor(red, acc);
+  s.vectorize(red);
+  s.vectorize(rf.init_loop);
+  s.vectorize(rf.sum_loop);
+  if (exists(s, loop + "_t")) vectorize_reduction_loop(s, loop + "_t", acc, static_cast<int>(width / 2));
+}
+
+Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
+  s.parallel(chunk);
+  s.cache_write("Y", "i");
+  for (const auto& l : loops_with_axis(s, "F")) vectorize_feature_loop(s, l, knobs.vector_lanes);
+  if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
+  return s.kernel();
+}
+
+Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
+  s.parallel(chunk);
+  if (exists(s, "f")) {
+    // Dot: X[i] in registers, one vector accumulator per edge.
+    s.cache_read("X", "i");
+    const std::string acc = s.cache_write("O", "j");
+    vectorize_reduction_loop(s, "f", acc, knobs.vector_lanes);
+    for (const auto& l : loops_with_axis(s, "F"))
+      if (find_loop(s.kernel().body, l)->for_kind == ForKind::Serial) vectorize_feature_loop(s, l, knobs.vector_lanes);
+    if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
+  } else if (exists(s, "h")) {
+    vectorize_feature_loop(s, "h", knobs.vector_lanes);
+  }
+  return s.kernel();
+}
+
+}  // namespace strata::sc

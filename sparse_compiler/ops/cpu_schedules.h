@@ -1,0 +1,40 @@
+// Default CPU schedules for the op programs, parameterised by the knobs the tuner
+// searches. Each takes the stage-III kernel from lower_to_loops and returns the
+// scheduled kernel (still stage III; lower_schedule runs next).
+//
+// SpMM: rows in nnz-balanced parallel chunks; the output row accumulated in
+// registers (cache_write) across the row's non-zeros; feature loops split into
+// full vectors + narrower vectors + scalars, vectorized and unrolled; optional
+// software prefetch of X rows `prefetch` non-zeros ahead.
+// SDDMM (dot): rows in balanced chunks; X[i] staged in registers once per row
+// (cache_read); per edge a vector accumulator (rfactor) reduced horizontally once.
+// SDDMM (add): rows in balanced chunks; the head loop vectorized.
+#pragma once
+
+#include <string>
+
+#include "sparse_compiler/schedule/schedule.h"
+
+namespace strata::sc {
+
+struct CpuKnobs {
+  int vector_lanes = 16;   // float lanes of the widest vector (16 = AVX-512)
+  int64_t grain = 4096;    // non-zeros per parallel task
+  int64_t prefetch = 0;    // prefetch distance in non-zeros; 0 = none
+  std::string str() const;
+};
+
+// Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).
+int host_vector_lanes();
+
+Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
+Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
+
+// Splits, vectorizes and unrolls loop `loop` (constant extent) into vectors of at
+// most `lanes` lanes, narrower vectors for the remainder and scalars last.
+void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes);
+// The same for a loop that reduces into local `acc` (a scalar accumulator): each
+// vector part gets per-lane partial sums (rfactor) reduced horizontally once.
+void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes);
+
+}  // namespace strata::sc

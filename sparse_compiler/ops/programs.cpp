@@ -1,0 +1,125 @@
+#include "sparse_compiler/ops/programs.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace strata::sc {
+
+std::string SpmmSpec::name() const {
+  return fmt::format("spmm_f{}_{}{}{}{}", feat, index_dtype == DType::I32 ? "i32" : "i64", weighted ? "_w" : "",
+                     row_scale ? "_rs" : "", col_scale ? "_cs" : "");
+}
+
+std::string SddmmSpec::name() const {
+  return kind == SddmmKind::Dot ? fmt::format("sddmm_dot_f{}_{}", feat, index_dtype == DType::I32 ? "i32" : "i64")
+                                : fmt::format("sddmm_add_h{}_{}", feat, index_dtype == DType::I32 ? "i32" : "i64");
+}
+
+CsrAxes csr_axes(DType index_dtype) {
+  CsrAxes a;
+  a.I = dense_fixed("I", var("m"));
+  a.J = sparse_variable("J", a.I, var("n"), var("nnz"), "A_indptr", "A_indices", index_dtype, true);
+  a.J_detach = dense_fixed("J_detach", var("n"));
+  return a;
+}
+
+namespace {
+void add_structure_params(Kernel& k, DType index_dtype) {
+  k.params.push_back(Param::buffer("A_indptr", DType::I64));
+  k.params.push_back(Param::buffer("A_indices", index_dtype));
+}
+void add_size_params(Kernel& k) {
+  k.params.push_back(Param::scalar("m"));
+  k.params.push_back(Param::scalar("n"));
+  k.params.push_back(Param::scalar("nnz"));
+}
+}  // namespace
+
+Kernel spmm_program(const SpmmSpec& s) {
+  STRATA_CHECK(s.feat >= 1, "spmm: feature size must be at least 1, got {}", s.feat);
+  CsrAxes ax = csr_axes(s.index_dtype);
+  Axis F = dense_fixed("F", make_int(s.feat));
+  Kernel k;
+  k.name = s.name();
+  k.stage = Stage::Coordinate;
+  k.axes = {ax.I, ax.J, ax.J_detach, F};
+  add_structure_params(k, s.index_dtype);
+  SparseBuffer A = sparse_buffer("A", {ax.I, ax.J}, DType::F32);
+  SparseBuffer X = sparse_buffer("X", {ax.J_detach, F}, DType::F32);
+  SparseBuffer Y = sparse_buffer("Y", {ax.I, F}, DType::F32);
+  k.buffers = {X, Y};
+
+  Expr i = var("i"), j = var("j"), f = var("f");
+  Expr weight;  // the per-edge multiplier, if any
+  auto times = [&](Expr w) { weight = weight.defined() ? mul(weight, w) : w; };
+  if (s.weighted) {
+    k.params.push_back(Param::buffer("A", DType::F32));
+    k.buffers.push_back(A);
+    times(sparse_load(A, {i, j}));
+  }
+  if (s.row_scale) {
+    SparseBuffer rs = sparse_buffer("row_scale", {ax.I}, DType::F32);
+    k.params.push_back(Param::buffer("row_scale", DType::F32));
+    k.buffers.push_back(rs);
+    times(sparse_load(rs, {i}));
+  }
+  if (s.col_scale) {
+    SparseBuffer cs = sparse_buffer("col_scale", {ax.J_detach}, DType::F32);
+    k.params.push_back(Param::buffer("col_scale", DType::F32));
+    k.buffers.push_back(cs);
+    times(sparse_load(cs, {j}));
+  }
+  k.params.push_back(Param::buffer("X", DType::F32));
+  k.params.push_back(Param::buffer("Y", DType::F32, ParamRole::Output));
+  add_size_params(k);
+
+  Expr x = sparse_load(X, {j, f});
+  Expr msg = weight.defined() ? mul(weight, x) : x;
+  Stmt init = sparse_store(Y, {i, f}, make_float(0));
+  Stmt body = sparse_store(Y, {i, f}, add(sparse_load(Y, {i, f}), msg));
+  k.body = sparse_iteration("spmm", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}}, init, body);
+  return k;
+}
+
+Kernel sddmm_program(const SddmmSpec& s) {
+  STRATA_CHECK(s.feat >= 1, "sddmm: feature size must be at least 1, got {}", s.feat);
+  CsrAxes ax = csr_axes(s.index_dtype);
+  Kernel k;
+  k.name = s.name();
+  k.stage = Stage::Coordinate;
+  add_structure_params(k, s.index_dtype);
+  Expr i = var("i"), j = var("j");
+  if (s.kind == SddmmKind::Dot) {
+    Axis F = dense_fixed("F", make_int(s.feat));
+    k.axes = {ax.I, ax.J, ax.J_detach, F};
+    SparseBuffer X = sparse_buffer("X", {ax.I, F}, DType::F32);
+    SparseBuffer Y = sparse_buffer("Y", {ax.J_detach, F}, DType::F32);
+    SparseBuffer O = sparse_buffer("O", {ax.I, ax.J}, DType::F32);
+    k.buffers = {X, Y, O};
+    k.params.push_back(Param::buffer("X", DType::F32));
+    k.params.push_back(Param::buffer("Y", DType::F32));
+    k.params.push_back(Param::buffer("O", DType::F32, ParamRole::Output));
+    Expr f = var("f");
+    Stmt init = sparse_store(O, {i, j}, make_float(0));
+    Stmt body = sparse_store(O, {i, j}, add(sparse_load(O, {i, j}), mul(sparse_load(X, {i, f}), sparse_load(Y, {j, f}))));
+    k.body = sparse_iteration("sddmm", {{"i", ax.I, false}, {"j", ax.J, false}, {"f", F, true}}, init, body);
+  } else {
+    Axis H = dense_fixed("H", make_int(s.feat));
+    k.axes = {ax.I, ax.J, ax.J_detach, H};
+    SparseBuffer XL = sparse_buffer("XL", {ax.I, H}, DType::F32);
+    SparseBuffer XR = sparse_buffer("XR", {ax.J_detach, H}, DType::F32);
+    SparseBuffer O = sparse_buffer("O", {ax.I, ax.J, H}, DType::F32);
+    k.buffers = {XL, XR, O};
+    k.params.push_back(Param::buffer("XL", DType::F32));
+    k.params.push_back(Param::buffer("XR", DType::F32));
+    k.params.push_back(Param::buffer("O", DType::F32, ParamRole::Output));
+    Expr h = var("h");
+    Stmt body = sparse_store(O, {i, j, h}, add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})));
+    k.body = sparse_iteration("sddmm_add", {{"i", ax.I, false}, {"j", ax.J, false}, {"h", H, false}}, Stmt(), body);
+  }
+  add_size_params(k);
+  return k;
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,351 @@
+// Primitives that stage data in locals: cache_write, cache_read, rfactor.
+#include <map>
+#include <set>
+
+#include "sparse_compiler/ir/equality.h"
+#include "sparse_compiler/ir/mutator.h"
+#include "sparse_compiler/ir/names.h"
+#include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ir/visitor.h"
+#include "sparse_compiler/passes/linear_form.h"
+#include "sparse_compiler/passes/simplify.h"
+#include "sparse_compiler/schedule/loop_tree.h"
+#include "sparse_compiler/schedule/schedule.h"
+
+namespace strata::sc {
+namespace {
+
+struct InnerLoop {
+  int64_t min = 0, extent = -1;  // extent -1: not constant
+};
+
+// Variables bound inside a statement: loop variables (with constant bounds when
+// they have them) and let-bound names.
+struct Bindings : IRVisitor {
+  std::map<std::string, InnerLoop> loops;
+  std::set<std::string> lets;
+
+ protected:
+  void visit(const ForNode* op) override {
+    InnerLoop L;
+    const int64_t *mn = as_const_int(op->min), *ext = as_const_int(op->extent);
+    if (mn && ext) L = {*mn, *ext};
+    loops[op->var] = L;
+    IRVisitor::visit(op);
+  }
+  void visit(const LetStmtNode* op) override {
+    lets.insert(op->var);
+    IRVisitor::visit(op);
+  }
+};
+
+// How the accesses to one buffer inside a loop body map onto a local region.
+struct Region {
+  LinearForm base;  // the invariant part, equal for every access
+  int64_t size = 0;
+  bool have_base = false;
+  std::string unit_var;  // an inner loop that walks the region with stride 1
+};
+
+bool same_form(const LinearForm& a, const LinearForm& b) {
+  if (a.constant != b.constant || a.terms.size() != b.terms.size()) return false;
+  for (const auto& [e, k] : a.terms) {
+    bool found = false;
+    for (const auto& [f, q] : b.terms) found |= q == k && structural_equal(e, f);
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Splits an access index into (invariant base, offset inside the region); throws
+// a ScheduleError explaining why the access cannot be staged.
+Expr local_offset(const char* prim, const std::string& buffer, const std::string& loop, const Expr& index,
+                  const Bindings& inner, Region& region) {
+  LinearForm f = to_linear(simplify(index));
+  LinearForm base, offset;
+  base.constant = f.constant;
+  int64_t max_off = 0;
+  for (const auto& [term, coef] : f.terms) {
+    const auto* v = term.as<VarNode>();
+    auto it = v ? inner.loops.find(v->name) : inner.loops.end();
+    if (it == inner.loops.end()) {
+      bool varies = false;
+      for (const auto& [name, L] : inner.loops) varies |= uses_var(term, name);
+      for (const auto& name : inner.lets) varies |= uses_var(term, name);
+      STRATA_SCHED_CHECK(!varies, "{}({}, {}): the index {} of {} varies inside loop {} in a way that is not affine",
+                         prim, buffer, loop, to_string(index), buffer, loop);
+      base.add_term(term, coef);
+      continue;
+    }
+    STRATA_SCHED_CHECK(it->second.extent >= 0, "{}({}, {}): the index {} depends on loop {}, whose extent is not constant",
+                       prim, buffer, loop, to_string(index), v->name);
+    STRATA_SCHED_CHECK(coef > 0, "{}({}, {}): the index {} runs backwards along loop {}", prim, buffer, loop,
+                       to_string(index), v->name);
+    if (coef == 1 && region.unit_var.empty()) region.unit_var = v->name;
+    offset.add_term(sub(term, make_int(it->second.min)), coef);
+    base.constant += coef * it->second.min;
+    max_off += coef * (it->second.extent - 1);
+  }
+  if (!region.have_base) {
+    region.base = base;
+    region.have_base = true;
+  } else {
+    STRATA_SCHED_CHECK(same_form(region.base, base),
+                       "{}({}, {}): accesses to {} inside loop {} do not share one base ({} vs {})", prim, buffer, loop,
+                       buffer, loop, to_string(from_linear(region.base, Type::i64())),
+                       to_string(from_linear(base, Type::i64())));
+  }
+  region.size = std::max(region.size, max_off + 1);
+  return simplify(from_linear(offset, Type::i64()));
+}
+
+// Rewrites accesses of `buffer` to `local` using local_offset.
+class Redirect : public IRMutator {
+ public:
+  Redirect(const char* prim, std::string buffer, std::string loop, std::string local, const Bindings& inner,
+           Region& region, bool allow_stores)
+      : prim_(prim), buffer_(std::move(buffer)), loop_(std::move(loop)), local_(std::move(local)), inner_(inner),
+        region_(region), allow_stores_(allow_stores) {}
+  int accesses = 0;
+
+ protected:
+  Expr visit(const LoadNode* op, const Expr& self) override {
+    if (op->buffer != buffer_) return IRMutator::visit(op, self);
+    ++accesses;
+    return load(op->type.element_of(), local_, local_offset(prim_, buffer_, loop_, op->index, inner_, region_));
+  }
+  Stmt visit(const StoreNode* op, const Stmt& self) override {
+    if (op->buffer != buffer_) return IRMutator::visit(op, self);
+    STRATA_SCHED_CHECK(allow_stores_, "{}({}, {}): {} is written inside loop {}; use cache_write", prim_, buffer_,
+                       loop_, buffer_, loop_);
+    STRATA_SCHED_CHECK(op->store_kind == StoreKind::Plain, "{}({}, {}): {} has atomic or streaming stores", prim_,
+                       buffer_, loop_, buffer_);
+    ++accesses;
+    Expr off = local_offset(prim_, buffer_, loop_, op->index, inner_, region_);
+    return store(local_, off, mutate(op->value));
+  }
+
+ private:
+  const char* prim_;
+  std::string buffer_, loop_, local_;
+  const Bindings& inner_;
+  Region& region_;
+  bool allow_stores_;
+};
+
+// True when `s` is a nest of constant loops whose innermost statement stores to
+// every element of local[0, size) exactly once without reading it.
+bool covers_local(const Stmt& s, const std::string& local, int64_t size) {
+  std::vector<const ForNode*> nest;
+  Stmt cur = s;
+  while (const auto* f = cur.as<ForNode>()) {
+    nest.push_back(f);
+    cur = f->body;
+  }
+  const auto* st = cur.as<StoreNode>();
+  if (!st || st->buffer != local || st->index.type().is_vector()) return false;
+  bool reads = false;
+  for_each_expr(st->value, [&](const Expr& e) {
+    if (const auto* l = e.as<LoadNode>(); l && l->buffer == local) reads = true;
+  });
+  if (reads) return false;
+  LinearForm f = to_linear(simplify(st->index));
+  if (f.constant != 0 || f.terms.size() != nest.size()) return false;
+  // Row-major enumeration: the innermost loop has coefficient 1 and each outer
+  // loop's coefficient is the product of the extents inside it.
+  int64_t stride = 1;
+  for (auto it = nest.rbegin(); it != nest.rend(); ++it) {
+    const int64_t *mn = as_const_int((*it)->min), *ext = as_const_int((*it)->extent);
+    if (!mn || !ext || *mn != 0 || f.coefficient_of_var((*it)->var) != stride) return false;
+    stride *= *ext;
+  }
+  return stride == size;
+}
+
+// The axis annotation of the loop that walks the region with stride 1: the
+// write-back and load-in loops run along the same axis, and later schedule steps
+// find them by it.
+std::string unit_axis(const Stmt& body, const Region& region) {
+  if (region.unit_var.empty()) return "";
+  const ForNode* f = find_loop(body, region.unit_var);
+  return (f && f->annotations.count("axis")) ? f->annotations.at("axis") : "";
+}
+
+}  // namespace
+
+std::string Schedule::cache_write(const std::string& buffer, const std::string& loop) {
+  const ForNode* L = loop_or_throw("cache_write", loop);
+  const Param* p = k_.find_param(buffer);
+  STRATA_SCHED_CHECK(p && p->is_buffer(), "cache_write({}, {}): {} is not a buffer parameter of kernel {}", buffer,
+                     loop, buffer, k_.name);
+  Bindings inner;
+  inner.visit_stmt(L->body);
+  NameGen names(k_);
+  const std::string local = names.fresh(buffer + "_local");
+  Region region;
+  Redirect r("cache_write", buffer, loop, local, inner, region, true);
+  Stmt body = r.mutate(L->body);
+  STRATA_SCHED_CHECK(r.accesses > 0, "cache_write({}, {}): loop {} does not access {}", buffer, loop, loop, buffer);
+  STRATA_SCHED_CHECK(region.size <= 4096, "cache_write({}, {}): the region has {} elements, too many to stage", buffer,
+                     loop, region.size);
+  const Type t = Type::from_dtype(p->dtype);
+  const Expr base = from_linear(region.base, Type::i64());
+  const std::string w = names.fresh(loop + "_wb");
+  Annotations ann;
+  if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
+  Stmt writeback = for_loop(w, make_int(0), make_int(region.size), ForKind::Serial,
+                            store(buffer, add(base, var(w)), load(t, local, var(w))), ann);
+  // Load the old values first unless the body starts by overwriting all of them.
+  const auto* sq = body.as<SeqNode>();
+  const Stmt first = sq ? sq->stmts.front() : body;
+  Stmt load_in;
+  if (!covers_local(first, local, region.size)) {
+    const std::string li = names.fresh(loop + "_ld");
+    load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
+                       store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
+  }
+  Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body, writeback}));
+  Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
+  commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
+         fmt::format("cache_write({}, {})", buffer, loop));
+  return local;
+}
+
+std::string Schedule::cache_read(const std::string& buffer, const std::string& loop) {
+  const ForNode* L = loop_or_throw("cache_read", loop);
+  const Param* p = k_.find_param(buffer);
+  STRATA_SCHED_CHECK(p && p->is_buffer(), "cache_read({}, {}): {} is not a buffer parameter of kernel {}", buffer, loop,
+                     buffer, k_.name);
+  Bindings inner;
+  inner.visit_stmt(L->body);
+  NameGen names(k_);
+  const std::string local = names.fresh(buffer + "_local");
+  Region region;
+  Redirect r("cache_read", buffer, loop, local, inner, region, false);
+  Stmt body = r.mutate(L->body);
+  STRATA_SCHED_CHECK(r.accesses > 0, "cache_read({}, {}): loop {} does not read {}", buffer, loop, loop, buffer);
+  STRATA_SCHED_CHECK(region.size <= 4096, "cache_read({}, {}): the region has {} elements, too many to stage", buffer,
+                     loop, region.size);
+  const Type t = Type::from_dtype(p->dtype);
+  const Expr base = from_linear(region.base, Type::i64());
+  const std::string li = names.fresh(loop + "_ld");
+  Annotations ann;
+  if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
+  Stmt load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
+                          store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
+  Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body}));
+  Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
+  commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
+         fmt::format("cache_read({}, {})", buffer, loop));
+  return local;
+}
+
+namespace {
+// Finds the Allocate of `local` that encloses loop `loop`.
+class AllocFinder : public IRVisitor {
+ public:
+  AllocFinder(std::string local, std::string loop) : local_(std::move(local)), loop_(std::move(loop)) {}
+  const AllocateNode* found = nullptr;
+
+ protected:
+  void visit(const AllocateNode* op) override {
+    if (op->buffer == local_ && find_loop(op->body, loop_)) found = op;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string local_, loop_;
+};
+
+// Inside the reduction loop, acc[k] = acc[k] + e  ->  rf[v] = rf[v] + e.
+class ToPartial : public IRMutator {
+ public:
+  ToPartial(std::string acc, std::string rf, std::string v) : acc_(std::move(acc)), rf_(std::move(rf)), v_(std::move(v)) {}
+  Expr index;  // the accumulator location k
+  std::string problem;
+  int updates = 0;
+
+ protected:
+  Stmt visit(const StoreNode* op, const Stmt& self) override {
+    if (op->buffer != acc_) return IRMutator::visit(op, self);
+    const auto* a = op->value.as<AddNode>();
+    const auto* l = a ? a->a.as<LoadNode>() : nullptr;
+    if (!l || l->buffer != acc_ || !structural_equal(l->index, op->index) || uses_var(op->index, v_)) {
+      problem = "the update of " + acc_ + " is not acc[k] = acc[k] + e with k independent of " + v_;
+      return self;
+    }
+    if (index.defined() && !structural_equal(index, op->index)) problem = "it updates several locations of " + acc_;
+    index = op->index;
+    ++updates;
+    Expr e = a->b;
+    return store(rf_, var(v_), add(load(l->type.element_of(), rf_, var(v_)), e));
+  }
+  Expr visit(const LoadNode* op, const Expr& self) override {
+    if (op->buffer == acc_) problem = acc_ + " is read outside its update";
+    return IRMutator::visit(op, self);
+  }
+
+ private:
+  std::string acc_, rf_, v_;
+};
+}  // namespace
+
+Schedule::RFactor Schedule::rfactor(const std::string& loop, const std::string& local) {
+  const ForNode* Li = loop_or_throw("rfactor", loop);
+  const int64_t* W = as_const_int(Li->extent);
+  STRATA_SCHED_CHECK(W && is_zero(Li->min), "rfactor({}, {}): loop {} needs constant bounds starting at 0", loop, local,
+                     loop);
+  AllocFinder af(local, loop);
+  af.visit_stmt(k_.body);
+  STRATA_SCHED_CHECK(af.found, "rfactor({}, {}): {} is not a local allocated around loop {}", loop, local, local, loop);
+  const AllocateNode* alloc = af.found;
+  // The statement directly under the allocation that holds the reduction nest.
+  std::vector<Stmt> parts;
+  if (const auto* sq = alloc->body.as<SeqNode>()) parts = sq->stmts;
+  else parts = {alloc->body};
+  int which = -1;
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (find_loop(parts[k], loop)) which = static_cast<int>(k);
+  NameGen names(k_);
+  RFactor out;
+  out.local = names.fresh(local + "_rf");
+  out.init_loop = names.fresh(loop + "_rfz");
+  out.sum_loop = names.fresh(loop + "_rfsum");
+  ToPartial tp(local, out.local, loop);
+  Stmt nest = replace_loop(parts[which], loop, [&](const ForNode* f) {
+    return for_loop(f->var, f->min, f->extent, f->for_kind, tp.mutate(f->body), f->annotations);
+  });
+  STRATA_SCHED_CHECK(tp.problem.empty() && tp.updates > 0, "rfactor({}, {}): {}", loop, local,
+                     tp.problem.empty() ? "loop " + loop + " does not update " + local : tp.problem);
+  Bindings inside;
+  inside.visit_stmt(parts[which]);
+  for (const auto& [v, L] : inside.loops)
+    STRATA_SCHED_CHECK(!uses_var(tp.index, v), "rfactor({}, {}): the accumulator index depends on loop {}", loop,
+                       local, v);
+  const Type t = alloc->type;
+  Stmt init = for_loop(out.init_loop, make_int(0), make_int(*W), ForKind::Serial,
+                       store(out.local, var(out.init_loop), make_zero(t)), Li->annotations);
+  Stmt sum = for_loop(out.sum_loop, make_int(0), make_int(*W), ForKind::Serial,
+                      store(local, tp.index, add(load(t, local, tp.index), load(t, out.local, var(out.sum_loop)))),
+                      Li->annotations);
+  parts[which] = allocate(out.local, t, *W, MemoryScope::Register, seq({init, nest, sum}));
+  Stmt new_alloc = allocate(alloc->buffer, alloc->type, alloc->size, alloc->scope, seq(parts));
+  // Replace the allocation: it sits directly in the body of the loop cached at.
+  class SwapAlloc : public IRMutator {
+   public:
+    SwapAlloc(const AllocateNode* o, Stmt n) : old_(o), new_(std::move(n)) {}
+
+   protected:
+    Stmt visit(const AllocateNode* op, const Stmt& self) override {
+      return op == old_ ? new_ : IRMutator::visit(op, self);
+    }
+
+   private:
+    const AllocateNode* old_;
+    Stmt new_;
+  } swap(alloc, new_alloc);
+  commit(swap.mutate(k_.body), fmt::format("rfactor({}, {})", loop, local));
+  return out;
+}
+
+}  // namespace strata::sc

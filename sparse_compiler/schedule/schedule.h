@@ -1,0 +1,77 @@
+// Schedule primitives on stage-III loops.
+//
+// A Schedule owns a kernel and rewrites it one primitive at a time. Loops are named
+// by their variable. Every primitive validates its arguments and refuses an illegal
+// request with a ScheduleError whose message names the primitive, the loop and the
+// reason ("vectorize(j): loop j has non-constant extent ..."); a refused primitive
+// leaves the kernel unchanged. attempt() is the non-throwing form the tuner uses.
+//
+// What they do (f, i, j are loop names):
+//   split(f, 16)          f -> f_o * 16 + f_i (+ a tail loop f_t when 16 does not divide)
+//   reorder(a, b)         swaps two perfectly nested loops
+//   fuse(a, b)            a and b (perfectly nested) -> one loop over both
+//   balance(i, indptr, g) rows of loop i -> chunks of ~g non-zeros each (loop i_chunk)
+//   parallel(c)           iterations of c run on threads (CPU)
+//   vectorize(f)          f's iterations become vector lanes (constant extent)
+//   unroll(f)             f is replicated (constant extent)
+//   bind(f, axis)         f maps to a GPU block/thread index
+//   cache_write(Y, i)     Y's accesses inside loop i go to a register-resident local,
+//                         written back at the end of i's body
+//   cache_read(X, i)      X's region read inside loop i is loaded once into a local
+//   rfactor(f_i, acc)     a reduction into acc[k] across loop f_i gets one partial
+//                         accumulator per f_i iteration, summed afterwards (so f_i
+//                         can be vectorized)
+//   prefetch(j, X, d, n)  inside loop j, prefetch X's rows d iterations ahead
+//                         (positions clamped below scalar n)
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sparse_compiler/schedule/schedule_error.h"
+#include "sparse_compiler/ir/kernel.h"
+
+namespace strata::sc {
+
+class Schedule {
+ public:
+  explicit Schedule(Kernel k);
+
+  const Kernel& kernel() const { return k_; }
+  // The primitives applied so far, one per line ("split(f, 16)").
+  const std::vector<std::string>& trace() const { return trace_; }
+  std::vector<std::string> loops() const;
+
+  void split(const std::string& loop, int64_t factor);
+  void reorder(const std::string& outer, const std::string& inner);
+  std::string fuse(const std::string& outer, const std::string& inner);
+  std::string balance(const std::string& loop, const std::string& indptr, int64_t grain);
+  void parallel(const std::string& loop);
+  void vectorize(const std::string& loop);
+  void unroll(const std::string& loop);
+  void bind(const std::string& loop, ForKind gpu_axis);
+  std::string cache_write(const std::string& buffer, const std::string& loop);
+  std::string cache_read(const std::string& buffer, const std::string& loop);
+  struct RFactor {
+    std::string local;     // the per-lane partial accumulator
+    std::string init_loop; // zeroes it
+    std::string sum_loop;  // adds its lanes into the original accumulator
+  };
+  RFactor rfactor(const std::string& loop, const std::string& local);
+  void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
+  void annotate(const std::string& loop, const std::string& key, const std::string& value);
+
+  // Runs fn (a sequence of primitives on this schedule); on a ScheduleError,
+  // restores the kernel as it was and returns the reason; returns "" on success.
+  std::string attempt(const std::function<void()>& fn);
+
+ private:
+  const ForNode* loop_or_throw(const char* prim, const std::string& loop) const;
+  void commit(Stmt body, std::string step);
+
+  Kernel k_;
+  std::vector<std::string> trace_;
+};
+
+}  // namespace strata::sc
