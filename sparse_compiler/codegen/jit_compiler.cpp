@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -199,6 +200,26 @@ std::shared_ptr<const CompilerIdentity> probe(const std::string& cxx) {
   return id;
 }
 
+// Kernels are built with -fopenmp, so loading one may be what loads the OpenMP runtime
+// into the process (when the host itself does not link it). That runtime keeps its worker
+// threads parked inside its own code after a parallel region; if dlclose of the last
+// kernel then unloaded it, those threads would wake in unmapped memory. So any OpenMP
+// runtime present after a load is pinned for the life of the process (RTLD_NODELETE on
+// an object already loaded; RTLD_NOLOAD never loads anything). Kernels themselves still
+// unload.
+void pin_openmp_runtimes() {
+  static const char* const kRuntimes[] = {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"};
+  static std::atomic<bool> pinned[std::size(kRuntimes)] = {};
+  for (size_t i = 0; i < std::size(kRuntimes); ++i) {
+    if (pinned[i].load(std::memory_order_acquire)) continue;
+    // The pin holds one more reference that is never released; that is the point.
+    if (::dlopen(kRuntimes[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nullptr) {
+      pinned[i].store(true, std::memory_order_release);
+    }
+  }
+  ::dlerror();  // a runtime that is not loaded is not an error for the caller
+}
+
 }  // namespace
 
 CompileError::CompileError(const std::string& message, std::string command, std::string output,
@@ -280,6 +301,7 @@ std::shared_ptr<SharedLibrary> SharedLibrary::open(const fs::path& path) {
     const char* why = ::dlerror();
     STRATA_FAIL("cannot load kernel library '{}': {}", abs.string(), why ? why : "unknown dlopen error");
   }
+  pin_openmp_runtimes();
   return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, abs));
 }
 
