@@ -42,6 +42,7 @@ class EntryLock {
       struct stat held {}, named {};
       if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
           held.st_ino == named.st_ino) {
+        held_ = true;
         return;
       }
       ::close(fd_);  // the previous holder removed this file: lock the current one
@@ -53,10 +54,13 @@ class EntryLock {
   }
   EntryLock(const EntryLock&) = delete;
   EntryLock& operator=(const EntryLock&) = delete;
+  // False when the file system refused the lock and the build goes ahead unlocked.
+  bool held() const { return held_; }
 
  private:
   fs::path path_;
   int fd_ = -1;
+  bool held_ = false;
 };
 
 // Removes a temporary file unless released.
@@ -75,6 +79,22 @@ class TempFile {
  private:
   fs::path path_;
 };
+
+// Removes temporaries of `key` (<key>.so.tmp.<pid>.<n>, <key>.cc.tmp..., <key>.json.tmp...).
+// Only called under the entry's lock, when no other process is writing this entry, so
+// any such file was left by a build that died (a crash, a kill, a full disk).
+void remove_stale_temporaries(const fs::path& dir, const std::string& key) {
+  const std::string prefix = key + ".";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".tmp.") != std::string::npos) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      log_debug("kernel cache: removed stale temporary '{}'", it->path().string());
+    }
+  }
+}
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -256,6 +276,7 @@ KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::stri
   EntryLock lock(p.lock);
   if (auto lib = load_verified(key, /*report=*/true)) return {std::move(lib), CacheOutcome::DiskHit, 0};
 
+  if (lock.held()) remove_stale_temporaries(dir_, key);
   // Build. The old manifest goes first, so a crash below leaves an entry that reads as
   // incomplete rather than a manifest describing other bytes.
   std::error_code ec;

@@ -19,6 +19,7 @@
 //      result. The .so is compiled to <key>.so.tmp.<pid>.<n> and renamed into place, the
 //      .cc and .json are written with AtomicFile, so a crash at any point leaves either
 //      no entry, an incomplete one (detected) or a complete one, never a torn file.
+//      Temporaries a dead build left behind are removed by the next build of that key.
 //
 // Thread-safe: one compile per key is in flight in a process; other threads asking for
 // that key wait for it and share the result (or its CompileError).
