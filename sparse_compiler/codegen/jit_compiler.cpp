@@ -64,31 +64,39 @@ struct Captured {
   std::string output;
 };
 
-// Runs `command` through /bin/sh with popen (stdin from /dev/null, stderr merged into
-// stdout) and captures everything it prints. popen rather than system(): we need the
-// diagnostics, and glibc's popen spawns with posix_spawn, which is safe in threaded
-// programs. The "e" mode keeps our end of the pipe out of other threads' children.
-Captured run_capture(const std::string& command) {
-  Captured c;
-  const std::string full = command + " </dev/null 2>&1";
-  std::FILE* pipe = ::popen(full.c_str(), "re");
-  if (!pipe) {
-    c.output = fmt::format("popen failed: {}", std::strerror(errno));
-    return c;
+// Runs each command through /bin/sh with popen (stdin from /dev/null, stderr merged into
+// stdout), all at once, and captures everything each prints. popen rather than system():
+// we need the diagnostics, and glibc's popen spawns with posix_spawn, which is safe in
+// threaded programs. The "e" mode keeps our end of the pipe out of other threads'
+// children. Reading the pipes one after the other cannot deadlock: each child blocks
+// only on its own pipe, which we drain in turn.
+std::vector<Captured> run_capture_all(const std::vector<std::string>& commands) {
+  std::vector<Captured> results(commands.size());
+  std::vector<std::FILE*> pipes(commands.size(), nullptr);
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const std::string full = commands[i] + " </dev/null 2>&1";
+    pipes[i] = ::popen(full.c_str(), "re");
+    if (!pipes[i]) results[i].output = fmt::format("popen failed: {}", std::strerror(errno));
   }
-  char buf[8192];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) c.output.append(buf, n);
-  const int st = ::pclose(pipe);
-  if (st == -1) {
-    c.output += fmt::format("\n(cannot read the exit status: {})", std::strerror(errno));
-  } else if (WIFEXITED(st)) {
-    c.status = WEXITSTATUS(st);
-  } else if (WIFSIGNALED(st)) {
-    c.status = 128 + WTERMSIG(st);
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!pipes[i]) continue;
+    Captured& c = results[i];
+    char buf[8192];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, pipes[i])) > 0) c.output.append(buf, n);
+    const int st = ::pclose(pipes[i]);
+    if (st == -1) {
+      c.output += fmt::format("\n(cannot read the exit status: {})", std::strerror(errno));
+    } else if (WIFEXITED(st)) {
+      c.status = WEXITSTATUS(st);
+    } else if (WIFSIGNALED(st)) {
+      c.status = 128 + WTERMSIG(st);
+    }
   }
-  return c;
+  return results;
 }
+
+Captured run_capture(const std::string& command) { return std::move(run_capture_all({command})[0]); }
 
 std::string first_line(std::string_view s) {
   const size_t end = s.find('\n');
@@ -110,41 +118,60 @@ std::string trim(std::string_view s) {
                      cmd, c.output, fs::path(), c.status);
 }
 
-// GCC: `-march=native -Q --help=target` lists every target option as -march=native set it.
-// Returns the value of -march= from that table.
-std::string gcc_march(const std::string& table) {
-  std::istringstream in(table);
-  for (std::string line; std::getline(in, line);) {
-    const std::string t = trim(line);
-    if (t.rfind("-march=", 0) == 0) return trim(t.substr(7));
+// Splits a -### command line into arguments, dropping the quotes the drivers add.
+std::vector<std::string> driver_args(std::string_view line) {
+  std::vector<std::string> args;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char ch : line) {
+    if (ch == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && (ch == ' ' || ch == '\t' || ch == '\r')) {
+      if (any) args.push_back(std::move(cur));
+      cur.clear();
+      any = false;
+    } else {
+      cur += ch;
+      any = true;
+    }
   }
-  return {};
+  if (any) args.push_back(std::move(cur));
+  return args;
 }
 
-// Clang: `-###` prints the cc1 command line, with "-target-cpu" "X" and one
-// "-target-feature" "+f" per feature. Returns "cpu +f1 -f2 ..." (features sorted).
-std::string clang_target(const std::string& text, std::string* cpu) {
-  std::vector<std::string> tokens;
-  for (size_t i = 0; i < text.size();) {
-    if (text[i] != '"') {
-      ++i;
-      continue;
+// `cxx -march=native -### -E ...` prints the command the driver would run for the
+// compiler proper, where -march=native has already been expanded for this CPU.
+//  GCC:   cc1plus ... -march=cooperlake -mmmx ... -mno-sse4a --param l1-cache-size=48 ...
+//  Clang: clang -cc1 ... -target-cpu icelake-client -target-feature +avx512f ...
+// Returns the target-defining arguments as one string ("" when neither form is found) and
+// sets `cpu` to the -march= value or target-cpu.
+std::string native_target_args(const std::string& text, std::string* cpu) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto args = driver_args(line);
+    std::string out;
+    // GCC: keep -m... options and the --param cache sizes native detection adds.
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].rfind("-march=", 0) == 0) *cpu = args[i].substr(7);
+      if (args[i].rfind("-m", 0) == 0) out += args[i] + " ";
+      if (args[i] == "--param" && i + 1 < args.size()) out += "--param " + args[++i] + " ";
     }
-    const size_t end = text.find('"', i + 1);
-    if (end == std::string::npos) break;
-    tokens.push_back(text.substr(i + 1, end - i - 1));
-    i = end + 1;
+    if (!cpu->empty()) return "gcc " + out;
+    // Clang: the cpu and the feature list (sorted; the order carries no meaning).
+    std::vector<std::string> features;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "-target-cpu") *cpu = args[i + 1];
+      if (args[i] == "-target-feature") features.push_back(args[i + 1]);
+    }
+    if (!cpu->empty()) {
+      std::sort(features.begin(), features.end());
+      out = "clang " + *cpu;
+      for (const auto& f : features) out.append(" ").append(f);
+      return out;
+    }
   }
-  std::vector<std::string> features;
-  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-    if (tokens[i] == "-target-cpu") *cpu = tokens[i + 1];
-    if (tokens[i] == "-target-feature") features.push_back(tokens[i + 1]);
-  }
-  if (cpu->empty()) return {};
-  std::sort(features.begin(), features.end());
-  std::string out = *cpu;
-  for (const auto& f : features) out += " " + f;
-  return out;
+  return {};
 }
 
 std::shared_ptr<const CompilerIdentity> probe(const std::string& cxx) {
@@ -156,44 +183,32 @@ std::shared_ptr<const CompilerIdentity> probe(const std::string& cxx) {
   auto id = std::make_shared<CompilerIdentity>();
   id->command = cxx;
 
-  const std::string version_cmd = prog + " --version";
-  const Captured version = run_capture(version_cmd);
-  if (version.status != 0) probe_failed(cxx, version_cmd, version, "cannot be run");
-  id->version = first_line(version.output);
-
-  const std::string machine_cmd = prog + " -dumpmachine";
-  const Captured machine = run_capture(machine_cmd);
-  if (machine.status != 0) probe_failed(cxx, machine_cmd, machine, "does not answer -dumpmachine");
-  id->machine = trim(machine.output);
+  // The three probes run at once: together they cost about as much as the slowest.
+  const std::vector<std::string> cmds = {prog + " --version", prog + " -dumpmachine",
+                                         prog + " -march=native -### -E -x c++ /dev/null"};
+  const std::vector<Captured> out = run_capture_all(cmds);
+  if (out[0].status != 0) probe_failed(cxx, cmds[0], out[0], "cannot be run");
+  if (out[1].status != 0) probe_failed(cxx, cmds[1], out[1], "does not answer -dumpmachine");
+  id->version = first_line(out[0].output);
+  id->machine = trim(out[1].output);
 
   // What -march=native means here: the part of the identity that keeps a cache shared by
   // machines with different CPUs from serving a binary for the wrong ISA.
-  std::string target_text;
-  const std::string gcc_cmd = prog + " -march=native -Q --help=target";
-  const Captured gcc = run_capture(gcc_cmd);
-  if (gcc.status == 0 && !gcc_march(gcc.output).empty()) {
-    id->native_target = gcc_march(gcc.output);
-    target_text = "gcc\n" + gcc.output;
+  std::string cpu;
+  std::string target = out[2].status == 0 ? native_target_args(out[2].output, &cpu) : std::string();
+  if (!target.empty()) {
+    id->native_target = cpu;
   } else {
-    const std::string clang_cmd = prog + " -march=native -### -x c++ -c /dev/null -o /dev/null";
-    const Captured clang = run_capture(clang_cmd);
-    std::string cpu;
-    const std::string t = clang.status == 0 ? clang_target(clang.output, &cpu) : std::string();
-    if (!t.empty()) {
-      id->native_target = cpu;
-      target_text = "clang\n" + t;
-    } else {
-      // Any other compiler: the ISA macros -march=native defines (__AVX512F__, ...).
-      const std::string macro_cmd = prog + " -march=native -dM -E -x c++ /dev/null";
-      const Captured macros = run_capture(macro_cmd);
-      if (macros.status != 0) probe_failed(cxx, macro_cmd, macros, "cannot resolve -march=native");
-      id->native_target = "native (predefined macros)";
-      target_text = "macros\n" + macros.output;
-    }
+    // Any other compiler: the ISA macros -march=native defines (__AVX512F__, ...).
+    const std::string macro_cmd = prog + " -march=native -dM -E -x c++ /dev/null";
+    const Captured macros = run_capture(macro_cmd);
+    if (macros.status != 0) probe_failed(cxx, macro_cmd, macros, "cannot resolve -march=native");
+    id->native_target = "native (predefined macros)";
+    target = "macros\n" + macros.output;
   }
 
   Hasher h;
-  h.add("strata compiler identity").add(version.output).add(id->machine).add(target_text);
+  h.add("strata compiler identity").add(out[0].output).add(id->machine).add(target);
   id->digest = h.digest().hex();
   log_debug("JIT compiler '{}': {} | {} | -march=native = {} | identity {}", cxx, id->version, id->machine,
             id->native_target, id->digest);

@@ -79,10 +79,12 @@ struct CompilerIdentity {
   std::string digest;         // XXH3-128 hex of the full probe outputs (version, machine, target)
 };
 
-// Probes `cxx` (split on whitespace) with --version, -dumpmachine and the resolved
-// -march=native target (GCC: -Q --help=target; Clang: the -### target-cpu and
-// target-feature list; otherwise the predefined macros of -march=native). Each command
-// is probed once per process; later calls return the cached result. Thread-safe.
+// Probes `cxx` (split on whitespace) with --version, -dumpmachine and
+// `-march=native -### -E`, whose compiler-proper command line shows what -march=native
+// expands to on this CPU (GCC: -march=X, every -m flag and the cache-size params;
+// Clang: target-cpu and the feature list); a compiler with neither form falls back to
+// the predefined macros of -march=native. The three run at once. Each command is
+// probed once per process; later calls return the cached result. Thread-safe.
 // Throws CompileError naming the command when the compiler cannot be run.
 std::shared_ptr<const CompilerIdentity> compiler_identity(const std::string& cxx);
 
