@@ -1,0 +1,311 @@
+#include "sparse_compiler/codegen/kernel_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "core/timer.h"
+
+namespace strata::sc {
+namespace {
+
+// An exclusive flock on <key>.lock, held while one process checks and builds an entry.
+// The holder removes the file before unlocking; an acquirer that then finds the path
+// gone or pointing at another inode retries, so two processes never both believe they
+// hold the lock. Where flock is unsupported (some network file systems) the build goes
+// ahead unlocked: renames and the manifest check still keep entries whole, at the cost
+// of possibly compiling the same kernel twice.
+class EntryLock {
+ public:
+  explicit EntryLock(const fs::path& path) : path_(path) {
+    for (;;) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      STRATA_CHECK(fd_ >= 0, "cannot create lock file '{}': {}", path_.string(), std::strerror(errno));
+      int rc;
+      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+      }
+      if (rc != 0) {
+        log_debug("kernel cache: cannot lock '{}' ({}); building without the lock", path_.string(),
+                  std::strerror(errno));
+        return;
+      }
+      struct stat held {}, named {};
+      if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+          held.st_ino == named.st_ino) {
+        held_ = true;
+        return;
+      }
+      ::close(fd_);  // the previous holder removed this file: lock the current one
+    }
+  }
+  ~EntryLock() {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
+  EntryLock(const EntryLock&) = delete;
+  EntryLock& operator=(const EntryLock&) = delete;
+  // False when the file system refused the lock and the build goes ahead unlocked.
+  bool held() const { return held_; }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+// Removes a temporary file unless released.
+class TempFile {
+ public:
+  explicit TempFile(fs::path p) : path_(std::move(p)) {}
+  ~TempFile() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove(path_, ec);
+    }
+  }
+  const fs::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+// Removes temporaries of `key` (<key>.so.tmp.<pid>.<n>, <key>.cc.tmp..., <key>.json.tmp...).
+// Only called under the entry's lock, when no other process is writing this entry, so
+// any such file was left by a build that died (a crash, a kill, a full disk).
+void remove_stale_temporaries(const fs::path& dir, const std::string& key) {
+  const std::string prefix = key + ".";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".tmp.") != std::string::npos) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      log_debug("kernel cache: removed stale temporary '{}'", it->path().string());
+    }
+  }
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+const char* to_string(CacheOutcome outcome) {
+  switch (outcome) {
+    case CacheOutcome::MemoryHit: return "memory-hit";
+    case CacheOutcome::DiskHit: return "disk-hit";
+    case CacheOutcome::Compiled: return "compiled";
+  }
+  return "?";
+}
+
+KernelCache& KernelCache::global() {
+  // Never destroyed: kernels may still run from static destructors, and the map holds
+  // only weak references anyway.
+  static KernelCache* cache = new KernelCache(cache_root());
+  return *cache;
+}
+
+KernelCache::KernelCache(const fs::path& root) : dir_(root / "kernels") {}
+
+CacheEntryPaths KernelCache::paths(const std::string& key) const {
+  return {dir_ / (key + ".cc"), dir_ / (key + ".so"), dir_ / (key + ".json"), dir_ / (key + ".lock")};
+}
+
+std::string KernelCache::key_for(std::string_view source, const CompileOptions& options) const {
+  return kernel_key(source, resolve_toolchain(options));
+}
+
+void KernelCache::clear_memory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_.clear();
+}
+
+CacheStats KernelCache::stats() const {
+  CacheStats s;
+  s.memory_hits = memory_hits_.load();
+  s.disk_hits = disk_hits_.load();
+  s.compiles = compiles_.load();
+  s.rebuilt_entries = rebuilt_.load();
+  return s;
+}
+
+CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOptions& options) {
+  Timer timer;
+  const Toolchain toolchain = resolve_toolchain(options);
+  CacheResult res;
+  res.key = kernel_key(source, toolchain);
+
+  std::promise<std::shared_ptr<SharedLibrary>> promise;
+  Future waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = memory_.find(res.key);
+    if (it != memory_.end()) {
+      if (auto lib = it->second.lock()) {
+        memory_hits_.fetch_add(1);
+        res.library = std::move(lib);
+        res.outcome = CacheOutcome::MemoryHit;
+        res.total_ms = timer.ms();
+        return res;
+      }
+    }
+    auto f = in_flight_.find(res.key);
+    if (f != in_flight_.end()) {
+      waiting = f->second;
+    } else {
+      in_flight_.emplace(res.key, promise.get_future().share());
+    }
+  }
+  if (waiting.valid()) {
+    // Another thread is loading or compiling this key: share its result or its error.
+    res.library = waiting.get();
+    memory_hits_.fetch_add(1);
+    res.outcome = CacheOutcome::MemoryHit;
+    res.total_ms = timer.ms();
+    return res;
+  }
+
+  try {
+    Loaded loaded = load_or_build(res.key, source, toolchain);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      memory_[res.key] = loaded.library;
+      in_flight_.erase(res.key);
+      if (++inserts_since_prune_ >= 64) {  // drop entries whose libraries were unloaded
+        inserts_since_prune_ = 0;
+        std::erase_if(memory_, [](const auto& kv) { return kv.second.expired(); });
+      }
+    }
+    promise.set_value(loaded.library);
+    (loaded.outcome == CacheOutcome::Compiled ? compiles_ : disk_hits_).fetch_add(1);
+    res.library = std::move(loaded.library);
+    res.outcome = loaded.outcome;
+    res.compile_ms = loaded.compile_ms;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_.erase(res.key);
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+  res.total_ms = timer.ms();
+  log_debug("kernel cache: {} {} in {:.2f} ms", res.key, to_string(res.outcome), res.total_ms);
+  return res;
+}
+
+std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key, bool report) {
+  const CacheEntryPaths p = paths(key);
+  auto bad = [&](const fs::path& file, const std::string& why) -> std::shared_ptr<SharedLibrary> {
+    if (report) {
+      rebuilt_.fetch_add(1);
+      log_warn("kernel cache: {}: '{}'; rebuilding the entry", why, file.string());
+    }
+    return nullptr;
+  };
+
+  std::error_code ec;
+  const bool have_manifest = fs::exists(p.manifest, ec);
+  const bool have_library = fs::exists(p.library, ec);
+  if (!have_manifest) {
+    if (!have_library) return nullptr;  // a plain miss
+    return bad(p.library, "incomplete entry (library without manifest)");
+  }
+
+  uint64_t want_size = 0;
+  std::string want_hash;
+  try {
+    const auto m = nlohmann::json::parse(read_file(p.manifest));
+    if (m.at("format").get<int>() != kKernelCacheFormat) {
+      return bad(p.manifest, fmt::format("manifest of cache format {} (expected {})", m.at("format").dump(),
+                                         kKernelCacheFormat));
+    }
+    if (m.at("key").get<std::string>() != key) return bad(p.manifest, "manifest of another key");
+    want_size = m.at("library").at("size").get<uint64_t>();
+    want_hash = m.at("library").at("xxh3").get<std::string>();
+  } catch (const std::exception& e) {  // unreadable, not JSON, or fields missing or mistyped
+    return bad(p.manifest, fmt::format("corrupt manifest ({})", e.what()));
+  }
+
+  if (!have_library) return bad(p.library, "missing library (its manifest exists)");
+  std::string bytes;
+  try {
+    bytes = read_file(p.library);
+  } catch (const UserError& e) {
+    return bad(p.library, fmt::format("unreadable library ({})", e.what()));
+  }
+  if (bytes.size() != want_size) {
+    return bad(p.library, fmt::format("truncated or resized library ({} bytes, manifest says {})", bytes.size(),
+                                      want_size));
+  }
+  const std::string got_hash = hash_string(bytes).hex();
+  if (got_hash != want_hash) {
+    return bad(p.library, fmt::format("corrupt library (XXH3 {}, manifest says {})", got_hash, want_hash));
+  }
+  // Verified: load it. (Replacing the file between the check and dlopen needs another
+  // writer that bypasses the lock; entries are only ever replaced whole, by rename.)
+  return SharedLibrary::open(p.library);
+}
+
+KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::string_view source,
+                                               const Toolchain& toolchain) {
+  const CacheEntryPaths p = paths(key);
+  ensure_directory(dir_);
+  // Without the lock first: a complete entry verifies on its own, and a hit should not
+  // wait behind another process's unrelated compile. Anything else is decided (and
+  // reported) under the lock, where no other process is writing this entry.
+  if (auto lib = load_verified(key, /*report=*/false)) return {std::move(lib), CacheOutcome::DiskHit, 0};
+  EntryLock lock(p.lock);
+  if (auto lib = load_verified(key, /*report=*/true)) return {std::move(lib), CacheOutcome::DiskHit, 0};
+
+  if (lock.held()) remove_stale_temporaries(dir_, key);
+  // Build. The old manifest goes first, so a crash below leaves an entry that reads as
+  // incomplete rather than a manifest describing other bytes.
+  std::error_code ec;
+  fs::remove(p.manifest, ec);
+  write_file_atomic(p.source, source);
+  TempFile tmp(temporary_sibling(p.library));
+  const CompileResult r = compile_file(p.source, tmp.path(), toolchain);
+  const std::string bytes = read_file(tmp.path());
+  fs::rename(tmp.path(), p.library, ec);
+  STRATA_CHECK(!ec, "cannot rename '{}' to '{}': {}", tmp.path().string(), p.library.string(), ec.message());
+  tmp.release();
+
+  const nlohmann::json manifest = {
+      {"format", kKernelCacheFormat},
+      {"key", key},
+      {"library", {{"file", p.library.filename().string()}, {"size", bytes.size()}, {"xxh3", hash_string(bytes).hex()}}},
+      {"source", {{"file", p.source.filename().string()}, {"xxh3", hash_string(source).hex()}}},
+      {"compiler",
+       {{"command", r.command},
+        {"version", toolchain.identity->version},
+        {"machine", toolchain.identity->machine},
+        {"native_target", toolchain.identity->native_target},
+        {"identity", toolchain.identity->digest}}},
+      {"compile_ms", r.compile_ms},
+      {"created", utc_now()},
+  };
+  write_file_atomic(p.manifest, manifest.dump(2) + "\n");
+  log_debug("kernel cache: compiled {} in {:.0f} ms", p.library.string(), r.compile_ms);
+  return {SharedLibrary::open(p.library), CacheOutcome::Compiled, r.compile_ms};
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,119 @@
+// The persistent, content-addressed kernel cache: the front door for turning generated
+// source into a loaded library.
+//
+// Key: kernel_key() = XXH3-128 of (cache format, source, flags, compiler identity).
+// Lookup order:
+//   1. memory: key -> weak_ptr<SharedLibrary>; a hit while some kernel still holds the
+//      library costs a hash and a map lookup;
+//   2. disk, under <root>/kernels/ (root = cache_root(): STRATA_CACHE_DIR, default
+//      ~/.cache/strata), one entry per key:
+//        <key>.cc    the source, kept beside the binary for debugging
+//        <key>.so    the library
+//        <key>.json  manifest: size and XXH3 of the .so, compiler command and identity,
+//                    compile time; written last, so an entry without one is incomplete
+//      The .so is checked against its manifest (size, then checksum) before dlopen; a
+//      missing, truncated or corrupt entry is logged (log_warn, naming the file) and
+//      rebuilt, never loaded;
+//   3. compile: under an exclusive flock on <key>.lock (removed afterwards), so of several
+//      processes wanting the same kernel one compiles and the others then load its
+//      result. The .so is compiled to <key>.so.tmp.<pid>.<n> and renamed into place, the
+//      .cc and .json are written with AtomicFile, so a crash at any point leaves either
+//      no entry, an incomplete one (detected) or a complete one, never a torn file.
+//      Temporaries a dead build left behind are removed by the next build of that key.
+//
+// Thread-safe: one compile per key is in flight in a process; other threads asking for
+// that key wait for it and share the result (or its CompileError).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "sparse_compiler/codegen/jit_compiler.h"
+
+namespace strata::sc {
+
+enum class CacheOutcome {
+  MemoryHit,  // already loaded in this process (or loaded by a concurrent caller we waited for)
+  DiskHit,    // a verified entry on disk was loaded; no compiler run
+  Compiled,   // the compiler ran (first use, or the entry on disk was missing or corrupt)
+};
+const char* to_string(CacheOutcome outcome);
+
+struct CacheResult {
+  std::shared_ptr<SharedLibrary> library;
+  CacheOutcome outcome = CacheOutcome::MemoryHit;
+  double compile_ms = 0;  // the compiler's wall time; 0 unless outcome == Compiled
+  double total_ms = 0;    // the whole get_or_compile call
+  std::string key;
+};
+
+// Counters since construction.
+struct CacheStats {
+  uint64_t memory_hits = 0;
+  uint64_t disk_hits = 0;
+  uint64_t compiles = 0;
+  uint64_t rebuilt_entries = 0;  // entries on disk found incomplete or corrupt and rebuilt
+};
+
+// Paths of one entry.
+struct CacheEntryPaths {
+  fs::path source;    // <dir>/<key>.cc
+  fs::path library;   // <dir>/<key>.so
+  fs::path manifest;  // <dir>/<key>.json
+  fs::path lock;      // <dir>/<key>.lock (exists only while a process builds the entry)
+};
+
+class KernelCache {
+ public:
+  // The process-wide cache under cache_root() (created on first use; never destroyed).
+  static KernelCache& global();
+  // A cache whose entries live in <root>/kernels/ (tests pass a fresh temporary root).
+  explicit KernelCache(const fs::path& root);
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  // Returns the library for `source` compiled with `options` (options.work_dir is
+  // ignored), from memory, from disk or by compiling it. Throws CompileError when the
+  // source does not compile (the .cc stays in the cache directory for inspection), and
+  // UserError when the cache directory cannot be written or the library not loaded.
+  CacheResult get_or_compile(std::string_view source, const CompileOptions& options = {});
+
+  // The key get_or_compile would use (probes the compiler once per process).
+  std::string key_for(std::string_view source, const CompileOptions& options = {}) const;
+  CacheEntryPaths paths(const std::string& key) const;
+  // <root>/kernels
+  const fs::path& directory() const { return dir_; }
+
+  // Forgets the in-memory map (libraries stay loaded while someone holds them).
+  void clear_memory();
+  CacheStats stats() const;
+
+ private:
+  struct Loaded {
+    std::shared_ptr<SharedLibrary> library;
+    CacheOutcome outcome;
+    double compile_ms;
+  };
+  using Future = std::shared_future<std::shared_ptr<SharedLibrary>>;
+
+  Loaded load_or_build(const std::string& key, std::string_view source, const Toolchain& toolchain);
+  // Loads the entry if its manifest verifies; nullptr otherwise. With `report`, a bad
+  // entry is logged with the reason and the file, and counted as rebuilt.
+  std::shared_ptr<SharedLibrary> load_verified(const std::string& key, bool report);
+
+  fs::path dir_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::weak_ptr<SharedLibrary>> memory_;
+  std::unordered_map<std::string, Future> in_flight_;
+  size_t inserts_since_prune_ = 0;
+  std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, rebuilt_{0};
+};
+
+}  // namespace strata::sc
