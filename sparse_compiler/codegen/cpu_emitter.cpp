@@ -1,6 +1,7 @@
 #include "sparse_compiler/codegen/cpu_emitter.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -159,6 +160,12 @@ class Emitter {
   std::string pad(int ind) const { return std::string(static_cast<size_t>(ind) * 2, ' '); }
 
   bool is_register_var(const std::string& buffer) const { return registers_.count(buffer) > 0; }
+  // A register variable is only ever accessed whole (promote_registers guarantees it).
+  void check_whole(const std::string& buffer, const Expr& index) const {
+    const auto* r = index.as<RampNode>();
+    const bool whole = is_zero(index) || (r && is_zero(r->base) && is_one(r->stride) && r->lanes == registers_.at(buffer));
+    STRATA_ASSERT(whole, "register variable {} accessed in part; run promote_registers", buffer);
+  }
 
   void stmt(const Stmt& s, int ind) {
     if (!s.defined()) return;
@@ -185,6 +192,7 @@ class Emitter {
         const auto* n = s.as<StoreNode>();
         const Type vt = n->value.type();
         if (is_register_var(n->buffer)) {
+          check_whole(n->buffer, n->index);
           os_ << p << fmt::format("{} = {};\n", n->buffer, expr(n->value));
           return;
         }
@@ -243,7 +251,7 @@ class Emitter {
           const AllocateNode* a = n;
           while (a && a->scope == MemoryScope::Register) {
             os_ << p << fmt::format("  {} {};\n", ctype(a->type.with_lanes(static_cast<int>(a->size))), a->buffer);
-            registers_.insert(a->buffer);
+            registers_[a->buffer] = static_cast<int>(a->size);
             declared.push_back(a->buffer);
             const AllocateNode* next = a->body.as<AllocateNode>();
             if (!next || next->scope != MemoryScope::Register) break;
@@ -325,7 +333,10 @@ class Emitter {
       }
       case NodeKind::Load: {
         const auto* n = e.as<LoadNode>();
-        if (is_register_var(n->buffer)) return n->buffer;
+        if (is_register_var(n->buffer)) {
+          check_whole(n->buffer, n->index);
+          return n->buffer;
+        }
         if (t.is_scalar()) return fmt::format("{}[{}]", n->buffer, expr(n->index));
         if (const auto* r = n->index.as<RampNode>(); r && is_one(r->stride))
           return fmt::format("{}_load(&{}[{}])", vec_name(t), n->buffer, expr(r->base));
@@ -361,7 +372,7 @@ class Emitter {
 
   const Kernel& k_;
   std::ostringstream& os_;
-  std::set<std::string> registers_;
+  std::map<std::string, int> registers_;  // name -> lanes
   int next_id_ = 0;
 };
 

@@ -1,0 +1,112 @@
+#include "sparse_compiler/codegen/compiled_kernel.h"
+
+#include "core/timer.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/ir/printer.h"
+
+namespace strata::sc {
+
+KernelArgs& KernelArgs::buffer(const std::string& name, const Tensor& t) {
+  STRATA_ASSERT(t.defined() && t.device().is_cpu(), "kernel argument {}: expected a host tensor, got {}", name,
+                t.describe());
+  return buffer(name, t.raw_data(), t.dtype(), t.numel());
+}
+
+KernelArgs& KernelArgs::buffer(const std::string& name, void* data, DType dtype, int64_t size) {
+  buffers_[name] = {data, dtype, size};
+  return *this;
+}
+
+void KernelArgs::bind(Interpreter& interp, const Kernel& k) const {
+  for (const auto& p : k.params) {
+    if (p.kind == ParamKind::Scalar) {
+      interp.bind_scalar(p.name, scalar_value(p.name));
+    } else if (p.role != ParamRole::Workspace) {
+      auto it = buffers_.find(p.name);
+      STRATA_ASSERT(it != buffers_.end() && it->second.size >= 0, "kernel {}: buffer {} is not bound with a size",
+                    k.name, p.name);
+      interp.bind_buffer(p.name, it->second.data, it->second.dtype, it->second.size);
+    }
+  }
+}
+
+KernelArgs& KernelArgs::scalar(const std::string& name, int64_t v) {
+  scalars_[name] = v;
+  return *this;
+}
+
+int64_t KernelArgs::scalar_value(const std::string& name) const {
+  auto it = scalars_.find(name);
+  STRATA_ASSERT(it != scalars_.end(), "scalar {} is not bound", name);
+  return it->second;
+}
+
+void KernelArgs::pack(const Kernel& k, std::vector<void*>& buffers, std::vector<int64_t>& scalars) const {
+  buffers.clear();
+  scalars.clear();
+  for (const auto& p : k.params) {
+    if (p.kind == ParamKind::Scalar) {
+      scalars.push_back(scalar_value(p.name));
+      continue;
+    }
+    auto it = buffers_.find(p.name);
+    STRATA_ASSERT(it != buffers_.end(), "kernel {}: buffer {} is not bound", k.name, p.name);
+    STRATA_ASSERT(it->second.dtype == p.dtype, "kernel {}: buffer {} is bound as {}, expected {}", k.name, p.name,
+                  dtype_name(it->second.dtype), dtype_name(p.dtype));
+    buffers.push_back(it->second.data);
+  }
+}
+
+void CompiledKernel::run(const KernelArgs& args) const {
+  std::vector<void*> b;
+  std::vector<int64_t> s;
+  args.pack(kernel, b, s);
+  entry(b.data(), s.data());
+}
+
+void CompiledKernel::run_preprocess(const KernelArgs& args) const {
+  if (!preprocess) return;
+  std::vector<void*> b;
+  std::vector<int64_t> s;
+  args.pack(kernel, b, s);
+  preprocess(b.data(), s.data());
+}
+
+std::vector<std::pair<Param, int64_t>> CompiledKernel::workspaces(const KernelArgs& args) const {
+  std::vector<std::pair<Param, int64_t>> out;
+  for (const auto& p : kernel.params) {
+    if (p.role != ParamRole::Workspace) continue;
+    // Evaluate the size expression over the bound scalars with the interpreter.
+    int64_t size = 0;
+    Interpreter interp;
+    for (const auto& q : kernel.params)
+      if (q.kind == ParamKind::Scalar) interp.bind_scalar(q.name, args.scalar_value(q.name));
+    interp.bind_buffer("strata_size", &size, DType::I64, 1);
+    interp.run(store("strata_size", make_int(0), p.size));
+    out.emplace_back(p, size);
+  }
+  return out;
+}
+
+std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered) {
+  Timer t;
+  const std::string source = emit_cpu_source(lowered);
+  CacheResult r = KernelCache::global().get_or_compile(source);
+  std::vector<CompiledKernel> out;
+  for (const auto& k : lowered) {
+    CompiledKernel c;
+    c.kernel = k;
+    c.library = r.library;
+    c.entry = r.library->function<int(void* const*, const int64_t*)>(cpu_entry_symbol(k));
+    if (k.preprocess.defined())
+      c.preprocess = r.library->function<int(void* const*, const int64_t*)>(cpu_preprocess_symbol(k));
+    c.outcome = r.outcome;
+    c.compile_ms = r.compile_ms;
+    c.total_ms = t.ms();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace strata::sc

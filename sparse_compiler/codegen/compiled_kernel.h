@@ -1,0 +1,69 @@
+// Compiled kernels and their arguments: the link between the compiler's output and
+// the data of a bound graph.
+//
+// compile_cpu() emits several lowered kernels into one translation unit, compiles it
+// through the kernel cache (one compiler invocation, or none on a cache hit) and
+// resolves each kernel's entry points. KernelArgs binds parameters by name and packs
+// them into the uniform argument list in parameter order, checking that every
+// parameter is bound with the right dtype.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "sparse_compiler/codegen/kernel_cache.h"
+#include "sparse_compiler/ir/kernel.h"
+
+namespace strata::sc {
+
+using KernelEntry = int (*)(void* const* buffers, const int64_t* scalars);
+
+class Interpreter;
+
+class KernelArgs {
+ public:
+  KernelArgs& buffer(const std::string& name, const Tensor& t);
+  // `size` (elements) lets the interpreter bounds-check; -1 when unknown.
+  KernelArgs& buffer(const std::string& name, void* data, DType dtype, int64_t size = -1);
+  KernelArgs& scalar(const std::string& name, int64_t v);
+  bool has_buffer(const std::string& name) const { return buffers_.count(name) > 0; }
+  // Buffers and scalars in `k`'s parameter order; throws InternalError naming a
+  // parameter that is unbound or bound with another dtype.
+  void pack(const Kernel& k, std::vector<void*>& buffers, std::vector<int64_t>& scalars) const;
+  int64_t scalar_value(const std::string& name) const;
+  // Binds every parameter of `k` in an interpreter (buffers need known sizes).
+  void bind(Interpreter& interp, const Kernel& k) const;
+
+ private:
+  struct Buf {
+    void* data;
+    DType dtype;
+    int64_t size;
+  };
+  std::map<std::string, Buf> buffers_;
+  std::map<std::string, int64_t> scalars_;
+};
+
+struct CompiledKernel {
+  Kernel kernel;  // as lowered (its parameters are the entry point's signature)
+  std::shared_ptr<SharedLibrary> library;
+  KernelEntry entry = nullptr;
+  KernelEntry preprocess = nullptr;  // null when the kernel has no preprocess body
+  CacheOutcome outcome = CacheOutcome::Compiled;
+  double compile_ms = 0;  // the compiler's time for the whole batch (0 on a cache hit)
+  double total_ms = 0;    // emit + cache lookup (+ compile) for the whole batch
+
+  void run(const KernelArgs& args) const;
+  void run_preprocess(const KernelArgs& args) const;
+  // Workspace buffers the kernel's preprocess fills: name, dtype and element count
+  // for the given scalars.
+  std::vector<std::pair<Param, int64_t>> workspaces(const KernelArgs& args) const;
+};
+
+// Emits, compiles (through KernelCache::global()) and loads lowered kernels.
+std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered);
+
+}  // namespace strata::sc

@@ -1,0 +1,110 @@
+#include "sparse_compiler/ops/sddmm.h"
+
+#include <fmt/format.h>
+
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/passes/pipeline.h"
+
+namespace strata::sc {
+
+SddmmSpec SddmmKernel::spec(const Graph& A, const SddmmOptions& o) {
+  STRATA_CHECK(!A.empty(), "sddmm: the graph is empty (no CSR arrays)");
+  STRATA_CHECK(o.feat >= 1, "sddmm: {} must be at least 1, got {}", o.kind == SddmmKind::Dot ? "feature size" : "heads",
+               o.feat);
+  SddmmSpec s;
+  s.kind = o.kind;
+  s.feat = o.feat;
+  s.index_dtype = A.index_dtype();
+  return s;
+}
+
+CpuKnobs SddmmKernel::default_knobs() {
+  CpuKnobs k;
+  k.vector_lanes = host_vector_lanes();
+  return k;
+}
+
+Kernel SddmmKernel::lower(const SddmmSpec& spec, const CpuKnobs& knobs) {
+  Kernel k = sddmm_program(spec);
+  k.name += fmt::format("_l{}_g{}_p{}", knobs.vector_lanes, knobs.grain, knobs.prefetch);
+  return lower_schedule(schedule_sddmm_cpu(lower_to_loops(k), knobs));
+}
+
+SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std::move(options)) {
+  spec_ = spec(A_, opt_);
+  knobs_ = opt_.knobs ? *opt_.knobs : default_knobs();
+  if (opt_.backend == Backend::Generated) {
+    compiled_ = std::move(compile_cpu({lower(spec_, knobs_)}).front());
+  } else {
+    reference_ = lower_to_loops(sddmm_program(spec_));
+  }
+  bind();
+}
+
+SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel compiled)
+    : A_(A), opt_(std::move(options)), compiled_(std::move(compiled)) {
+  spec_ = spec(A_, opt_);
+  knobs_ = opt_.knobs ? *opt_.knobs : default_knobs();
+  bind();
+}
+
+void SddmmKernel::bind() {
+  if (!compiled_) return;
+  KernelArgs a;
+  a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());
+  a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
+  for (const auto& [p, size] : compiled_->workspaces(a)) {
+    workspaces_.emplace_back(p.name, Tensor::zeros({std::max<int64_t>(size, 1)}, p.dtype));
+    a.buffer(p.name, workspaces_.back().second);
+  }
+  if (compiled_->preprocess) {
+    Tensor dummy = Tensor::zeros({1}, DType::F64);
+    for (const auto& p : compiled_->kernel.params)
+      if (p.is_buffer() && !a.has_buffer(p.name)) a.buffer(p.name, dummy.raw_data(), p.dtype, 0);
+    compiled_->run_preprocess(a);
+  }
+}
+
+Tensor SddmmKernel::run(const Tensor& X, const Tensor& Y) const {
+  Tensor O = spec_.kind == SddmmKind::Dot ? Tensor::empty({A_.nnz()}, DType::F32)
+                                          : Tensor::empty({A_.nnz(), spec_.feat}, DType::F32);
+  run_into(X, Y, O);
+  return O;
+}
+
+void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
+  const bool dot = spec_.kind == SddmmKind::Dot;
+  const char* xn = dot ? "sddmm input X" : "sddmm input XL";
+  const char* yn = dot ? "sddmm input Y" : "sddmm input XR";
+  check_tensor(X, xn, DType::F32, 2);
+  check_shape(X, xn, {A_.num_rows(), spec_.feat});
+  check_tensor(Y, yn, DType::F32, 2);
+  check_shape(Y, yn, {A_.num_cols(), spec_.feat});
+  STRATA_CHECK(X.device().is_cpu() && Y.device().is_cpu(), "sddmm: inputs must be cpu tensors, got {} and {}",
+               X.describe(), Y.describe());
+  if (dot) {
+    check_tensor(O, "sddmm output O", DType::F32, 1);
+    check_shape(O, "sddmm output O", {A_.nnz()});
+  } else {
+    check_tensor(O, "sddmm output O", DType::F32, 2);
+    check_shape(O, "sddmm output O", {A_.nnz(), spec_.feat});
+  }
+  KernelArgs a;
+  a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());
+  a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
+  a.buffer(dot ? "X" : "XL", X).buffer(dot ? "Y" : "XR", Y).buffer("O", O);
+  for (const auto& [n, t] : workspaces_) a.buffer(n, t);
+  if (compiled_) {
+    compiled_->run(a);
+    return;
+  }
+  Interpreter interp;
+  a.bind(interp, reference_);
+  interp.run(reference_);
+}
+
+std::string SddmmKernel::describe() const {
+  return fmt::format("{} csr {} ({})", spec_.name(), knobs_.str(), backend_name(opt_.backend));
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,53 @@
+// The SDDMM front door: per-edge values computed from per-node rows, for one bound
+// graph A, through a generated kernel.
+//
+//   Dot:  O[e] = X[i] · Y[j]           X: float32 [rows, F], Y: [cols, F] -> O: [nnz]
+//   Add:  O[e, h] = XL[i, h] + XR[j, h] XL: [rows, H], XR: [cols, H]      -> O: [nnz, H]
+// for every stored non-zero e = (i, j) of A, in A's CSR position order.
+#pragma once
+
+#include <optional>
+
+#include "core/graph.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::sc {
+
+struct SddmmOptions {
+  SddmmKind kind = SddmmKind::Dot;
+  int64_t feat = 0;  // Dot: feature length; Add: heads
+  Backend backend = Backend::Generated;
+  std::optional<CpuKnobs> knobs;
+};
+
+class SddmmKernel {
+ public:
+  SddmmKernel(const Graph& A, SddmmOptions options);
+  SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel compiled);
+
+  static SddmmSpec spec(const Graph& A, const SddmmOptions& options);
+  static Kernel lower(const SddmmSpec& spec, const CpuKnobs& knobs);
+  static CpuKnobs default_knobs();
+
+  Tensor run(const Tensor& X, const Tensor& Y) const;
+  void run_into(const Tensor& X, const Tensor& Y, Tensor& O) const;
+
+  const SddmmSpec& program_spec() const { return spec_; }
+  const CpuKnobs& knobs() const { return knobs_; }
+  const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
+  std::string describe() const;
+
+ private:
+  void bind();
+
+  Graph A_;
+  SddmmOptions opt_;
+  SddmmSpec spec_;
+  CpuKnobs knobs_;
+  std::optional<CompiledKernel> compiled_;
+  Kernel reference_;
+  std::vector<std::pair<std::string, Tensor>> workspaces_;
+};
+
+}  // namespace strata::sc

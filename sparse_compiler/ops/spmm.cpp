@@ -1,0 +1,170 @@
+#include "sparse_compiler/ops/spmm.h"
+
+#include <fmt/format.h>
+
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/sparse_schedule.h"
+
+namespace strata::sc {
+
+const char* backend_name(Backend b) { return b == Backend::Generated ? "generated" : "reference"; }
+
+Backend parse_backend(const std::string& s, const std::string& what) {
+  if (s == "generated") return Backend::Generated;
+  if (s == "reference") return Backend::Reference;
+  STRATA_FAIL("{}: unknown backend '{}' (expected generated or reference)", what, s);
+}
+
+std::string SpmmPlan::str() const {
+  std::string s = format + " " + knobs.str();
+  if (feature_tile > 0) s += fmt::format(",tile={}", feature_tile);
+  return s;
+}
+
+SpmmSpec SpmmKernel::spec(const Graph& A, const SpmmOptions& o) {
+  STRATA_CHECK(!A.empty(), "spmm: the graph is empty (no CSR arrays)");
+  STRATA_CHECK(o.feat >= 1, "spmm: feature size must be at least 1, got {}", o.feat);
+  if (o.row_scale.defined()) {
+    check_tensor(o.row_scale, "spmm row_scale", DType::F32, 1);
+    check_shape(o.row_scale, "spmm row_scale", {A.num_rows()});
+  }
+  if (o.col_scale.defined()) {
+    check_tensor(o.col_scale, "spmm col_scale", DType::F32, 1);
+    check_shape(o.col_scale, "spmm col_scale", {A.num_cols()});
+  }
+  SpmmSpec s;
+  s.feat = o.feat;
+  s.index_dtype = A.index_dtype();
+  s.weighted = o.weighted;
+  s.row_scale = o.row_scale.defined() || o.reduce == Reduce::Mean;
+  s.col_scale = o.col_scale.defined();
+  return s;
+}
+
+SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
+  SpmmPlan p;
+  p.knobs.vector_lanes = host_vector_lanes();
+  // Keep the accumulators of one row within the register file: beyond 256 floats,
+  // tile the features.
+  if (spec.feat > 256 && spec.feat % 128 == 0) p.feature_tile = 128;
+  return p;
+}
+
+Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
+  STRATA_CHECK(plan.format == "csr", "spmm plan: format '{}' is not available for this kernel", plan.format);
+  Kernel k = spmm_program(spec);
+  if (plan.feature_tile > 0 && plan.feature_tile < spec.feat) {
+    STRATA_CHECK(spec.feat % plan.feature_tile == 0, "spmm plan: feature tile {} does not divide the feature size {}",
+                 plan.feature_tile, spec.feat);
+    k = sparse_split(k, "spmm", "f", plan.feature_tile);
+    k = sparse_reorder(k, "spmm", {"f_o", "i", "j", "f_i"});
+    k.name += fmt::format("_t{}", plan.feature_tile);
+  }
+  k.name += fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
+  return lower_schedule(schedule_spmm_cpu(lower_to_loops(k), plan.knobs));
+}
+
+SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::move(options)) {
+  spec_ = spec(A_, opt_);
+  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  if (opt_.backend == Backend::Generated) {
+    compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
+  } else {
+    reference_ = lower_to_loops(spmm_program(spec_));
+  }
+  bind();
+}
+
+SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compiled)
+    : A_(A), opt_(std::move(options)), compiled_(std::move(compiled)) {
+  spec_ = spec(A_, opt_);
+  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  STRATA_ASSERT(opt_.backend == Backend::Generated, "precompiled SpMM with the reference backend");
+  bind();
+}
+
+void SpmmKernel::bind() {
+  if (opt_.reduce == Reduce::Mean) {
+    // Mean = sum scaled by 1/deg (rows without neighbours stay 0); an explicit row
+    // scale multiplies in.
+    row_scale_ = Tensor::empty({A_.num_rows()}, DType::F32);
+    float* rs = row_scale_.data<float>();
+    for (int64_t r = 0; r < A_.num_rows(); ++r) {
+      const int64_t d = A_.degree(r);
+      rs[r] = d > 0 ? 1.0f / static_cast<float>(d) : 0.0f;
+      if (opt_.row_scale.defined()) rs[r] *= opt_.row_scale.data<float>()[r];
+    }
+  } else {
+    row_scale_ = opt_.row_scale;
+  }
+  col_scale_ = opt_.col_scale;
+  if (compiled_) {
+    KernelArgs a = args(Tensor(), Tensor(), Tensor());
+    for (const auto& [p, size] : compiled_->workspaces(a)) {
+      workspaces_.push_back(Tensor::zeros({std::max<int64_t>(size, 1)}, p.dtype));
+      a.buffer(p.name, workspaces_.back());
+    }
+    if (compiled_->preprocess) {
+      // Preprocess reads only structure; bind placeholders for value buffers.
+      Tensor dummy = Tensor::zeros({1}, DType::F64);
+      for (const auto& p : compiled_->kernel.params)
+        if (p.is_buffer() && !a.has_buffer(p.name)) a.buffer(p.name, dummy.raw_data(), p.dtype, 0);
+      compiled_->run_preprocess(a);
+    }
+  }
+}
+
+KernelArgs SpmmKernel::args(const Tensor& X, const Tensor& Y, const Tensor& edge_values) const {
+  KernelArgs a;
+  a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());
+  a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
+  if (spec_.weighted && edge_values.defined()) a.buffer("A", edge_values);
+  if (spec_.row_scale) a.buffer("row_scale", row_scale_);
+  if (spec_.col_scale) a.buffer("col_scale", col_scale_);
+  if (X.defined()) a.buffer("X", X);
+  if (Y.defined()) a.buffer("Y", Y);
+  for (size_t k = 0; compiled_ && k < workspaces_.size(); ++k) {
+    size_t w = 0;
+    for (const auto& p : compiled_->kernel.params)
+      if (p.role == ParamRole::Workspace && w++ == k) a.buffer(p.name, workspaces_[k]);
+  }
+  return a;
+}
+
+Tensor SpmmKernel::run(const Tensor& X, const Tensor& edge_values) const {
+  Tensor Y = Tensor::empty({A_.num_rows(), spec_.feat}, DType::F32);
+  run_into(X, Y, edge_values);
+  return Y;
+}
+
+void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values) const {
+  check_tensor(X, "spmm input X", DType::F32, 2);
+  STRATA_CHECK(X.device().is_cpu(), "spmm input X: expected a cpu tensor, got {}", X.describe());
+  check_shape(X, "spmm input X", {A_.num_cols(), spec_.feat});
+  check_tensor(Y, "spmm output Y", DType::F32, 2);
+  check_shape(Y, "spmm output Y", {A_.num_rows(), spec_.feat});
+  STRATA_CHECK(X.raw_data() != Y.raw_data(), "spmm: output Y must not alias input X");
+  Tensor values;
+  if (spec_.weighted) {
+    values = edge_values.defined() ? edge_values : A_.values();
+    STRATA_CHECK(values.defined(), "spmm: weighted aggregation needs edge values, but the graph has none and none "
+                                   "were passed");
+    check_tensor(values, "spmm edge values", DType::F32, 1);
+    check_shape(values, "spmm edge values", {A_.nnz()});
+  }
+  KernelArgs a = args(X, Y, values);
+  if (compiled_) {
+    compiled_->run(a);
+    return;
+  }
+  Interpreter interp;
+  a.bind(interp, reference_);
+  interp.run(reference_);
+}
+
+std::string SpmmKernel::describe() const {
+  return fmt::format("{} {} ({})", spec_.name(), plan_.str(), backend_name(opt_.backend));
+}
+
+}  // namespace strata::sc

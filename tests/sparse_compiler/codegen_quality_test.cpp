@@ -1,0 +1,92 @@
+// The emitter must keep SpMM's output row in vector registers: a local `float
+// acc[F]` array compiles to stack traffic and gathers and runs 1.2-3.6x slower
+// (DESIGN.md). This test disassembles the generated kernel and fails if the hot
+// loop (the one with the FMAs) touches the stack or gathers.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+#include <sstream>
+
+#include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::sc {
+namespace {
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+struct Insn {
+  uint64_t addr;
+  std::string text;
+};
+
+// Instructions of every function whose name contains `symbol`.
+std::vector<Insn> disassemble(const std::string& lib, const std::string& symbol) {
+  std::vector<Insn> out;
+  std::istringstream in(run("objdump -d --no-show-raw-insn '" + lib + "'"));
+  std::string line;
+  bool inside = false;
+  const std::regex head(R"(^[0-9a-f]+ <(.*)>:$)"), ins(R"(^\s*([0-9a-f]+):\s+(.*)$)");
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, head)) {
+      inside = m[1].str().find(symbol) != std::string::npos;
+    } else if (inside && std::regex_match(line, m, ins)) {
+      out.push_back({std::stoull(m[1].str(), nullptr, 16), m[2].str()});
+    }
+  }
+  return out;
+}
+
+TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
+  if (run("command -v objdump").empty()) GTEST_SKIP() << "objdump (binutils) not found";
+  for (int64_t F : {32, 64, 128, 256}) {
+    SpmmSpec spec;
+    spec.feat = F;
+    spec.weighted = true;
+    SpmmPlan plan = SpmmKernel::default_plan(spec);
+    CompiledKernel k = compile_cpu({SpmmKernel::lower(spec, plan)}).front();
+    const auto insns = disassemble(k.library->path().string(), cpu_entry_symbol(k.kernel));
+    ASSERT_FALSE(insns.empty()) << "no disassembly for " << cpu_entry_symbol(k.kernel);
+    // The hot loop: the smallest loop (backward branch) whose body holds a whole
+    // row update, one FMA per 16-float vector of the row.
+    const int needed = static_cast<int>(std::max<int64_t>(F / 16, 1));
+    std::vector<const Insn*> hot;
+    const std::regex jump(R"(^j[a-z]+\s+([0-9a-f]+))");
+    for (size_t e = 0; e < insns.size(); ++e) {
+      std::smatch m;
+      if (!std::regex_search(insns[e].text, m, jump)) continue;
+      const uint64_t target = std::stoull(m[1].str(), nullptr, 16);
+      if (target >= insns[e].addr) continue;
+      std::vector<const Insn*> body;
+      int fmas = 0;
+      for (const auto& i : insns)
+        if (i.addr >= target && i.addr <= insns[e].addr) {
+          body.push_back(&i);
+          fmas += i.text.find("vfmadd") != std::string::npos;
+        }
+      if (fmas >= needed && (hot.empty() || body.size() < hot.size())) {
+        hot = body;
+      }
+    }
+    ASSERT_FALSE(hot.empty()) << "F=" << F << ": no loop with " << needed << " FMAs in the generated SpMM";
+    for (const Insn* i : hot) {
+      EXPECT_EQ(i->text.find("gather"), std::string::npos) << "F=" << F << ": gather in the hot loop: " << i->text;
+      const bool stack = i->text.find("(%rsp") != std::string::npos || i->text.find("(%rbp") != std::string::npos;
+      EXPECT_FALSE(stack) << "F=" << F << ": the hot loop touches the stack (spill): " << i->text;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::sc
