@@ -1,5 +1,6 @@
 #include "sparse_compiler/passes/hoist_binary_search.h"
 
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -53,24 +54,39 @@ class Hoister : public IRMutator {
     return s;
   }
 
+  // A let whose value reads only structure can be seen through: a search that
+  // depends on it depends on what the let reads (the row of a fused position).
+  Stmt visit(const LetStmtNode* op, const Stmt& self) override {
+    Expr v = mutate(op->value);
+    bool structural = true;
+    const Reads r = reads_of(v);
+    for (const auto& b : r.buffers) structural &= structure_.count(b) > 0 || workspaces_.count(b) > 0;
+    if (structural) lets_[op->var] = substitute(v, lets_);
+    Stmt body = mutate(op->body);
+    lets_.erase(op->var);
+    if (v.same_as(op->value) && body.same_as(op->body)) return self;
+    return let_stmt(op->var, v, body);
+  }
+
   Expr visit(const CallNode* op, const Expr& self) override {
-    Expr e = IRMutator::visit(op, self);
-    const auto* c = e.as<CallNode>();
-    if (!c || (c->name != "upper_bound" && c->name != "find")) return e;
+    Expr mutated = IRMutator::visit(op, self);
+    const auto* c = mutated.as<CallNode>();
+    if (!c || (c->name != "upper_bound" && c->name != "find")) return mutated;
+    const Expr e = substitute(mutated, lets_);
     const Reads r = reads_of(e);
     for (const auto& b : r.buffers)
-      if (!structure_.count(b)) return e;  // reads values, not structure
+      if (!structure_.count(b) && !workspaces_.count(b)) return mutated;  // reads values, not structure
     // The loops the search depends on, outermost first.
     std::vector<const LoopInfo*> deps;
     for (const auto& L : loops_) {
       if (!r.vars.count(L.var)) continue;
-      if (!is_zero(L.min) || !param_only(L.extent)) return e;
+      if (!is_zero(L.min) || !param_only(L.extent)) return mutated;
       deps.push_back(&L);
     }
     for (const auto& v : r.vars) {
       bool known = scalars_.count(v) > 0;
       for (const auto* L : deps) known |= L->var == v;
-      if (!known) return e;  // depends on a let-bound or non-hoistable variable
+      if (!known) return mutated;  // depends on a variable that is not a loop or a parameter
     }
     auto it = memo_.find(e);
     std::string buf;
@@ -79,6 +95,7 @@ class Hoister : public IRMutator {
     } else {
       buf = names_.fresh(fmt::format("mid_{}", memo_.size()));
       memo_.emplace(e, buf);
+      workspaces_.insert(buf);
       Expr size = make_int(1);
       for (const auto* L : deps) size = mul(size, L->extent);
       k_.params.push_back(Param::workspace(buf, DType::I64, size));
@@ -117,6 +134,8 @@ class Hoister : public IRMutator {
   std::set<std::string> scalars_, structure_;
   std::vector<LoopInfo> loops_;
   std::unordered_map<Expr, std::string, ExprHash, ExprEqual> memo_;
+  std::set<std::string> workspaces_;
+  std::map<std::string, Expr> lets_;
   std::vector<Stmt> pre_;
 };
 

@@ -106,7 +106,7 @@ class Redirect : public IRMutator {
            Region& region, bool allow_stores)
       : prim_(prim), buffer_(std::move(buffer)), loop_(std::move(loop)), local_(std::move(local)), inner_(inner),
         region_(region), allow_stores_(allow_stores) {}
-  int accesses = 0;
+  int accesses = 0, stores = 0;
 
  protected:
   Expr visit(const LoadNode* op, const Expr& self) override {
@@ -121,6 +121,7 @@ class Redirect : public IRMutator {
     STRATA_SCHED_CHECK(op->store_kind == StoreKind::Plain, "{}({}, {}): {} has atomic or streaming stores", prim_,
                        buffer_, loop_, buffer_);
     ++accesses;
+    ++stores;
     Expr off = local_offset(prim_, buffer_, loop_, op->index, inner_, region_);
     return store(local_, off, mutate(op->value));
   }
@@ -186,6 +187,8 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   Redirect r("cache_write", buffer, loop, local, inner, region, true);
   Stmt body = r.mutate(L->body);
   STRATA_SCHED_CHECK(r.accesses > 0, "cache_write({}, {}): loop {} does not access {}", buffer, loop, loop, buffer);
+  STRATA_SCHED_CHECK(r.stores > 0, "cache_write({}, {}): {} is only read inside loop {}; use cache_read", buffer, loop,
+                     buffer, loop);
   STRATA_SCHED_CHECK(region.size <= 4096, "cache_write({}, {}): the region has {} elements, too many to stage", buffer,
                      loop, region.size);
   const Type t = Type::from_dtype(p->dtype);

@@ -1,0 +1,194 @@
+// Schedule primitives: what each produces (checked by running the kernel in the
+// interpreter before and after), and what each refuses, with the message text.
+#include <gtest/gtest.h>
+
+#include "core/rng.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/loop_tree.h"
+#include "sparse_compiler/schedule/schedule.h"
+#include "sparse_compiler/schedule/sparse_schedule.h"
+#include "tests/sparse_compiler/reference_ops.h"
+#include "tests/sparse_compiler/test_programs.h"
+#include "tests/support/golden.h"
+#include "tests/support/test_support.h"
+
+namespace strata::sc {
+namespace {
+
+// SpMM with F = 12 on a small random graph, run in the interpreter.
+struct SpmmFixture {
+  Graph g;
+  Tensor X;
+  int64_t F = 12;
+  SpmmFixture() {
+    ::strata::testing::RandomGraphSpec s;
+    s.rows = 37;
+    s.cols = 29;
+    s.seed = 3;
+    g = ::strata::testing::random_graph(s);
+    Rng rng(1);
+    X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
+  }
+  Kernel program() const {
+    SpmmSpec spec;
+    spec.feat = F;
+    return spmm_program(spec);
+  }
+  Tensor run(const Kernel& k) const {
+    Tensor Y = Tensor::full({g.num_rows(), F}, DType::F32, NAN);
+    KernelArgs a;
+    a.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices()).buffer("X", X).buffer("Y", Y);
+    a.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+    Interpreter interp;
+    a.bind(interp, k);
+    interp.run(k);
+    return Y;
+  }
+  void expect_correct(const Kernel& k, const std::string& what) const {
+    Tensor want = ::strata::testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false);
+    CloseReport r = all_close(run(k), want, 1e-5, 1e-5);
+    EXPECT_TRUE(r.ok) << what << ": " << r.str() << "\n" << to_string(k);
+  }
+};
+
+template <class F>
+void expect_schedule_error(F&& fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected a ScheduleError";
+  } catch (const ScheduleError& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(Schedule, EveryPrimitiveKeepsTheMeaning) {
+  SpmmFixture fx;
+  const Kernel base = lower_to_loops(fx.program());
+  fx.expect_correct(base, "unscheduled");
+  {
+    Schedule s(base);
+    s.split("f", 5);  // 12 = 2 * 5 + a tail of 2
+    EXPECT_NE(find_loop(s.kernel().body, "f_t"), nullptr);
+    fx.expect_correct(s.kernel(), "split with tail");
+  }
+  {
+    Schedule s(base);
+    s.split("f", 4);
+    s.reorder("f_o", "f_i");
+    fx.expect_correct(s.kernel(), "split + reorder");
+    s.fuse("f_i", "f_o");
+    fx.expect_correct(s.kernel(), "split + reorder + fuse");
+  }
+  {
+    Schedule s(base);
+    s.split("i", 8);  // symbolic extent: guarded
+    fx.expect_correct(s.kernel(), "split of a symbolic loop");
+  }
+  {
+    Schedule s(base);
+    const std::string chunk = s.balance("i", "A_indptr", 16);
+    s.parallel(chunk);
+    const std::string acc = s.cache_write("Y", "i");
+    s.split("f", 4);
+    s.vectorize("f_i");
+    s.unroll("f_o");
+    s.prefetch("j", "X", 3, "nnz");
+    EXPECT_EQ(acc, "Y_local");
+    fx.expect_correct(s.kernel(), "full CPU schedule");
+    fx.expect_correct(lower_schedule(s.kernel()), "full CPU schedule, lowered");
+    EXPECT_EQ(s.trace().front(), "balance(i, A_indptr, 16)");
+  }
+  {
+    // Feature tiling at stage I.
+    Kernel k = sparse_split(fx.program(), "spmm", "f", 4);
+    k = sparse_reorder(k, "spmm", {"f_o", "i", "j", "f_i"});
+    const Kernel low = lower_to_loops(k);
+    EXPECT_EQ(loop_names(low.body).front(), "f_o");
+    fx.expect_correct(low, "feature tiling");
+  }
+}
+
+TEST(Schedule, CacheWriteGolden) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  s.cache_write("Y", "i");
+  ::strata::testing::expect_golden("sparse_compiler/golden/schedule/cache_write_spmm.txt", to_string(s.kernel()));
+}
+
+TEST(Schedule, RfactorGolden) {
+  Schedule s(lower_to_loops(testing::sddmm_dot()));
+  const std::string acc = s.cache_write("O", "j");
+  Schedule::RFactor rf = s.rfactor("f", acc);
+  EXPECT_EQ(rf.local, "O_local_rf");
+  ::strata::testing::expect_golden("sparse_compiler/golden/schedule/rfactor_sddmm.txt", to_string(s.kernel()));
+}
+
+TEST(ScheduleErrorTest, RefusalsNameThePrimitiveTheLoopAndTheReason) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  expect_schedule_error([&] { s.parallel("j"); }, {"parallel(j)", "carries a reduction"});
+  expect_schedule_error([&] { s.vectorize("j"); }, {"vectorize(j)", "non-constant extent"});
+  expect_schedule_error([&] { s.split("f", 0); }, {"split(f, 0)", "must be positive"});
+  expect_schedule_error([&] { s.split("f", 12); }, {"split(f, 12)", "not smaller than the extent 12"});
+  expect_schedule_error([&] { s.split("q", 2); }, {"split(q)", "no loop named q", "loops: i, f_init, j, f"});
+  expect_schedule_error([&] { s.reorder("i", "j"); }, {"reorder(i, j)", "not the only statement in i's body"});
+  expect_schedule_error([&] { s.cache_write("X", "j"); }, {"cache_write(X, j)", "X is only read inside loop j"});
+  expect_schedule_error([&] { s.cache_write("nope", "i"); }, {"nope is not a buffer parameter"});
+  expect_schedule_error([&] { s.cache_read("Y", "i"); }, {"cache_read(Y, i)", "Y is written inside loop i"});
+  expect_schedule_error([&] { s.prefetch("j", "X", 4, "rows"); }, {"prefetch(j, X, 4, rows)", "rows is not a scalar"});
+  expect_schedule_error([&] { s.balance("j", "A_indptr", 64); }, {"balance(j, A_indptr, 64)", "must be a serial loop starting at 0"});
+  expect_schedule_error([&] { s.bind("i", ForKind::Parallel); }, {"bind(i)", "not a GPU block or thread axis"});
+  expect_schedule_error([&] { s.rfactor("f", "Y"); }, {"rfactor(f, Y)", "not a local allocated around loop f"});
+  EXPECT_TRUE(s.trace().empty());
+}
+
+TEST(ScheduleErrorTest, AttemptRestoresTheKernelAndReturnsTheReason) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  const Stmt before = s.kernel().body;
+  const std::string reason = s.attempt([&] {
+    s.split("f", 4);        // succeeds ...
+    s.vectorize("j");       // ... then fails: everything is rolled back
+  });
+  EXPECT_NE(reason.find("vectorize(j)"), std::string::npos) << reason;
+  EXPECT_TRUE(s.kernel().body.same_as(before));
+  EXPECT_TRUE(s.trace().empty());
+  EXPECT_EQ(s.attempt([&] { s.split("f", 4); }), "");
+  EXPECT_EQ(s.trace().size(), 1u);
+}
+
+TEST(ScheduleErrorTest, VectorizingAStoreThatIsNotAReductionIsRefused) {
+  // for f in [0, 16): O[0] = X[f]  -- a store independent of f that is not a sum
+  Kernel k;
+  k.name = "last_wins";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("X", DType::F32), Param::buffer("O", DType::F32, ParamRole::Output)};
+  k.body = for_loop("f", 0, 16, ForKind::Serial, store("O", 0, load(Type::f32(), "X", var("f"))));
+  Schedule s(k);
+  expect_schedule_error([&] { s.vectorize("f"); }, {"vectorize(f)", "does not depend on f", "use rfactor first"});
+}
+
+TEST(Schedule, VectorizingASumIntoOneLocationReducesHorizontally) {
+  Schedule s(lower_to_loops(testing::sddmm_dot()));
+  s.cache_write("O", "j");
+  s.vectorize("f");
+  EXPECT_NE(to_string(lower_schedule(s.kernel())).find("reduce_add("), std::string::npos);
+}
+
+TEST(ScheduleErrorTest, StageIPrimitivesRefuseIllegalOrders) {
+  const Kernel k = testing::spmm_weighted_scaled();
+  expect_schedule_error([&] { sparse_reorder(k, "spmm", {"j", "i", "f"}); },
+                        {"sparse_reorder(spmm)", "j (axis J) would come before its parent axis I"});
+  expect_schedule_error([&] { sparse_reorder(k, "nope", {"i", "j", "f"}); }, {"no sparse iteration named nope"});
+  expect_schedule_error([&] { sparse_fuse(k, "spmm", {"i", "f"}); }, {"sparse_fuse(spmm)", "not consecutive"});
+  expect_schedule_error([&] { sparse_fuse(k, "spmm", {"j", "f"}); }, {"must iterate a dense-fixed root axis"});
+  expect_schedule_error([&] { sparse_fuse(k, "spmm", {"i", "j"}); }, {"both be spatial or both reductions"});
+  expect_schedule_error([&] { sparse_split(k, "spmm", "f", 3); }, {"sparse_split(spmm, f, 3)", "must divide the length 8"});
+  expect_schedule_error([&] { sparse_split(k, "spmm", "j", 2); }, {"axis J must be dense-fixed"});
+}
+
+}  // namespace
+}  // namespace strata::sc
