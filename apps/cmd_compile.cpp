@@ -1,0 +1,88 @@
+// strata compile <op> --feat F [--format csr] --emit stage1|stage2|stage3|scheduled|lowered|source
+// Prints an op's program at one stage of the compiler, or the generated C++.
+#include <cstdio>
+
+#include "apps/commands.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/sddmm.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/sparse_schedule.h"
+
+namespace strata::apps {
+namespace {
+
+struct CompileArgs {
+  std::string op;
+  int64_t feat = 64;
+  std::string format = "csr";
+  std::string emit = "source";
+  std::string index = "int32";
+  std::string reduce = "sum";
+  bool weighted = false;
+  int lanes = 0;
+  int64_t grain = 4096, prefetch = 0, tile = 0;
+};
+
+int run_compile(const CompileArgs& a) {
+  using namespace sc;
+  const DType idt = parse_dtype(a.index, "--index");
+  STRATA_CHECK(idt == DType::I32 || idt == DType::I64, "--index: expected int32 or int64, got '{}'", a.index);
+  STRATA_CHECK(a.format == "csr", "--format: '{}' is not available (known formats: csr)", a.format);
+  CpuKnobs knobs;
+  knobs.vector_lanes = a.lanes > 0 ? a.lanes : host_vector_lanes();
+  knobs.grain = a.grain;
+  knobs.prefetch = a.prefetch;
+  Kernel program, lowered;
+  if (a.op == "spmm") {
+    SpmmSpec spec;
+    spec.feat = a.feat;
+    spec.index_dtype = idt;
+    spec.weighted = a.weighted;
+    STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: expected sum or mean, got '{}'", a.reduce);
+    spec.row_scale = a.reduce == "mean";
+    SpmmPlan plan;
+    plan.knobs = knobs;
+    plan.feature_tile = a.tile;
+    program = spmm_program(spec);
+    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SpmmKernel::lower(spec, plan);
+  } else if (a.op == "sddmm" || a.op == "sddmm_add") {
+    SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
+    program = sddmm_program(spec);
+    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, knobs);
+  } else {
+    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
+  }
+  std::string out;
+  if (a.emit == "stage1") out = to_string(program);
+  else if (a.emit == "stage2") out = to_string(lower_to_positions(program));
+  else if (a.emit == "stage3") out = to_string(lower_to_loops(program));
+  else if (a.emit == "scheduled" || a.emit == "lowered") out = to_string(lowered);
+  else if (a.emit == "source") out = emit_cpu_source({lowered});
+  else STRATA_FAIL("--emit: expected stage1, stage2, stage3, scheduled, lowered or source, got '{}'", a.emit);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+RegisterCommand reg({"compile", "print an op's program at one compiler stage, or its generated C++",
+                     [](CLI::App& app) {
+                       auto a = std::make_shared<CompileArgs>();
+                       app.add_option("op", a->op, "spmm, sddmm or sddmm_add")->required();
+                       app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")->capture_default_str();
+                       app.add_option("--format", a->format, "sparse format")->capture_default_str();
+                       app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
+                           ->capture_default_str();
+                       app.add_option("--index", a->index, "index dtype: int32 or int64")->capture_default_str();
+                       app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
+                       app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
+                       app.add_option("--lanes", a->lanes, "vector lanes (default: the host's)");
+                       app.add_option("--grain", a->grain, "non-zeros per parallel task")->capture_default_str();
+                       app.add_option("--prefetch", a->prefetch, "prefetch distance in non-zeros (0: none)")
+                           ->capture_default_str();
+                       app.add_option("--tile", a->tile, "spmm feature tile (0: none)")->capture_default_str();
+                       return [a] { return run_compile(*a); };
+                     }});
+
+}  // namespace
+}  // namespace strata::apps
