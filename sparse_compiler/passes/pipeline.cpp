@@ -1,6 +1,7 @@
 #include "sparse_compiler/passes/pipeline.h"
 
 #include "sparse_compiler/passes/hoist_binary_search.h"
+#include "sparse_compiler/passes/hoist_invariant_ifs.h"
 #include "sparse_compiler/passes/lower_sparse_buffer.h"
 #include "sparse_compiler/passes/lower_sparse_iter.h"
 #include "sparse_compiler/passes/materialize_aux_buffers.h"
@@ -34,6 +35,7 @@ Kernel lower_to_loops(const Kernel& stage1) {
   s = log.run("simplify", s, [](const Kernel& k) { return simplify(k); });
   s = log.run("rebase_loops", s, rebase_loops);
   s = log.run("simplify", s, [](const Kernel& k) { return simplify(k); });
+  s = log.run("hoist_invariant_ifs", s, hoist_invariant_ifs);
   return s;
 }
 

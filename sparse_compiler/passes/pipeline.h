@@ -8,7 +8,7 @@
 namespace strata::sc {
 
 // materialize_aux_buffers -> lower_sparse_iter -> hoist_binary_search ->
-// lower_sparse_buffer -> simplify -> rebase_loops -> simplify.
+// lower_sparse_buffer -> simplify -> rebase_loops -> simplify -> hoist_invariant_ifs.
 Kernel lower_to_loops(const Kernel& stage1);
 // The same, stopping after stage II (for `strata compile --emit stage2`).
 Kernel lower_to_positions(const Kernel& stage1);

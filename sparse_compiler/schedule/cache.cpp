@@ -107,11 +107,24 @@ class Redirect : public IRMutator {
       : prim_(prim), buffer_(std::move(buffer)), loop_(std::move(loop)), local_(std::move(local)), inner_(inner),
         region_(region), allow_stores_(allow_stores) {}
   int accesses = 0, stores = 0;
+  // The conditions of the ifs enclosing each access (inside the loop); when every
+  // access has the same ones, load-in and write-back run under them too.
+  std::vector<Expr> guard;
+  bool guards_agree = true;
 
  protected:
+  Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
+    conds_.push_back(op->condition);
+    Stmt t = mutate(op->then_case);
+    conds_.pop_back();
+    Stmt e = mutate(op->else_case);
+    if (t.same_as(op->then_case) && e.same_as(op->else_case)) return self;
+    return if_then_else(op->condition, t, e);
+  }
   Expr visit(const LoadNode* op, const Expr& self) override {
     if (op->buffer != buffer_) return IRMutator::visit(op, self);
     ++accesses;
+    note_guard();
     return load(op->type.element_of(), local_, local_offset(prim_, buffer_, loop_, op->index, inner_, region_));
   }
   Stmt visit(const StoreNode* op, const Stmt& self) override {
@@ -122,23 +135,56 @@ class Redirect : public IRMutator {
                        buffer_, loop_, buffer_);
     ++accesses;
     ++stores;
+    note_guard();
     Expr off = local_offset(prim_, buffer_, loop_, op->index, inner_, region_);
     return store(local_, off, mutate(op->value));
   }
 
  private:
+  void note_guard() {
+    if (accesses == 1) {
+      guard = conds_;
+      return;
+    }
+    bool same = guard.size() == conds_.size();
+    for (size_t k = 0; same && k < guard.size(); ++k) same = structural_equal(guard[k], conds_[k]);
+    guards_agree &= same;
+  }
+
   const char* prim_;
   std::string buffer_, loop_, local_;
   const Bindings& inner_;
   Region& region_;
   bool allow_stores_;
+  std::vector<Expr> conds_;
 };
+
+// The write-back and load-in of a staged region run under the accesses' common
+// guard, which must not depend on loops inside the cached loop.
+Stmt guarded(const char* prim, const std::string& buffer, const std::string& loop, const Redirect& r,
+             const Bindings& inner, Stmt s) {
+  if (!s.defined() || r.guard.empty()) return s;
+  STRATA_SCHED_CHECK(r.guards_agree, "{}({}, {}): accesses to {} sit under different conditions", prim, buffer, loop,
+                     buffer);
+  for (auto it = r.guard.rbegin(); it != r.guard.rend(); ++it) {
+    for (const auto& [v, L] : inner.loops)
+      STRATA_SCHED_CHECK(!uses_var(*it, v), "{}({}, {}): the condition {} guarding {} depends on inner loop {}", prim,
+                         buffer, loop, to_string(*it), buffer, v);
+    s = if_then_else(*it, s);
+  }
+  return s;
+}
 
 // True when `s` is a nest of constant loops whose innermost statement stores to
 // every element of local[0, size) exactly once without reading it.
 bool covers_local(const Stmt& s, const std::string& local, int64_t size) {
   std::vector<const ForNode*> nest;
   Stmt cur = s;
+  // Look through guards: a guarded full overwrite still covers the guarded region.
+  while (const auto* g = cur.as<IfThenElseNode>()) {
+    if (g->else_case.defined()) return false;
+    cur = g->then_case;
+  }
   while (const auto* f = cur.as<ForNode>()) {
     nest.push_back(f);
     cur = f->body;
@@ -207,6 +253,8 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
     load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                        store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
   }
+  writeback = guarded("cache_write", buffer, loop, r, inner, writeback);
+  load_in = guarded("cache_write", buffer, loop, r, inner, load_in);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body, writeback}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
@@ -236,6 +284,7 @@ std::string Schedule::cache_read(const std::string& buffer, const std::string& l
   if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
   Stmt load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                           store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
+  load_in = guarded("cache_read", buffer, loop, r, inner, load_in);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),

@@ -114,4 +114,37 @@ std::string Schedule::balance(const std::string& loop, const std::string& indptr
   return chunk;
 }
 
+std::string Schedule::partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,
+                                      const std::string& tasks) {
+  const std::string call = fmt::format("partition_tasks({} loops, {})", loops.size(), tasks);
+  STRATA_SCHED_CHECK(!loops.empty() && loops.size() == ranges.size(), "{}: give one range array per loop", call);
+  const Param* t = k_.find_param(tasks);
+  STRATA_SCHED_CHECK(t && t->kind == ParamKind::Scalar, "{}: {} is not a scalar parameter", call, tasks);
+  for (const auto& r : ranges) {
+    const Param* p = k_.find_param(r);
+    STRATA_SCHED_CHECK(p && p->is_buffer() && p->dtype == DType::I64, "{}: {} is not an int64 buffer parameter", call, r);
+  }
+  std::vector<Stmt> top;
+  if (const auto* sq = k_.body.as<SeqNode>()) top = sq->stmts;
+  else top = {k_.body};
+  STRATA_SCHED_CHECK(top.size() == loops.size(), "{}: the body has {} top-level statements; all must be listed", call,
+                     top.size());
+  NameGen names(k_);
+  const std::string tv = names.fresh("task");
+  std::vector<Stmt> parts;
+  for (size_t k = 0; k < top.size(); ++k) {
+    const auto* f = top[k].as<ForNode>();
+    STRATA_SCHED_CHECK(f && f->var == loops[k], "{}: top-level statement {} is not loop {}", call, k, loops[k]);
+    STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "{}: loop {} is already {}", call, f->var,
+                       for_kind_name(f->for_kind));
+    Expr lo = load(Type::i64(), ranges[k], var(tv)), hi = load(Type::i64(), ranges[k], add(var(tv), make_int(1)));
+    parts.push_back(for_loop(f->var, lo, sub(hi, lo), ForKind::Serial, f->body, f->annotations));
+  }
+  Stmt result = for_loop(tv, make_int(0), var(tasks), ForKind::Parallel, seq(parts), {{"tasks", tasks}});
+  std::string list;
+  for (const auto& l : loops) list += (list.empty() ? "" : ", ") + l;
+  commit(result, fmt::format("partition_tasks([{}], {})", list, tasks));
+  return tv;
+}
+
 }  // namespace strata::sc

@@ -16,13 +16,15 @@
 //   unroll(f)             f is replicated (constant extent)
 //   bind(f, axis)         f maps to a GPU block/thread index
 //   cache_write(Y, i)     Y's accesses inside loop i go to a register-resident local,
-//                         written back at the end of i's body
+//                         written back at the end of i's body (under the same guard
+//                         when every access is guarded, e.g. skipping padding slots)
 //   cache_read(X, i)      X's region read inside loop i is loaded once into a local
 //   rfactor(f_i, acc)     a reduction into acc[k] across loop f_i gets one partial
 //                         accumulator per f_i iteration, summed afterwards (so f_i
 //                         can be vectorized)
 //   prefetch(j, X, d, n)  inside loop j, prefetch X's rows d iterations ahead
 //                         (positions clamped below scalar n)
+//   partition_tasks(...)  top-level loops -> one parallel loop over owner tasks
 #pragma once
 
 #include <functional>
@@ -61,6 +63,14 @@ class Schedule {
   RFactor rfactor(const std::string& loop, const std::string& local);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
   void annotate(const std::string& loop, const std::string& key, const std::string& value);
+  // Runs the kernel body's top-level loops `loops` (every statement of its top
+  // level, in order) as one parallel loop over `tasks` tasks: task t runs
+  // iterations [ranges[k][t], ranges[k][t+1]) of loops[k], where ranges[k] names an
+  // int64 buffer parameter of tasks + 1 entries. The inspector that builds the
+  // ranges guarantees that tasks write disjoint outputs (each output row has one
+  // owner), so no atomics are needed. Returns the task loop's name.
+  std::string partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,
+                              const std::string& tasks);
 
   // Runs fn (a sequence of primitives on this schedule); on a ScheduleError,
   // restores the kernel as it was and returns the reason; returns "" on success.

@@ -1,0 +1,16 @@
+// CPU schedules for decomposed formats: one parallel region over owner tasks
+// (partition_tasks with the inspector's task arrays), so all parts run in one
+// call, work is balanced by slots, and every output row is written by one thread
+// (no atomics; the same result every run). Inside each part, the row's output is
+// accumulated in registers (SpMM) or each slot's dot product is vectorized (SDDMM).
+#pragma once
+
+#include "sparse_compiler/formats/format_spec.h"
+#include "sparse_compiler/ops/cpu_schedules.h"
+
+namespace strata::sc {
+
+Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs);
+Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs);
+
+}  // namespace strata::sc
