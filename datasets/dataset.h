@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "datasets/splits.h"
 
 namespace strata::data {
+
+namespace fs = std::filesystem;
 
 enum class Task : uint8_t {
   None,                          // structure only (benchmark graphs, missing labels)
