@@ -31,7 +31,8 @@ ArchivePtr open_archive(const fs::path& path) {
   archive_read_support_format_gnutar(a.get());
   archive_read_support_format_zip(a.get());
   if (archive_read_open_filename(a.get(), path.c_str(), 1 << 20) != ARCHIVE_OK)
-    STRATA_FAIL("'{}': not a readable archive: {}", path.string(), archive_reason(a.get()));
+    STRATA_FAIL("'{}': not a readable archive (truncated or corrupt, or not a tar/zip file): {}", path.string(),
+                archive_reason(a.get()));
   return a;
 }
 

@@ -176,8 +176,9 @@ Dataset load_musae(const fs::path& folder, const SourceOptions& opt) {
   } else if (target && target->column == "target") {
     ds.task = Task::NodeRegression;
     ds.targets = Tensor::empty({n}, DType::F32);
+    const std::string target_file = target_path->string();
     for (int64_t i = 0; i < n; ++i)
-      ds.targets.data<float>()[i] = parse_float(trim(target->value[i]), Where{target_path->string(), 0},
+      ds.targets.data<float>()[i] = parse_float(trim(target->value[i]), Where{target_file, 0},
                                                 fmt::format("target of node {}", i));
     ds.notes.push_back(fmt::format("column 'target' of {} is a continuous value (regression target), not a class",
                                    target_path->filename().string()));

@@ -180,11 +180,12 @@ Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
   }
   if (auto p = find_csv(raw, "node-label")) {
     NumberTable t = read_table(*p, n, "node label");
+    const std::string label_file = p->string();
     const bool multi = t.cols > 1;
     for (size_t i = 0; i < t.values.size(); ++i) {
       const float v = t.values[i];
       if (std::isnan(v)) continue;
-      const Where w{p->string(), static_cast<int64_t>(i / static_cast<size_t>(std::max<int64_t>(t.cols, 1))) + 1};
+      const Where w{label_file, static_cast<int64_t>(i / static_cast<size_t>(std::max<int64_t>(t.cols, 1))) + 1};
       STRATA_CHECK(v >= 0 && v == std::floor(v), "{}: label {} is not a non-negative integer class id", w.str(), v);
       STRATA_CHECK(!multi || v <= 1, "{}: multi-label value {} is not 0 or 1", w.str(), v);
     }
