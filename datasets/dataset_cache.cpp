@@ -304,6 +304,7 @@ std::string_view cache_probe_name(CacheProbe p) {
     case CacheProbe::Stale: return "stale";
     case CacheProbe::Corrupt: return "corrupt";
     case CacheProbe::Truncated: return "truncated";
+    case CacheProbe::Unreadable: return "unreadable";
   }
   return "missing";
 }
@@ -329,13 +330,16 @@ int64_t write_dataset_cache(const fs::path& file, const Dataset& ds, const Hash1
   return static_cast<int64_t>(sizeof h + w.buf.size());
 }
 
-CacheRead read_dataset_cache(const fs::path& file, const Hash128& key) {
+namespace {
+CacheRead read_cache_file(const fs::path& file, const Hash128& key) {
   CacheRead out;
   Fd f;
   f.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) {
-    if (errno == ENOENT) return out;  // Missing
-    STRATA_FAIL("cannot open dataset cache '{}': {}", file.string(), std::strerror(errno));
+    if (errno == ENOENT || errno == ENOTDIR) return out;  // Missing
+    out.status = CacheProbe::Unreadable;
+    out.reason = std::strerror(errno);
+    return out;
   }
   struct stat st {};
   STRATA_CHECK(::fstat(f.fd, &st) == 0, "cannot stat dataset cache '{}': {}", file.string(), std::strerror(errno));
@@ -385,6 +389,18 @@ CacheRead read_dataset_cache(const fs::path& file, const Hash128& key) {
     return fail(CacheProbe::Corrupt, e.what());
   }
   return out;
+}
+}  // namespace
+
+CacheRead read_dataset_cache(const fs::path& file, const Hash128& key) {
+  try {
+    return read_cache_file(file, key);
+  } catch (const UserError& e) {  // I/O errors while reading
+    CacheRead out;
+    out.status = CacheProbe::Unreadable;
+    out.reason = e.what();
+    return out;
+  }
 }
 
 }  // namespace strata::data

@@ -23,7 +23,7 @@ namespace strata::data {
 
 inline constexpr uint32_t kDatasetCacheFormatVersion = 1;
 
-enum class CacheProbe : uint8_t { Hit, Missing, Stale, Corrupt, Truncated };
+enum class CacheProbe : uint8_t { Hit, Missing, Stale, Corrupt, Truncated, Unreadable };
 std::string_view cache_probe_name(CacheProbe p);
 
 struct CacheRead {
@@ -37,8 +37,8 @@ struct CacheRead {
 // file size. Throws UserError when the file cannot be written.
 int64_t write_dataset_cache(const fs::path& file, const Dataset& ds, const Hash128& key);
 
-// Reads the entry if it exists and is valid for `key`; never throws for a damaged
-// file (the status says what is wrong), only for I/O errors on an existing file.
+// Reads the entry if it exists and is valid for `key`. Never throws: a damaged or
+// unreadable file is reported in the status (a cache must not stop a load).
 CacheRead read_dataset_cache(const fs::path& file, const Hash128& key);
 
 }  // namespace strata::data

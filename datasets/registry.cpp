@@ -94,8 +94,9 @@ std::vector<std::string> all_names() {
 }
 
 std::string known_list() {
-  return fmt::format("known datasets: {}; or a path with a format prefix ({}:PATH), or a generator ({}:key=value,...)",
-                     fmt::join(all_names(), ", "), fmt::join(path_formats(), ":, "), fmt::join(generator_formats(), ":, "));
+  return fmt::format("known datasets: {}; or a path as FORMAT:PATH with FORMAT one of {}; or a generator as "
+                     "KIND:key=value,... with KIND one of {}",
+                     fmt::join(all_names(), ", "), fmt::join(path_formats(), ", "), fmt::join(generator_formats(), ", "));
 }
 
 // A path from a prefixed spec: as given when it exists, else under the data root.
@@ -191,8 +192,8 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
   std::error_code ec;
   if (fs::exists(spec, ec)) {
     r.format = guess_format(spec);
-    STRATA_CHECK(!r.format.empty(), "'{}': cannot tell the format from the name; prefix it with one of {}:", spec,
-                 fmt::join(path_formats(), ":, "));
+    STRATA_CHECK(!r.format.empty(), "'{}': cannot tell the format from the name; write FORMAT:{} with FORMAT one of {}",
+                 spec, spec, fmt::join(path_formats(), ", "));
     r.path = spec;
     return r;
   }
