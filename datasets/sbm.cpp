@@ -113,7 +113,7 @@ Dataset generate_sbm(const SbmParams& p) {
   for (int64_t c = 0; c < k; ++c) ds.class_names.push_back(fmt::format("block{}", c));
   std::vector<int64_t> all(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) all[i] = i;
-  ds.splits = random_split(all, p.train, p.val, detail::splitmix64(p.seed ^ 0x5b17));
+  ds.splits = random_split(all, p.train, p.val, p.seed);
   ds.notes.push_back(fmt::format("stochastic block model: {} blocks, {} undirected edges ({:.1f}% inside a block), "
                                  "stored both ways; p_in/p_out = {:g}",
                                  k, pairs, pairs > 0 ? 100.0 * static_cast<double>(intra) / static_cast<double>(pairs) : 0.0,

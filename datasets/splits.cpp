@@ -33,7 +33,7 @@ Splits random_split(const std::vector<int64_t>& ids, double train_fraction, doub
   s.train = sorted_tensor(std::move(tr));
   s.val = sorted_tensor(std::move(va));
   s.test = sorted_tensor(std::move(te));
-  s.origin = fmt::format("seeded random split {:g}/{:g}/{:g} (seed {})", train_fraction * 100, val_fraction * 100,
+  s.origin = fmt::format("seeded random split {:g}/{:g}/{:g}, seed {}", train_fraction * 100, val_fraction * 100,
                          (1 - train_fraction - val_fraction) * 100, seed);
   return s;
 }
