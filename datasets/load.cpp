@@ -33,7 +33,8 @@ std::string_view cache_status_name(CacheStatus s) {
   return "disabled";
 }
 
-Dataset load_uncached(const ResolvedSource& src) {
+namespace {
+Dataset load_from_source(const ResolvedSource& src) {
   const std::string& f = src.format;
   const SourceOptions& o = src.options;
   if (f == "rmat") return generate_rmat(parse_rmat_params(src.params));
@@ -50,14 +51,31 @@ Dataset load_uncached(const ResolvedSource& src) {
   if (f == "musae") return load_musae(src.path, o);
   STRATA_UNREACHABLE("no loader for format '{}'", f);
 }
+}  // namespace
+
+Dataset load_uncached(const ResolvedSource& src) {
+  try {
+    return load_from_source(src);
+  } catch (const std::bad_alloc&) {
+    // Sizes declared by a file (node counts, size lines) drive allocations.
+    STRATA_FAIL("out of memory loading '{}': the dataset, or a size its files declare, is too large for this machine",
+                src.describe());
+  }
+}
 
 namespace {
 
-// Every regular file the source reads (the file, or all files under the folder).
-std::vector<fs::path> input_files(const fs::path& p) {
+// Every regular file the source may read: the file, or all files under the folder.
+// An RDF graph given as a file also reads the label files beside it.
+std::vector<fs::path> input_files(const ResolvedSource& src) {
   std::vector<fs::path> files;
   std::error_code ec;
-  if (fs::is_directory(p, ec)) {
+  const fs::path& p = src.path;
+  if (src.format == "rdf" && fs::is_regular_file(p, ec)) {
+    for (const auto& e : fs::directory_iterator(p.parent_path(), ec))
+      if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+  } else if (fs::is_directory(p, ec)) {
     for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec))
       if (it->is_regular_file()) files.push_back(it->path());
@@ -98,7 +116,7 @@ Hash128 dataset_cache_key(const ResolvedSource& src) {
   Hasher h;
   h.add_u64(kDatasetCacheFormatVersion).add_u64(kLoaderVersion);
   identity(h, src);
-  for (const auto& f : input_files(src.path)) {
+  for (const auto& f : input_files(src)) {
     std::error_code ec;
     const auto size = fs::file_size(f, ec);
     const auto mtime = fs::last_write_time(f, ec).time_since_epoch();

@@ -62,7 +62,8 @@ Dataset load_matrix_market(const fs::path& path, const SourceOptions& opt) {
 
   std::vector<int64_t> r, c;
   std::vector<float> v;
-  const size_t reserve = static_cast<size_t>(mirrored ? 2 * declared : declared);
+  // The size line is not trusted for more than a modest reservation.
+  const size_t reserve = static_cast<size_t>(std::min<int64_t>(mirrored ? 2 * declared : declared, int64_t{1} << 24));
   r.reserve(reserve);
   c.reserve(reserve);
   if (!pattern) v.reserve(reserve);

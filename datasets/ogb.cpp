@@ -70,7 +70,7 @@ NumberTable read_table(const fs::path& path, int64_t expected_rows, const char* 
   LineReader lines(*src);
   std::string_view line;
   std::vector<std::string_view> f;
-  if (expected_rows > 0) t.values.reserve(static_cast<size_t>(expected_rows));
+  if (expected_rows > 0) t.values.reserve(static_cast<size_t>(std::min<int64_t>(expected_rows, int64_t{1} << 24)));
   while (lines.next(line)) {
     if (trim(line).empty()) continue;
     split_fields(line, ',', f);
@@ -131,8 +131,8 @@ Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
 
   // Edges.
   std::vector<int64_t> src, dst;
-  src.reserve(static_cast<size_t>(m_declared));
-  dst.reserve(static_cast<size_t>(m_declared));
+  src.reserve(static_cast<size_t>(std::min<int64_t>(m_declared, int64_t{1} << 24)));
+  dst.reserve(static_cast<size_t>(std::min<int64_t>(m_declared, int64_t{1} << 24)));
   {
     auto in = open_input(edge_path);
     LineReader lines(*in);

@@ -173,6 +173,25 @@ TEST(DatasetCache, ChangedInputsMakeTheEntryStale) {
   EXPECT_EQ(load_capturing(f, log), CacheStatus::Hit);
 }
 
+TEST(DatasetCache, LabelFilesBesideAnRdfGraphFileArePartOfTheKey) {
+  TempDir dir;
+  const fs::path nt = dir.write("r/g.nt", "<a:x> <p:q> <a:y> .\n");
+  dir.write("r/trainingSet.tsv", "person\tid\tlabel_x\na:x\t1.0\tc1\n");
+  LoadOptions opt;
+  opt.cache_dir = dir / "cache";
+  LoadReport r;
+  EXPECT_EQ(load_dataset("rdf:" + nt.string(), opt, &r).class_names, (std::vector<std::string>{"c1"}));
+  EXPECT_EQ(r.cache, CacheStatus::Written);
+  dir.write("r/trainingSet.tsv", "person\tid\tlabel_x\na:x\t1.0\tc2\n");
+  const fs::path tsv = dir / "r/trainingSet.tsv";
+  fs::last_write_time(tsv, fs::last_write_time(tsv) + std::chrono::seconds(5));
+  ::testing::internal::CaptureStderr();
+  const Dataset ds = load_dataset("rdf:" + nt.string(), opt, &r);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.cache, CacheStatus::Rebuilt);
+  EXPECT_EQ(ds.class_names, (std::vector<std::string>{"c2"}));
+}
+
 TEST(DatasetCache, DisabledByOptionOrEnvironmentAndGeneratorsAreNotCached) {
   CachedFixture f;
   LoadReport r;
