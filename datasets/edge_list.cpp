@@ -80,7 +80,8 @@ Dataset load_edge_list(const fs::path& path, EdgeListStyle style, const SourceOp
     hi = std::max({hi, rec.src[k], rec.dst[k]});
   }
   std::vector<int64_t> used;
-  if (lo >= 0 && hi < (int64_t{1} << 28)) {
+  // A presence bitmap when the id range is small next to the edge count, else sort.
+  if (lo >= 0 && hi < std::min<int64_t>(int64_t{1} << 28, 16 * m + 4096)) {
     std::vector<uint8_t> seen(static_cast<size_t>(hi) + 1, 0);
     for (int64_t k = 0; k < m; ++k) seen[rec.src[k]] = seen[rec.dst[k]] = 1;
     for (int64_t i = 0; i <= hi; ++i)

@@ -26,11 +26,29 @@ struct TypeFeatures {
 
 struct Nodes {
   std::string file;
-  std::vector<int32_t> type;  // by global id (-1 = not seen)
-  std::vector<int64_t> line;  // by global id
+  std::vector<int64_t> row_id;    // id of each row, in file order
+  std::vector<int32_t> row_type;  // type of each row
+  std::vector<int64_t> row_line;
+  std::vector<int32_t> type;      // by global id, filled by index_nodes()
   std::map<int32_t, TypeFeatures> features;
-  int64_t count = 0;
 };
+
+// Checks that the ids are exactly 0..N-1 (N = rows) and fills type-by-id. Ids are
+// only used as indices once they are known to lie inside the file's row count.
+void index_nodes(Nodes& nodes) {
+  const int64_t n = static_cast<int64_t>(nodes.row_id.size());
+  nodes.type.assign(static_cast<size_t>(n), -1);
+  std::vector<int64_t> first(static_cast<size_t>(n), 0);
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t id = nodes.row_id[r];
+    STRATA_CHECK(id >= 0 && id < n, "{}:{}: node id {} outside 0..{} (node.dat has {} rows and ids must be 0..N-1)",
+                 nodes.file, nodes.row_line[r], id, n - 1, n);
+    STRATA_CHECK(nodes.type[id] < 0, "{}:{}: node id {} already defined at line {}", nodes.file, nodes.row_line[r], id,
+                 first[id]);
+    nodes.type[id] = nodes.row_type[r];
+    first[id] = nodes.row_line[r];
+  }
+}
 
 struct Links {
   std::string file;
@@ -85,16 +103,10 @@ void parse_nodes(ByteSource& src, Nodes& out) {
                  "{}: expected 'id TAB name TAB type [TAB f1,f2,...]' (3 or 4 fields), found {}", w.str(), f.size());
     const int64_t id = parse_int(f[0], w, "node id");
     const int64_t type = parse_int(f[2], w, "node type");
-    STRATA_CHECK(id >= 0 && id < (int64_t{1} << 31), "{}: node id {} is negative or too large", w.str(), id);
     STRATA_CHECK(type >= 0 && type < 1024, "{}: node type {} outside [0, 1024)", w.str(), type);
-    if (static_cast<size_t>(id) >= out.type.size()) {
-      out.type.resize(static_cast<size_t>(id) + 1, -1);
-      out.line.resize(static_cast<size_t>(id) + 1, 0);
-    }
-    STRATA_CHECK(out.type[id] < 0, "{}: node id {} already defined at line {}", w.str(), id, out.line[id]);
-    out.type[id] = static_cast<int32_t>(type);
-    out.line[id] = w.line;
-    ++out.count;
+    out.row_id.push_back(id);
+    out.row_type.push_back(static_cast<int32_t>(type));
+    out.row_line.push_back(w.line);
     TypeFeatures& tf = out.features[static_cast<int32_t>(type)];
     if (f.size() == 3 || trim(f[3]).empty()) {
       ++tf.plain;
@@ -299,10 +311,8 @@ Dataset load_hgb(const fs::path& path, const SourceOptions& opt) {
                "label.dat.test_full)", path.string());
 
   // Node ids must be exactly 0..N-1.
+  index_nodes(*nodes);
   const int64_t n = static_cast<int64_t>(nodes->type.size());
-  STRATA_CHECK(nodes->count == n, "{}: node ids run to {} but only {} nodes are defined (ids must be 0..N-1; e.g. id {} "
-               "is missing)", nodes->file, n - 1, nodes->count,
-               std::find(nodes->type.begin(), nodes->type.end(), -1) - nodes->type.begin());
   std::set<int32_t> type_ids(nodes->type.begin(), nodes->type.end());
   std::map<int32_t, int> type_slot;  // HGB type id -> HeteroGraph type id
   for (int32_t t : type_ids) type_slot.emplace(t, static_cast<int>(type_slot.size()));

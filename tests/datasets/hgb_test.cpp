@@ -192,7 +192,9 @@ TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
   testing::expect_user_error([&] { load_hgb(dir / "b", {}); }, {"node.dat:3", "3 feature values", "have 2"});
   write_tiny(dir, "c", "0\tann\t0\t2\n", "");
   dir.write("c/node.dat", "0\tann\t0\t1,0\n1\tv\t1\n3\tbob\t0\t1,0\n");
-  testing::expect_user_error([&] { load_hgb(dir / "c", {}); }, {"node.dat", "id 2 is missing"});
+  testing::expect_user_error([&] { load_hgb(dir / "c", {}); }, {"node.dat:3", "node id 3 outside 0..2"});
+  dir.write("c/node.dat", "0\tann\t0\t1,0\n1\tv\t1\n0\tbob\t0\t1,0\n");
+  testing::expect_user_error([&] { load_hgb(dir / "c", {}); }, {"node.dat:3", "node id 0 already defined at line 1"});
   write_tiny(dir, "d", "0\tann\t0\t2\n1\tvenue x\t1\t0\n", "");
   testing::expect_user_error([&] { load_hgb(dir / "d", {}); }, {"label.dat:2", "labels are for type 0"});
   write_tiny(dir, "e", "0\tann\t0\t2\n", "");
