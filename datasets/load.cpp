@@ -98,8 +98,6 @@ Hasher& identity(Hasher& h, const ResolvedSource& src) {
   const fs::path abs = fs::weakly_canonical(fs::absolute(src.path, ec), ec);
   h.add(src.format).add(abs.string()).add(src.options.name);
   h.add_u64(src.options.undirected ? (*src.options.undirected ? 2 : 1) : 0).add_u64(src.options.seed);
-  h.add_u64(src.options.notes.size());
-  for (const auto& n : src.options.notes) h.add(n);
   return h;
 }
 
@@ -116,6 +114,8 @@ Hash128 dataset_cache_key(const ResolvedSource& src) {
   Hasher h;
   h.add_u64(kDatasetCacheFormatVersion).add_u64(kLoaderVersion);
   identity(h, src);
+  h.add_u64(src.options.notes.size());  // registry notes end up in Dataset::notes
+  for (const auto& n : src.options.notes) h.add(n);
   for (const auto& f : input_files(src)) {
     std::error_code ec;
     const auto size = fs::file_size(f, ec);
