@@ -94,6 +94,66 @@ TEST(Ogb, MultiLabelColumnsAndKnownUndirectedNames) {
   EXPECT_EQ(load_ogb(dir / "plain", {}).num_edges(), 1);
 }
 
+// A small heterogeneous dataset in OGB's hetero layout (as ogbn-mag ships).
+void write_hetero_dataset(const TempDir& dir, const std::string& name) {
+  dir.write_gz(name + "/raw/num-node-dict.csv.gz", "author,paper\n3,4\n");
+  dir.write_gz(name + "/raw/triplet-type-list.csv.gz", "author,writes,paper\npaper,cites,paper\n");
+  dir.write_gz(name + "/raw/relations/author___writes___paper/edge.csv.gz", "0,0\n1,0\n2,3\n");
+  dir.write_gz(name + "/raw/relations/author___writes___paper/num-edge-list.csv.gz", "3\n");
+  dir.write_gz(name + "/raw/relations/paper___cites___paper/edge.csv.gz", "0,1\n1,2\n");
+  dir.write_gz(name + "/raw/relations/paper___cites___paper/num-edge-list.csv.gz", "2\n");
+  dir.write_gz(name + "/raw/node-feat/paper/node-feat.csv.gz", "1,0\n0,1\n1,1\n0,0\n");
+  dir.write_gz(name + "/raw/node-label/paper/node-label.csv.gz", "0\n2\n1\n0\n");
+  dir.write_gz(name + "/split/time/paper/train.csv.gz", "0\n1\n");
+  dir.write_gz(name + "/split/time/paper/valid.csv.gz", "2\n");
+  dir.write_gz(name + "/split/time/paper/test.csv.gz", "3\n");
+}
+
+TEST(Ogb, HeterogeneousLayoutBuildsAHeteroGraph) {
+  TempDir dir;
+  write_hetero_dataset(dir, "ogbn-mag");
+  const Dataset ds = load_ogb(dir / "ogbn-mag", {});
+  ASSERT_TRUE(ds.hetero.has_value());
+  EXPECT_FALSE(ds.undirected);
+  EXPECT_EQ(ds.hetero->num_node_types(), 2);
+  EXPECT_EQ(ds.hetero->node_types()[1].name, "paper");
+  EXPECT_EQ(ds.hetero->node_types()[1].count, 4);
+  ASSERT_EQ(ds.hetero->num_relations(), 2);
+  const Relation& writes = ds.hetero->relation(0);
+  EXPECT_EQ(writes.str(), "author-writes->paper");
+  // author 2 writes paper 3: row 3 (paper), column 2 (author).
+  EXPECT_EQ(testing::edge_pairs(writes.adj), (std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {0, 1}, {3, 2}}));
+  EXPECT_EQ(ds.num_nodes(), 7);
+  EXPECT_EQ(ds.num_edges(), 5);
+  EXPECT_EQ(ds.target_node_type, 1);
+  EXPECT_FALSE(ds.type_features[0].defined());
+  EXPECT_EQ(ds.type_features[1].cols(), 2);
+  EXPECT_EQ(ds.num_classes, 3);
+  EXPECT_EQ(ds.labels.numel(), 4);
+  EXPECT_EQ(ds.splits.origin, "split/time/paper");
+  EXPECT_EQ(ds.splits.test.data<int64_t>()[0], 3);
+}
+
+TEST(OgbErrorTest, HeterogeneousLayoutErrors) {
+  TempDir dir;
+  write_hetero_dataset(dir, "a");
+  dir.write_gz("a/raw/triplet-type-list.csv.gz", "author,writes,paper\npaper,cites,venue\n");
+  testing::expect_user_error([&] { load_ogb(dir / "a", {}); },
+                             {"triplet-type-list.csv.gz:2", "node type 'venue' is not in num-node-dict"});
+  write_hetero_dataset(dir, "b");
+  dir.write_gz("b/raw/relations/author___writes___paper/edge.csv.gz", "0,0\n3,0\n2,3\n");
+  testing::expect_user_error([&] { load_ogb(dir / "b", {}); }, {"author___writes___paper/edge.csv.gz:2", "(3, 0)"});
+  write_hetero_dataset(dir, "c");
+  dir.write_gz("c/raw/relations/paper___cites___paper/num-edge-list.csv.gz", "3\n");
+  testing::expect_user_error([&] { load_ogb(dir / "c", {}); }, {"2 edges, but num-edge-list says 3"});
+  write_hetero_dataset(dir, "d");
+  dir.write_gz("d/raw/node-feat/paper/node-feat.csv.gz", "1,0\n0,1\n");
+  testing::expect_user_error([&] { load_ogb(dir / "d", {}); }, {"node-feat.csv.gz", "2 rows, but num-node-dict says 4"});
+  write_hetero_dataset(dir, "e");
+  dir.write_gz("e/raw/num-node-dict.csv.gz", "author,paper\n3\n");
+  testing::expect_user_error([&] { load_ogb(dir / "e", {}); }, {"2 node types on line 1 but 1 counts"});
+}
+
 TEST(OgbErrorTest, CountsThatDisagreeIdsOutOfRangeAndDamagedFiles) {
   TempDir dir;
   write_node_dataset(dir, "a", "0\n0\n0\n0\n");
