@@ -1,0 +1,149 @@
+#include "datasets/text_fields.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace strata::data {
+
+void split_fields(std::string_view line, char sep, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t start = 0;
+  for (;;) {
+    const void* hit = std::memchr(line.data() + start, sep, line.size() - start);
+    if (!hit) {
+      out.push_back(line.substr(start));
+      return;
+    }
+    const size_t pos = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
+    out.push_back(line.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+void split_blanks(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t i = 0, n = line.size();
+  while (i < n) {
+    while (i < n && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == n) break;
+    size_t j = i;
+    while (j < n && line[j] != ' ' && line[j] != '\t') ++j;
+    out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n')) --e;
+  return s.substr(b, e - b);
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+std::optional<int64_t> try_parse_int(std::string_view s) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+template <class T>
+static std::optional<T> parse_floating(std::string_view s) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  T v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> try_parse_double(std::string_view s) { return parse_floating<double>(s); }
+std::optional<float> try_parse_float(std::string_view s) { return parse_floating<float>(s); }
+
+std::string excerpt(std::string_view s, size_t max_chars) {
+  if (s.size() <= max_chars) return std::string(s);
+  return std::string(s.substr(0, max_chars)) + "...";
+}
+
+int64_t parse_int(std::string_view s, const Where& where, std::string_view what) {
+  auto v = try_parse_int(s);
+  if (!v) STRATA_FAIL("{}: {} is '{}', expected an integer", where.str(), what, excerpt(s));
+  return *v;
+}
+
+double parse_double(std::string_view s, const Where& where, std::string_view what) {
+  auto v = try_parse_double(s);
+  if (!v) STRATA_FAIL("{}: {} is '{}', expected a number", where.str(), what, excerpt(s));
+  return *v;
+}
+
+float parse_float(std::string_view s, const Where& where, std::string_view what) {
+  auto v = try_parse_float(s);
+  if (!v) STRATA_FAIL("{}: {} is '{}', expected a number", where.str(), what, excerpt(s));
+  return *v;
+}
+
+int64_t parse_integral(std::string_view s, const Where& where, std::string_view what) {
+  if (auto i = try_parse_int(s)) return *i;
+  auto d = try_parse_double(s);
+  if (!d || !std::isfinite(*d) || std::floor(*d) != *d || std::fabs(*d) > 9.0e15)
+    STRATA_FAIL("{}: {} is '{}', expected an integer id (such as 2 or 2.0)", where.str(), what, excerpt(s));
+  return static_cast<int64_t>(*d);
+}
+
+bool CsvReader::next(std::vector<std::string>& fields) {
+  fields.clear();
+  std::string_view line;
+  if (!lines_.next(line)) return false;
+  record_line_ = lines_.line_number();
+  std::string field;
+  bool in_quotes = false, was_quoted = false;
+  for (;;) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (in_quotes) {
+        if (c == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            ++i;
+          } else {
+            in_quotes = false;
+          }
+        } else {
+          field += c;
+        }
+      } else if (c == sep_) {
+        fields.push_back(std::move(field));
+        field.clear();
+        was_quoted = false;
+      } else if (c == '"' && field.empty() && !was_quoted) {
+        in_quotes = was_quoted = true;
+      } else {
+        if (was_quoted)
+          STRATA_FAIL("{}: field {} has text after its closing quote (RFC 4180 CSV expected)", where().str(),
+                      fields.size() + 1);
+        field += c;
+      }
+    }
+    if (!in_quotes) break;
+    // A quoted field spans the line break: keep reading.
+    if (!lines_.next(line))
+      STRATA_FAIL("{}: quoted field {} is never closed (the file ends inside quotes)", where().str(),
+                  fields.size() + 1);
+    field += '\n';
+  }
+  fields.push_back(std::move(field));
+  return true;
+}
+
+}  // namespace strata::data

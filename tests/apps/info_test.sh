@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# End-to-end checks of `strata info`: the table, --json, the exit code and message
+# for a bad name, and (mode "data") Cora loaded twice, parsed then from the cache.
+# Usage: info_test.sh STRATA_BINARY unit|error|data DATA_ROOT
+set -uo pipefail
+strata="$1"
+mode="$2"
+data_root="${STRATA_DATA_ROOT:-$3}"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+export STRATA_CACHE_DIR="$scratch/cache"
+fails=0
+
+expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
+  if ! grep -Eq -- "$3" <<<"$2"; then
+    echo "FAIL: $1: output lacks /$3/"
+    fails=$((fails + 1))
+  fi
+}
+
+case "$mode" in
+  unit)
+    out="$("$strata" info sbm:nodes=300,classes=3,seed=1)" || { echo "FAIL: exit code $?"; exit 1; }
+    echo "$out"
+    expect table "$out" '^sbm  sbm:nodes=300,classes=3,'
+    expect table "$out" 'cache: not cached \(generator\)'
+    expect table "$out" '^  nodes +300$'
+    expect table "$out" '^  edges +3,000  undirected, both directions stored$'
+    expect table "$out" '^  features +32 dims, dense float32$'
+    expect table "$out" '^  classes +3, 300 of 300 nodes labelled$'
+    expect table "$out" '^  splits +train 180, val 60, test 60'
+    expect table "$out" '^  in +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +10\.00 +0$'
+    expect table "$out" '^  8-15 '
+    json="$("$strata" info sbm:nodes=300,classes=3,seed=1 --json)" || { echo "FAIL: --json exit code"; exit 1; }
+    expect json "$json" '^  "nodes": 300,$'
+    expect json "$json" '^  "edges": 3000,$'
+    expect json "$json" '"cache": "not cached \(generator\)"'
+    expect json "$json" '"histogram": \['
+    ;;
+  error)
+    err="$("$strata" info corra 2>&1 >/dev/null)"
+    rc=$?
+    [ "$rc" -eq 1 ] || { echo "FAIL: exit code $rc, expected 1"; fails=$((fails + 1)); }
+    expect error "$err" "unknown dataset 'corra', did you mean 'cora'\?"
+    expect error "$err" 'known datasets: cora, citeseer'
+    err="$("$strata" info rmat:scale=4,edge_factr=2 2>&1 >/dev/null)"
+    expect error "$err" "rmat: unknown parameter 'edge_factr', did you mean 'edge_factor'\?"
+    ;;
+  data)
+    if [ ! -e "$data_root/citation/cora.tgz" ]; then
+      echo "dataset file not found: $data_root/citation/cora.tgz"
+      exit 77
+    fi
+    first="$("$strata" info cora --data-root "$data_root")" || { echo "FAIL: exit code"; exit 1; }
+    second="$("$strata" info cora --data-root "$data_root")" || { echo "FAIL: exit code"; exit 1; }
+    echo "$second"
+    expect first "$first" 'cache: miss \(parsed, cache written\)'
+    expect second "$second" 'cache: hit, '
+    expect second "$second" '^  nodes +2,708$'
+    expect second "$second" '^  edges +5,429  directed$'
+    expect second "$second" '^  features +1,433 dims, dense float32$'
+    expect second "$second" '^  classes +7, 2,708 of 2,708 nodes labelled$'
+    ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+exit $((fails > 0))
