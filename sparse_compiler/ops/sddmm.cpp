@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/passes/pipeline.h"
 
 namespace strata::sc {
@@ -35,7 +36,7 @@ SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std
   knobs_ = opt_.knobs ? *opt_.knobs : default_knobs();
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, knobs_)}).front());
-  } else {
+  } else if (opt_.backend == Backend::Interpreter) {
     reference_ = lower_to_loops(sddmm_program(spec_));
   }
   bind();
@@ -88,6 +89,11 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
   } else {
     check_tensor(O, "sddmm output O", DType::F32, 2);
     check_shape(O, "sddmm output O", {A_.nnz(), spec_.feat});
+  }
+  if (opt_.backend == Backend::Reference) {
+    if (dot) reference_sddmm_dot(A_, X, Y, O);
+    else reference_sddmm_add(A_, X, Y, O);
+    return;
   }
   KernelArgs a;
   a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());

@@ -3,17 +3,26 @@
 #include <fmt/format.h>
 
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
 
 namespace strata::sc {
 
-const char* backend_name(Backend b) { return b == Backend::Generated ? "generated" : "reference"; }
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::Generated: return "generated";
+    case Backend::Reference: return "reference";
+    case Backend::Interpreter: return "interpreter";
+  }
+  return "?";
+}
 
 Backend parse_backend(const std::string& s, const std::string& what) {
   if (s == "generated") return Backend::Generated;
   if (s == "reference") return Backend::Reference;
-  STRATA_FAIL("{}: unknown backend '{}' (expected generated or reference)", what, s);
+  if (s == "interpreter") return Backend::Interpreter;
+  STRATA_FAIL("{}: unknown backend '{}' (expected generated, reference or interpreter)", what, s);
 }
 
 std::string SpmmPlan::str() const {
@@ -70,7 +79,7 @@ SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::m
   plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
-  } else {
+  } else if (opt_.backend == Backend::Interpreter) {
     reference_ = lower_to_loops(spmm_program(spec_));
   }
   bind();
@@ -152,6 +161,10 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
                                    "were passed");
     check_tensor(values, "spmm edge values", DType::F32, 1);
     check_shape(values, "spmm edge values", {A_.nnz()});
+  }
+  if (opt_.backend == Backend::Reference) {
+    reference_spmm(A_, X, values, row_scale_, col_scale_, false, Y);
+    return;
   }
   KernelArgs a = args(X, Y, values);
   if (compiled_) {

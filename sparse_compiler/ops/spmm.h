@@ -7,8 +7,9 @@
 // lowers and schedules it by the plan, compiles it through the kernel cache (or
 // reuses a kernel compiled in a batch), binds the graph's arrays and runs the
 // kernel's preprocess once. run() validates its arguments and names the offending
-// one. Backend::Reference runs the unscheduled kernel in the interpreter instead:
-// slow, and the ground truth tests compare against.
+// one. Backend::Reference runs plain hand-written loops (ops/reference_kernels.h);
+// Backend::Interpreter runs the unscheduled kernel in the IR interpreter: slow,
+// and the ground truth the compiler's tests compare against.
 #pragma once
 
 #include <optional>
@@ -22,7 +23,7 @@
 namespace strata::sc {
 
 enum class Reduce : uint8_t { Sum, Mean };
-enum class Backend : uint8_t { Generated, Reference };
+enum class Backend : uint8_t { Generated, Reference, Interpreter };
 const char* backend_name(Backend b);
 Backend parse_backend(const std::string& s, const std::string& what);
 

@@ -127,7 +127,7 @@ TEST_P(SpmmDifferential, GeneratedMatchesDenseReferenceOnEveryEdgeCase) {
 
 TEST_P(SpmmDifferential, InterpreterMatchesDenseReference) {
   // The interpreter is the ground truth of the other tests: check it on the
-  // unscheduled kernel (Backend::Reference) and on a scheduled, vectorized one.
+  // unscheduled kernel (Backend::Interpreter) and on a scheduled, vectorized one.
   const bool int64 = GetParam();
   Rng rng(7);
   for (const auto& gc : edge_case_graphs(int64)) {
@@ -136,13 +136,32 @@ TEST_P(SpmmDifferential, InterpreterMatchesDenseReference) {
     for (int64_t F : {1, 17, 33}) {
       for (const auto& v : kSpmmVariants) {
         SpmmOptions o = spmm_options(g, v, F, rng);
-        o.backend = Backend::Reference;
+        o.backend = Backend::Interpreter;
         SpmmKernel ref(g, o);
         Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
         Tensor want = testing::reference_spmm(g, X, v.weighted ? g.values() : Tensor(), o.row_scale, o.col_scale, v.mean);
         expect_close(ref.run(X), want, "interpreter " + gc.name + " " + v.name + " F=" + std::to_string(F));
       }
     }
+  }
+}
+
+TEST_P(SpmmDifferential, ReferenceBackendMatchesDenseReference) {
+  const bool int64 = GetParam();
+  Rng rng(8);
+  for (const auto& gc : edge_case_graphs(int64)) {
+    const Graph g = gc.g.with_values(Tensor::uniform({gc.g.nnz()}, -1, 1, rng));
+    for (const auto& v : kSpmmVariants) {
+      SpmmOptions o = spmm_options(g, v, 33, rng);
+      o.backend = Backend::Reference;
+      SpmmKernel ref(g, o);
+      Tensor X = Tensor::uniform({g.num_cols(), 33}, -1, 1, rng);
+      expect_close(ref.run(X), testing::reference_spmm(g, X, v.weighted ? g.values() : Tensor(), o.row_scale, o.col_scale, v.mean),
+                   "reference backend " + gc.name + " " + v.name);
+    }
+    SddmmKernel dot(gc.g, {SddmmKind::Dot, 9, Backend::Reference, std::nullopt});
+    Tensor X = Tensor::uniform({gc.g.num_rows(), 9}, -1, 1, rng), Y = Tensor::uniform({gc.g.num_cols(), 9}, -1, 1, rng);
+    expect_close(dot.run(X, Y), testing::reference_sddmm_dot(gc.g, X, Y), "reference backend sddmm " + gc.name);
   }
 }
 
@@ -244,7 +263,7 @@ TEST_P(SddmmDifferential, InterpreterMatchesDenseReference) {
   for (const auto& gc : edge_case_graphs(int64)) {
     if (gc.g.num_cols() > 1000) continue;
     for (int64_t F : {1, 17}) {
-      SddmmKernel op(gc.g, {SddmmKind::Dot, F, Backend::Reference, std::nullopt});
+      SddmmKernel op(gc.g, {SddmmKind::Dot, F, Backend::Interpreter, std::nullopt});
       Tensor X = Tensor::uniform({gc.g.num_rows(), F}, -1, 1, rng);
       Tensor Y = Tensor::uniform({gc.g.num_cols(), F}, -1, 1, rng);
       expect_close(op.run(X, Y), testing::reference_sddmm_dot(gc.g, X, Y), "interpreter " + gc.name);
