@@ -50,7 +50,9 @@ int run_compile(const CompileArgs& a) {
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
     program = sddmm_program(spec);
-    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, knobs);
+    KernelPlan plan;
+    plan.knobs = knobs;
+    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, plan);
   } else {
     STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
   }

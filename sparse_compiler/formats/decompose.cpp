@@ -4,9 +4,12 @@
 
 #include <set>
 
+#include "sparse_compiler/ir/equality.h"
+
 #include "sparse_compiler/ir/mutator.h"
 #include "sparse_compiler/ir/visitor.h"
 #include "sparse_compiler/schedule/schedule_error.h"
+#include "sparse_compiler/schedule/sparse_schedule.h"
 
 namespace strata::sc {
 namespace {
@@ -18,6 +21,7 @@ struct PartRule {
   std::vector<Expr> eid_index;          // iterator vars in eid's axis order
   std::map<std::string, Expr> coords;   // old iterator var -> coordinate expression
   Expr predicate;                       // when the mapped coordinates are valid (BSR edges)
+  bool padded = true;                   // slots may be padding (eid < 0)
   std::vector<Axis> axes;
   std::vector<Param> params;
 };
@@ -40,6 +44,7 @@ PartRule ell_like_rule(int k, const Axis& I, const Axis& J, const IterVar& ii, c
               Param::buffer(p + "_cols", idt), Param::buffer(p + "_eid", idt),
               Param::buffer(p + "_tasks", DType::I64), Param::scalar(p + "_n")};
   if (dcsr) r.params.insert(r.params.begin() + 2, Param::buffer(p + "_cptr", DType::I64));
+  r.padded = !dcsr;
   return r;
 }
 
@@ -88,7 +93,21 @@ class PartRewriter : public IRMutator {
     return select(ge(e, make_int(0)), v, make_zero(v.type()));
   }
   Stmt visit(const SparseStoreNode* op, const Stmt& self) override {
-    if (!over_structure(op->buffer, J_)) return IRMutator::visit(op, self);
+    if (!over_structure(op->buffer, J_)) {
+      // A node-indexed accumulation B[..] = B[..] + e: a padding slot adds nothing.
+      // The mask multiplies the contribution (a value, not a branch), so the
+      // update stays vectorizable and the accumulator's location stays unguarded.
+      Stmt s = IRMutator::visit(op, self);
+      const auto* st = s.as<SparseStoreNode>();
+      const auto* sum = st ? st->value.as<AddNode>() : nullptr;
+      const auto* old = sum ? sum->a.as<SparseLoadNode>() : nullptr;
+      if (!rule_.padded || !old || old->buffer != st->buffer) return s;
+      bool same = old->indices.size() == st->indices.size();
+      for (size_t k = 0; same && k < st->indices.size(); ++k) same = structural_equal(old->indices[k], st->indices[k]);
+      if (!same) return s;
+      Expr keep = select(ge(eid(), make_int(0)), make_one(sum->b.type()), make_zero(sum->b.type()));
+      return sparse_store(st->buffer, st->indices, add(sum->a, mul(sum->b, keep)));
+    }
     Expr e = eid();
     return if_then_else(ge(e, make_int(0)),
                         sparse_store(flat(op->buffer), flat_indices(op->buffer, op->indices, e), mutate(op->value)));
@@ -162,7 +181,82 @@ std::set<std::string> referenced_names(const Kernel& k) {
   return names;
 }
 
+bool init_is_edge_indexed(const SparseIterationNode* it, const Axis& J) {
+  if (!it->init.defined()) return false;
+  class StoresTo : public IRVisitor {
+   public:
+    Axis J;
+    bool hit = false;
+
+   protected:
+    void visit(const SparseStoreNode* op) override { hit |= over_structure(op->buffer, J); }
+  } s;
+  s.J = J;
+  s.visit_stmt(it->init);
+  return s.hit;
+}
+
+const Axis* csr_column_axis(const SparseIterationNode* it) {
+  for (size_t t = 0; t + 1 < it->iters.size(); ++t)
+    if (it->iters[t + 1].axis->is_sparse() && it->iters[t + 1].axis->parent == it->iters[t].axis)
+      return &it->iters[t + 1].axis;
+  return nullptr;
+}
+
 }  // namespace
+
+Kernel split_init(const Kernel& program) {
+  program.require_stage(Stage::Coordinate, "split_init");
+  const auto* it = program.body.as<SparseIterationNode>();
+  STRATA_SCHED_CHECK(it, "split_init: kernel {} must consist of one sparse iteration", program.name);
+  const Axis* J = csr_column_axis(it);
+  if (!it->init.defined() || !J || init_is_edge_indexed(it, *J)) return program;
+  std::vector<IterVar> init_iters;
+  for (const auto& v : it->iters)
+    if (!v.reduction) init_iters.push_back(v);
+  Kernel out = program;
+  out.body = seq({sparse_iteration(it->name + "_init", init_iters, Stmt(), it->init),
+                  sparse_iteration(it->name, it->iters, Stmt(), it->body, it->fuse_group)});
+  return out;
+}
+
+Kernel coo_program(const Kernel& program) {
+  const auto* it = program.body.as<SparseIterationNode>();
+  STRATA_SCHED_CHECK(it, "coo: kernel {} must consist of one sparse iteration", program.name);
+  const Axis* J = csr_column_axis(it);
+  STRATA_SCHED_CHECK(J, "coo: sp_iter {} has no row iterator followed by a column iterator", it->name);
+  std::string vi, vj;
+  for (size_t t = 0; t + 1 < it->iters.size(); ++t)
+    if (it->iters[t + 1].axis == *J) {
+      vi = it->iters[t].var;
+      vj = it->iters[t + 1].var;
+    }
+  const std::string name = it->name;
+  Kernel k = split_init(program);
+  // sparse_fuse works on the iteration named `name` (the compute one).
+  class Fuse : public IRMutator {
+   public:
+    Fuse(const Kernel& k, std::string n, std::string a, std::string b) : k_(k), n_(std::move(n)), a_(std::move(a)), b_(std::move(b)) {}
+
+   protected:
+    Stmt visit(const SparseIterationNode* op, const Stmt& self) override {
+      if (op->name != n_) return self;
+      Kernel one = k_;
+      one.body = self;
+      return sparse_fuse(one, n_, {a_, b_}).body;
+    }
+
+   private:
+    const Kernel& k_;
+    std::string n_, a_, b_;
+  } fuse(k, name, vi, vj);
+  k.body = fuse.mutate(k.body);
+  k.name = program.name + "_coo";
+  k.params.push_back(Param::buffer("task_rows", DType::I64));
+  k.params.push_back(Param::buffer("coo_tasks", DType::I64));
+  k.params.push_back(Param::scalar("num_tasks"));
+  return k;
+}
 
 Kernel decompose_format(const Kernel& program, const FormatSpec& spec) {
   program.require_stage(Stage::Coordinate, "decompose_format");
@@ -196,20 +290,7 @@ Kernel decompose_format(const Kernel& program, const FormatSpec& spec) {
   }
 
   // Is the output indexed by edges? Then each part keeps the init.
-  bool edge_output = false;
-  if (it->init.defined()) {
-    class StoresTo : public IRVisitor {
-     public:
-      Axis J;
-      bool hit = false;
-
-     protected:
-      void visit(const SparseStoreNode* op) override { hit |= over_structure(op->buffer, J); }
-    } s;
-    s.J = J;
-    s.visit_stmt(it->init);
-    edge_output = s.hit;
-  }
+  const bool edge_output = init_is_edge_indexed(it, J);
 
   Kernel out = program;
   out.name = program.name + "_" + [&] {

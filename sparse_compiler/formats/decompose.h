@@ -26,4 +26,13 @@ namespace strata::sc {
 
 Kernel decompose_format(const Kernel& program, const FormatSpec& spec);
 
+// Moves the init of a node-indexed output out of the program's sparse iteration
+// into a dense iteration of its own (a no-op when the output is edge-indexed).
+Kernel split_init(const Kernel& program);
+
+// COO: split_init, then rows and columns fused into one loop over non-zeros (the
+// row of each non-zero from a search hoisted to preprocess), plus the task arrays
+// that keep each output row with one thread.
+Kernel coo_program(const Kernel& program);
+
 }  // namespace strata::sc

@@ -83,13 +83,57 @@ Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec
     if (!loops_with_axis_under(s, t, "F").empty()) {
       // Dot: X[row] staged once per row, one vector accumulator per slot.
       s.cache_read("X", row_loop(spec, p));
-      const std::string acc = s.cache_write("O", slot_loop(spec, p));
-      for (const auto& f : loops_with_axis_under(s, slot_loop(spec, p), "F"))
+      // Width-1 parts have no slot loop left: the row is the slot.
+      const std::string slot =
+          find_loop(s.kernel().body, slot_loop(spec, p)) ? slot_loop(spec, p) : row_loop(spec, p);
+      const std::string acc = s.cache_write("O", slot);
+      for (const auto& f : loops_with_axis_under(s, slot, "F"))
         if (find_loop(s.kernel().body, f)->for_kind == ForKind::Serial &&
             find_loop(s.kernel().body, f)->annotations.count("iter") &&
             find_loop(s.kernel().body, f)->annotations.at("iter") == "R")
           vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
     }
+  }
+  for (const auto& axis : {"F", "H"})
+    for (const auto& l : all_loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
+  return s.kernel();
+}
+
+namespace {
+// Top-level loops of a COO kernel and their task ranges.
+void coo_top_level(const Kernel& k, std::vector<std::string>& loops, std::vector<std::string>& ranges) {
+  std::vector<Stmt> top;
+  if (const auto* sq = k.body.as<SeqNode>()) top = sq->stmts;
+  else top = {k.body};
+  for (const auto& s : top) {
+    const auto* f = s.as<ForNode>();
+    STRATA_ASSERT(f, "coo kernel {}: a top-level statement is not a loop", k.name);
+    loops.push_back(f->var);
+    const bool fused = f->annotations.count("axis") && f->annotations.at("axis").find('*') != std::string::npos;
+    ranges.push_back(fused ? "coo_tasks" : "task_rows");
+  }
+}
+}  // namespace
+
+Kernel schedule_coo_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  std::vector<std::string> tops, ranges;
+  coo_top_level(loops, tops, ranges);
+  s.partition_tasks(tops, ranges, "num_tasks");
+  for (const auto& l : all_loops_with_axis(s, "F")) vectorize_feature_loop(s, l, knobs.vector_lanes);
+  return s.kernel();
+}
+
+Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  std::vector<std::string> tops, ranges;
+  coo_top_level(loops, tops, ranges);
+  s.partition_tasks(tops, ranges, "num_tasks");
+  for (size_t k = 0; k < tops.size(); ++k) {
+    if (ranges[k] != "coo_tasks" || loops_with_axis_under(s, tops[k], "F").empty()) continue;
+    const std::string acc = s.cache_write("O", tops[k]);
+    for (const auto& f : loops_with_axis_under(s, tops[k], "F"))
+      if (find_loop(s.kernel().body, f)->for_kind == ForKind::Serial) vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
   }
   for (const auto& axis : {"F", "H"})
     for (const auto& l : all_loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);

@@ -46,6 +46,7 @@ struct InspectedFormat {
   std::vector<FormatPart> parts;
   int64_t num_tasks = 0;
   Tensor task_rows;  // int64 [num_tasks + 1]
+  std::map<std::string, Tensor> arrays;  // format-level arrays bound by name ("coo_tasks")
   double inspect_ms = 0;
 
   int64_t slots() const;
@@ -55,6 +56,8 @@ struct InspectedFormat {
   void bind(KernelArgs& args) const;
 };
 
+// True when kernels in this format need inspected arrays at bind time.
+bool needs_inspection(const FormatSpec& spec);
 // Builds the format's arrays from A (int32 or int64 indices, sorted columns).
 // `grain` is the number of slots a task aims at (the parallel granularity).
 InspectedFormat inspect_format(const Graph& A, const FormatSpec& spec, int64_t grain);

@@ -296,6 +296,7 @@ std::string FormatPart::describe() const {
 }
 
 int64_t InspectedFormat::slots() const {
+  if (parts.empty()) return nnz;
   int64_t s = 0;
   for (const auto& p : parts) s += p.slots;
   return s;
@@ -313,7 +314,10 @@ int64_t InspectedFormat::memory_bytes() const {
   return b;
 }
 
+bool needs_inspection(const FormatSpec& spec) { return spec.kind != FormatKind::Csr; }
+
 void InspectedFormat::bind(KernelArgs& args) const {
+  for (const auto& [k, t] : arrays) args.buffer(k, t);
   for (const auto& p : parts) {
     for (const auto& [k, t] : p.arrays) args.buffer(p.name + "_" + k, t);
     for (const auto& [k, v] : p.scalars) args.scalar(p.name + "_" + k, v);
@@ -322,14 +326,29 @@ void InspectedFormat::bind(KernelArgs& args) const {
   args.scalar("num_tasks", num_tasks);
 }
 
+namespace {
+// COO: row-aligned ranges of non-zeros, balanced by non-zeros.
+InspectedFormat inspect_coo(const Graph& A, int64_t grain) {
+  InspectedFormat F;
+  const int64_t m = A.num_rows();
+  std::vector<int64_t> before(A.indptr_data(), A.indptr_data() + m + 1);
+  F.task_rows = balance_rows(before, m, grain, F.num_tasks);
+  Tensor nz = Tensor::empty({F.num_tasks + 1}, DType::I64);
+  for (int64_t t = 0; t <= F.num_tasks; ++t) nz.data<int64_t>()[t] = A.indptr_data()[F.task_rows.data<int64_t>()[t]];
+  F.arrays["coo_tasks"] = nz;
+  return F;
+}
+}  // namespace
+
 InspectedFormat inspect_format(const Graph& A, const FormatSpec& spec, int64_t grain) {
-  STRATA_CHECK(spec.decomposed(), "inspect_format: {} is not a decomposed format", spec.str());
+  STRATA_CHECK(needs_inspection(spec), "inspect_format: {} needs no inspection", spec.str());
   STRATA_CHECK(A.columns_sorted(), "inspect_format: the graph's columns must be sorted within rows");
   STRATA_CHECK(grain >= 1, "inspect_format: grain must be positive, got {}", grain);
   Timer timer;
   InspectedFormat F = dispatch_index(A.index_dtype(), [&](auto zero) {
     using I = decltype(zero);
     switch (spec.kind) {
+      case FormatKind::Coo: return inspect_coo(A, grain);
       case FormatKind::Dcsr: return inspect_dcsr<I>(A, grain);
       case FormatKind::Bsr: return inspect_bsr<I>(A, spec.block, grain);
       default: return inspect_ell_parts<I>(A, spec, grain);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/decompose.h"
+#include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/passes/pipeline.h"
 
@@ -19,23 +21,36 @@ SddmmSpec SddmmKernel::spec(const Graph& A, const SddmmOptions& o) {
   return s;
 }
 
-CpuKnobs SddmmKernel::default_knobs() {
-  CpuKnobs k;
-  k.vector_lanes = host_vector_lanes();
-  return k;
+KernelPlan SddmmKernel::default_plan() {
+  KernelPlan p;
+  p.knobs.vector_lanes = host_vector_lanes();
+  return p;
 }
 
-Kernel SddmmKernel::lower(const SddmmSpec& spec, const CpuKnobs& knobs) {
+Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
+  STRATA_CHECK(plan.feature_tile == 0, "sddmm plan: feature tiles are not supported");
+  const std::string suffix =
+      fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
+  if (plan.format.kind == FormatKind::Coo) {
+    Kernel k = coo_program(sddmm_program(spec));
+    k.name += suffix;
+    return lower_schedule(schedule_coo_sddmm_cpu(lower_to_loops(k), plan.knobs));
+  }
+  if (plan.format.decomposed()) {
+    Kernel k = decompose_format(sddmm_program(spec), plan.format);
+    k.name += suffix;
+    return lower_schedule(schedule_decomposed_sddmm_cpu(lower_to_loops(k), plan.format, plan.knobs));
+  }
   Kernel k = sddmm_program(spec);
-  k.name += fmt::format("_l{}_g{}_p{}", knobs.vector_lanes, knobs.grain, knobs.prefetch);
-  return lower_schedule(schedule_sddmm_cpu(lower_to_loops(k), knobs));
+  k.name += suffix;
+  return lower_schedule(schedule_sddmm_cpu(lower_to_loops(k), plan.knobs));
 }
 
 SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
-  knobs_ = opt_.knobs ? *opt_.knobs : default_knobs();
+  plan_ = opt_.plan ? *opt_.plan : default_plan();
   if (opt_.backend == Backend::Generated) {
-    compiled_ = std::move(compile_cpu({lower(spec_, knobs_)}).front());
+    compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
   } else if (opt_.backend == Backend::Interpreter) {
     reference_ = lower_to_loops(sddmm_program(spec_));
   }
@@ -45,15 +60,17 @@ SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std
 SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel compiled)
     : A_(A), opt_(std::move(options)), compiled_(std::move(compiled)) {
   spec_ = spec(A_, opt_);
-  knobs_ = opt_.knobs ? *opt_.knobs : default_knobs();
+  plan_ = opt_.plan ? *opt_.plan : default_plan();
   bind();
 }
 
 void SddmmKernel::bind() {
   if (!compiled_) return;
+  if (needs_inspection(plan_.format)) format_ = inspect_format(A_, plan_.format, plan_.knobs.grain);
   KernelArgs a;
   a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());
   a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
+  if (format_) format_->bind(a);
   for (const auto& [p, size] : compiled_->workspaces(a)) {
     workspaces_.emplace_back(p.name, Tensor::zeros({std::max<int64_t>(size, 1)}, p.dtype));
     a.buffer(p.name, workspaces_.back().second);
@@ -100,6 +117,7 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
   a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
   a.buffer(dot ? "X" : "XL", X).buffer(dot ? "Y" : "XR", Y).buffer("O", O);
   for (const auto& [n, t] : workspaces_) a.buffer(n, t);
+  if (format_) format_->bind(a);
   if (compiled_) {
     compiled_->run(a);
     return;
@@ -110,7 +128,7 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
 }
 
 std::string SddmmKernel::describe() const {
-  return fmt::format("{} csr {} ({})", spec_.name(), knobs_.str(), backend_name(opt_.backend));
+  return fmt::format("{} {} ({})", spec_.name(), plan_.str(), backend_name(opt_.backend));
 }
 
 }  // namespace strata::sc

@@ -10,6 +10,8 @@
 
 #include "core/graph.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/formats/inspected_format.h"
+#include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/spmm.h"
 
 namespace strata::sc {
@@ -18,7 +20,7 @@ struct SddmmOptions {
   SddmmKind kind = SddmmKind::Dot;
   int64_t feat = 0;  // Dot: feature length; Add: heads
   Backend backend = Backend::Generated;
-  std::optional<CpuKnobs> knobs;
+  std::optional<KernelPlan> plan;  // default: csr with the host's knobs
 };
 
 class SddmmKernel {
@@ -27,14 +29,15 @@ class SddmmKernel {
   SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel compiled);
 
   static SddmmSpec spec(const Graph& A, const SddmmOptions& options);
-  static Kernel lower(const SddmmSpec& spec, const CpuKnobs& knobs);
-  static CpuKnobs default_knobs();
+  static Kernel lower(const SddmmSpec& spec, const KernelPlan& plan);
+  static KernelPlan default_plan();
 
   Tensor run(const Tensor& X, const Tensor& Y) const;
   void run_into(const Tensor& X, const Tensor& Y, Tensor& O) const;
 
   const SddmmSpec& program_spec() const { return spec_; }
-  const CpuKnobs& knobs() const { return knobs_; }
+  const KernelPlan& plan() const { return plan_; }
+  const InspectedFormat* format() const { return format_ ? &*format_ : nullptr; }
   const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
   std::string describe() const;
 
@@ -44,8 +47,9 @@ class SddmmKernel {
   Graph A_;
   SddmmOptions opt_;
   SddmmSpec spec_;
-  CpuKnobs knobs_;
+  KernelPlan plan_;
   std::optional<CompiledKernel> compiled_;
+  std::optional<InspectedFormat> format_;
   Kernel reference_;
   std::vector<std::pair<std::string, Tensor>> workspaces_;
 };

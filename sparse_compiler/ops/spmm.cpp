@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/decompose.h"
+#include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
@@ -23,12 +25,6 @@ Backend parse_backend(const std::string& s, const std::string& what) {
   if (s == "reference") return Backend::Reference;
   if (s == "interpreter") return Backend::Interpreter;
   STRATA_FAIL("{}: unknown backend '{}' (expected generated, reference or interpreter)", what, s);
-}
-
-std::string SpmmPlan::str() const {
-  std::string s = format + " " + knobs.str();
-  if (feature_tile > 0) s += fmt::format(",tile={}", feature_tile);
-  return s;
 }
 
 SpmmSpec SpmmKernel::spec(const Graph& A, const SpmmOptions& o) {
@@ -61,7 +57,19 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
 }
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
-  STRATA_CHECK(plan.format == "csr", "spmm plan: format '{}' is not available for this kernel", plan.format);
+  const std::string suffix =
+      fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
+  if (plan.format.kind != FormatKind::Csr) {
+    STRATA_CHECK(plan.feature_tile == 0, "spmm plan: feature tiles apply to csr only, not {}", plan.format.str());
+    if (plan.format.kind == FormatKind::Coo) {
+      Kernel k = coo_program(spmm_program(spec));
+      k.name += suffix;
+      return lower_schedule(schedule_coo_spmm_cpu(lower_to_loops(k), plan.knobs));
+    }
+    Kernel k = decompose_format(spmm_program(spec), plan.format);
+    k.name += suffix;
+    return lower_schedule(schedule_decomposed_spmm_cpu(lower_to_loops(k), plan.format, plan.knobs));
+  }
   Kernel k = spmm_program(spec);
   if (plan.feature_tile > 0 && plan.feature_tile < spec.feat) {
     STRATA_CHECK(spec.feat % plan.feature_tile == 0, "spmm plan: feature tile {} does not divide the feature size {}",
@@ -70,7 +78,7 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
     k = sparse_reorder(k, "spmm", {"f_o", "i", "j", "f_i"});
     k.name += fmt::format("_t{}", plan.feature_tile);
   }
-  k.name += fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
+  k.name += suffix;
   return lower_schedule(schedule_spmm_cpu(lower_to_loops(k), plan.knobs));
 }
 
@@ -108,6 +116,7 @@ void SpmmKernel::bind() {
     row_scale_ = opt_.row_scale;
   }
   col_scale_ = opt_.col_scale;
+  if (compiled_ && needs_inspection(plan_.format)) format_ = inspect_format(A_, plan_.format, plan_.knobs.grain);
   if (compiled_) {
     KernelArgs a = args(Tensor(), Tensor(), Tensor());
     for (const auto& [p, size] : compiled_->workspaces(a)) {
@@ -133,6 +142,7 @@ KernelArgs SpmmKernel::args(const Tensor& X, const Tensor& Y, const Tensor& edge
   if (spec_.col_scale) a.buffer("col_scale", col_scale_);
   if (X.defined()) a.buffer("X", X);
   if (Y.defined()) a.buffer("Y", Y);
+  if (format_) format_->bind(a);
   for (size_t k = 0; compiled_ && k < workspaces_.size(); ++k) {
     size_t w = 0;
     for (const auto& p : compiled_->kernel.params)

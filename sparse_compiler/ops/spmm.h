@@ -17,6 +17,8 @@
 
 #include "core/graph.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/formats/inspected_format.h"
+#include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
 #include "sparse_compiler/ops/programs.h"
 
@@ -26,14 +28,6 @@ enum class Reduce : uint8_t { Sum, Mean };
 enum class Backend : uint8_t { Generated, Reference, Interpreter };
 const char* backend_name(Backend b);
 Backend parse_backend(const std::string& s, const std::string& what);
-
-// How a kernel is built: the sparse format and the CPU schedule knobs.
-struct SpmmPlan {
-  std::string format = "csr";
-  CpuKnobs knobs;
-  int64_t feature_tile = 0;  // split the features into tiles of this width (0: none)
-  std::string str() const;
-};
 
 struct SpmmOptions {
   int64_t feat = 0;
@@ -62,6 +56,8 @@ class SpmmKernel {
 
   const SpmmSpec& program_spec() const { return spec_; }
   const SpmmPlan& plan() const { return plan_; }
+  // The inspected format (null for CSR and the non-generated backends).
+  const InspectedFormat* format() const { return format_ ? &*format_ : nullptr; }
   const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
   const Graph& graph() const { return A_; }
   std::string describe() const;  // "spmm_f64_i32 csr lanes=16,grain=4096,prefetch=0 (generated)"
@@ -76,7 +72,8 @@ class SpmmKernel {
   SpmmPlan plan_;
   Tensor row_scale_, col_scale_;
   std::optional<CompiledKernel> compiled_;
-  Kernel reference_;  // Backend::Reference: the unscheduled stage-III kernel
+  std::optional<InspectedFormat> format_;
+  Kernel reference_;  // Backend::Interpreter: the unscheduled stage-III kernel
   std::vector<Tensor> workspaces_;
 };
 

@@ -1,6 +1,7 @@
 #include "sparse_compiler/passes/hoist_invariant_ifs.h"
 
 #include "sparse_compiler/ir/mutator.h"
+#include "sparse_compiler/passes/simplify.h"
 #include "sparse_compiler/schedule/loop_tree.h"
 
 namespace strata::sc {
@@ -34,8 +35,10 @@ Kernel hoist_invariant_ifs(const Kernel& k) {
   k.require_stage(Stage::Loops, "hoist_invariant_ifs");
   Unswitch u;
   Kernel out = k;
-  out.body = u.mutate(k.body);
-  out.preprocess = u.mutate(k.preprocess);
+  // Simplify afterwards: a hoisted guard makes the selects it duplicated inside
+  // (padding reads as 0) redundant.
+  out.body = simplify(u.mutate(k.body));
+  out.preprocess = simplify(u.mutate(k.preprocess));
   return out;
 }
 

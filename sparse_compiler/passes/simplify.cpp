@@ -104,6 +104,8 @@ class Simplifier : public IRMutator {
     const auto* n = e.as<SelectNode>();
     if (!n) return e;
     if (const int64_t* c = const_bool(n->condition)) return *c ? n->true_value : n->false_value;
+    for (const auto& f : facts_)
+      if (structural_equal(f, n->condition)) return n->true_value;
     if (structural_equal(n->true_value, n->false_value)) return n->true_value;
     return e;
   }
@@ -123,7 +125,11 @@ class Simplifier : public IRMutator {
   Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
     Expr c = mutate(op->condition);
     if (const int64_t* b = const_bool(c)) return mutate(*b ? op->then_case : op->else_case);
-    Stmt t = mutate(op->then_case), e = mutate(op->else_case);
+    // Inside the then branch the condition is known to hold.
+    facts_.push_back(c);
+    Stmt t = mutate(op->then_case);
+    facts_.pop_back();
+    Stmt e = mutate(op->else_case);
     if (!t.defined() && !e.defined()) return Stmt();
     if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case)) return self;
     if (!t.defined()) return if_then_else(logical_not(c), e);
@@ -146,6 +152,9 @@ class Simplifier : public IRMutator {
     // Every expression node is pure; evaluating one for nothing is dead code.
     return Stmt();
   }
+
+ private:
+  std::vector<Expr> facts_;  // conditions of the enclosing then-branches
 };
 
 }  // namespace

@@ -160,16 +160,38 @@ class Redirect : public IRMutator {
 };
 
 // The write-back and load-in of a staged region run under the accesses' common
-// guard, which must not depend on loops inside the cached loop.
+// guard. A condition that varies inside the cached loop guards which values are
+// added, not where they go, provided it shares no variable with the region's base
+// (BSR's column-in-range test inside a row's accumulation); it is left out. Any
+// other condition that varies inside the loop is refused.
+//
+// cache_read (reads_only) leaves out every condition that varies inside the loop:
+// the load-in reads the region the guarded accesses would read. That is safe for
+// the regions schedules stage (node rows addressed by a coordinate, which sparse
+// axes keep in range), and it is what lets a row of X be staged once for all of
+// the row's slots, padding included.
 Stmt guarded(const char* prim, const std::string& buffer, const std::string& loop, const Redirect& r,
-             const Bindings& inner, Stmt s) {
+             const Bindings& inner, const Expr& base, Stmt s, bool reads_only = false) {
   if (!s.defined() || r.guard.empty()) return s;
-  STRATA_SCHED_CHECK(r.guards_agree, "{}({}, {}): accesses to {} sit under different conditions", prim, buffer, loop,
-                     buffer);
+  STRATA_SCHED_CHECK(r.guards_agree || reads_only, "{}({}, {}): accesses to {} sit under different conditions", prim,
+                     buffer, loop, buffer);
+  std::set<std::string> base_vars;
+  for_each_expr(base, [&](const Expr& e) {
+    if (const auto* v = e.as<VarNode>()) base_vars.insert(v->name);
+  });
   for (auto it = r.guard.rbegin(); it != r.guard.rend(); ++it) {
+    std::string varying;
     for (const auto& [v, L] : inner.loops)
-      STRATA_SCHED_CHECK(!uses_var(*it, v), "{}({}, {}): the condition {} guarding {} depends on inner loop {}", prim,
-                         buffer, loop, to_string(*it), buffer, v);
+      if (uses_var(*it, v)) varying = v;
+    if (!varying.empty() && reads_only) continue;
+    if (!varying.empty()) {
+      bool touches_base = false;
+      for (const auto& b : base_vars) touches_base |= uses_var(*it, b);
+      STRATA_SCHED_CHECK(!touches_base,
+                         "{}({}, {}): the condition {} guarding {} depends on inner loop {} and on the region's base",
+                         prim, buffer, loop, to_string(*it), buffer, varying);
+      continue;
+    }
     s = if_then_else(*it, s);
   }
   return s;
@@ -253,8 +275,8 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
     load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                        store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
   }
-  writeback = guarded("cache_write", buffer, loop, r, inner, writeback);
-  load_in = guarded("cache_write", buffer, loop, r, inner, load_in);
+  writeback = guarded("cache_write", buffer, loop, r, inner, base, writeback);
+  load_in = guarded("cache_write", buffer, loop, r, inner, base, load_in);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body, writeback}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
@@ -284,7 +306,7 @@ std::string Schedule::cache_read(const std::string& buffer, const std::string& l
   if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
   Stmt load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                           store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
-  load_in = guarded("cache_read", buffer, loop, r, inner, load_in);
+  load_in = guarded("cache_read", buffer, loop, r, inner, base, load_in, true);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),

@@ -83,8 +83,11 @@ Kernel sparse_fuse(const Kernel& k, const std::string& iteration, const std::vec
                        outer->name, axis_kind_name(outer->kind));
     STRATA_SCHED_CHECK(inner->parent == outer, "sparse_fuse({}): axis {} of {} is not a child of axis {} of {}", iteration,
                        inner->name, vars[1], outer->name, vars[0]);
-    STRATA_SCHED_CHECK(op->iters[a].reduction == op->iters[b].reduction,
-                       "sparse_fuse({}): {} and {} must both be spatial or both reductions", iteration, vars[0], vars[1]);
+    // A spatial iterator fused with a reduction one makes a reduction group; the
+    // init would then run per non-zero, so it must have been split out first.
+    STRATA_SCHED_CHECK(op->iters[a].reduction == op->iters[b].reduction || !op->init.defined(),
+                       "sparse_fuse({}): {} is spatial and {} a reduction; split the init out first (split_init)",
+                       iteration, op->iters[a].reduction ? vars[1] : vars[0], op->iters[a].reduction ? vars[0] : vars[1]);
     std::vector<int> groups = op->fuse_group;
     groups[b] = groups[a];
     return sparse_iteration(op->name, op->iters, op->init, op->body, groups);

@@ -228,10 +228,10 @@ TEST_P(SddmmDifferential, GeneratedMatchesDenseReferenceOnEveryEdgeCase) {
   const bool int64 = GetParam();
   const DType idt = int64 ? DType::I64 : DType::I32;
   std::vector<Kernel> lowered;
-  const CpuKnobs knobs = [] {
-    CpuKnobs k = SddmmKernel::default_knobs();
-    k.grain = 64;
-    k.prefetch = 4;
+  const KernelPlan knobs = [] {
+    KernelPlan k = SddmmKernel::default_plan();
+    k.knobs.grain = 64;
+    k.knobs.prefetch = 4;
     return k;
   }();
   for (int64_t F : kFeatures) lowered.push_back(SddmmKernel::lower({SddmmKind::Dot, F, idt}, knobs));

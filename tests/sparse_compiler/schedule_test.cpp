@@ -185,7 +185,7 @@ TEST(ScheduleErrorTest, StageIPrimitivesRefuseIllegalOrders) {
   expect_schedule_error([&] { sparse_reorder(k, "nope", {"i", "j", "f"}); }, {"no sparse iteration named nope"});
   expect_schedule_error([&] { sparse_fuse(k, "spmm", {"i", "f"}); }, {"sparse_fuse(spmm)", "not consecutive"});
   expect_schedule_error([&] { sparse_fuse(k, "spmm", {"j", "f"}); }, {"must iterate a dense-fixed root axis"});
-  expect_schedule_error([&] { sparse_fuse(k, "spmm", {"i", "j"}); }, {"both be spatial or both reductions"});
+  expect_schedule_error([&] { sparse_fuse(k, "spmm", {"i", "j"}); }, {"i is spatial and j a reduction", "split the init out first"});
   expect_schedule_error([&] { sparse_split(k, "spmm", "f", 3); }, {"sparse_split(spmm, f, 3)", "must divide the length 8"});
   expect_schedule_error([&] { sparse_split(k, "spmm", "j", 2); }, {"axis J must be dense-fixed"});
 }

@@ -1,0 +1,60 @@
+#include "sparse_compiler/ops/plan.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace strata::sc {
+
+std::string KernelPlan::str() const {
+  std::string s = format.str() + " " + knobs.str();
+  if (feature_tile > 0) s += fmt::format(",tile={}", feature_tile);
+  return s;
+}
+
+std::string KernelPlan::to_json() const {
+  nlohmann::ordered_json j;
+  j["format"] = format.str();
+  j["lanes"] = knobs.vector_lanes;
+  j["grain"] = knobs.grain;
+  j["prefetch"] = knobs.prefetch;
+  j["tile"] = feature_tile;
+  return j.dump();
+}
+
+KernelPlan KernelPlan::from_json(const std::string& text, const std::string& what) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
+  }
+  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile", what);
+  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile"};
+  for (const auto& [k, v] : j.items()) {
+    bool known = false;
+    for (const char* x : kKeys) known |= k == x;
+    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile)", what, k);
+  }
+  KernelPlan p;
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t fallback) {
+    if (!j.contains(key)) return fallback;
+    STRATA_CHECK(j[key].is_number_integer(), "{}: '{}' must be an integer", what, key);
+    const int64_t v = j[key].get<int64_t>();
+    STRATA_CHECK(v >= lo && v <= hi, "{}: '{}' must be in [{}, {}], got {}", what, key, lo, hi, v);
+    return v;
+  };
+  STRATA_CHECK(j.contains("format") && j["format"].is_string(), "{}: 'format' must be a string such as \"csr\"", what);
+  p.format = FormatSpec::parse(j["format"].get<std::string>(), what + ".format");
+  p.knobs.vector_lanes = static_cast<int>(integer("lanes", 1, 64, p.knobs.vector_lanes));
+  STRATA_CHECK((p.knobs.vector_lanes & (p.knobs.vector_lanes - 1)) == 0, "{}: 'lanes' must be a power of two, got {}",
+               what, p.knobs.vector_lanes);
+  p.knobs.grain = integer("grain", 1, int64_t{1} << 40, p.knobs.grain);
+  p.knobs.prefetch = integer("prefetch", 0, int64_t{1} << 20, 0);
+  p.feature_tile = integer("tile", 0, int64_t{1} << 20, 0);
+  return p;
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,34 @@
+// A kernel plan: everything that decides which code a kernel gets for a graph
+// and a feature size besides the op itself — the sparse format (format_spec.h)
+// and the schedule knobs. Plans are what the tuner chooses and records, what runs
+// print in their headers, and what `strata compile --plan plan.json` replays: the
+// same plan always produces the same code.
+#pragma once
+
+#include <string>
+
+#include "sparse_compiler/formats/format_spec.h"
+#include "sparse_compiler/ops/cpu_schedules.h"
+
+namespace strata::sc {
+
+struct KernelPlan {
+  FormatSpec format;
+  CpuKnobs knobs;
+  int64_t feature_tile = 0;  // SpMM on CSR: split the features into tiles of this width (0: none)
+
+  // "csr lanes=16,grain=4096,prefetch=32,tile=64"
+  std::string str() const;
+  // {"format": "hyb:c=2,B=5", "lanes": 16, "grain": 4096, "prefetch": 0, "tile": 0}
+  std::string to_json() const;
+  // Parses to_json()'s output; throws UserError naming `what` and the bad key.
+  static KernelPlan from_json(const std::string& text, const std::string& what = "plan");
+  bool operator==(const KernelPlan& o) const {
+    return format == o.format && knobs.vector_lanes == o.knobs.vector_lanes && knobs.grain == o.knobs.grain &&
+           knobs.prefetch == o.knobs.prefetch && feature_tile == o.feature_tile;
+  }
+};
+
+using SpmmPlan = KernelPlan;
+
+}  // namespace strata::sc
