@@ -1,9 +1,14 @@
-// strata compile <op> --feat F [--format csr] --emit stage1|stage2|stage3|scheduled|lowered|source
-// Prints an op's program at one stage of the compiler, or the generated C++.
+// strata compile <op> --feat F [--format csr|coo|dcsr|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
+//                --emit stage1|stage2|stage3|scheduled|lowered|source
+// Prints an op's program at one stage of the compiler (after format decomposition
+// for decomposed formats), or the generated C++. A plan file replays a tuned plan
+// exactly: the same plan always prints the same code.
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "core/file_util.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -23,17 +28,26 @@ struct CompileArgs {
   bool weighted = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
+  std::string plan_file;
 };
 
 int run_compile(const CompileArgs& a) {
   using namespace sc;
   const DType idt = parse_dtype(a.index, "--index");
   STRATA_CHECK(idt == DType::I32 || idt == DType::I64, "--index: expected int32 or int64, got '{}'", a.index);
-  STRATA_CHECK(a.format == "csr", "--format: '{}' is not available (known formats: csr)", a.format);
-  CpuKnobs knobs;
-  knobs.vector_lanes = a.lanes > 0 ? a.lanes : host_vector_lanes();
-  knobs.grain = a.grain;
-  knobs.prefetch = a.prefetch;
+  // The plan: from --plan (a JSON file, e.g. written by `strata tune`), else from
+  // the individual options.
+  KernelPlan plan;
+  if (!a.plan_file.empty()) {
+    plan = KernelPlan::from_json(read_file(a.plan_file), a.plan_file);
+  } else {
+    plan.format = FormatSpec::parse(a.format, "--format");
+    plan.knobs.vector_lanes = a.lanes > 0 ? a.lanes : host_vector_lanes();
+    plan.knobs.grain = a.grain;
+    plan.knobs.prefetch = a.prefetch;
+    plan.feature_tile = a.tile;
+  }
+  const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
   Kernel program, lowered;
   if (a.op == "spmm") {
     SpmmSpec spec;
@@ -42,17 +56,16 @@ int run_compile(const CompileArgs& a) {
     spec.weighted = a.weighted;
     STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: expected sum or mean, got '{}'", a.reduce);
     spec.row_scale = a.reduce == "mean";
-    SpmmPlan plan;
-    plan.knobs = knobs;
-    plan.feature_tile = a.tile;
     program = spmm_program(spec);
-    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SpmmKernel::lower(spec, plan);
+    if (plan.format.decomposed()) program = decompose_format(program, plan.format);
+    else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
+    if (scheduled) lowered = SpmmKernel::lower(spec, plan);
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
     program = sddmm_program(spec);
-    KernelPlan plan;
-    plan.knobs = knobs;
-    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, plan);
+    if (plan.format.decomposed()) program = decompose_format(program, plan.format);
+    else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
+    if (scheduled) lowered = SddmmKernel::lower(spec, plan);
   } else {
     STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
   }
@@ -83,6 +96,7 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--prefetch", a->prefetch, "prefetch distance in non-zeros (0: none)")
                            ->capture_default_str();
                        app.add_option("--tile", a->tile, "spmm feature tile (0: none)")->capture_default_str();
+                       app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
                        return [a] { return run_compile(*a); };
                      }});
 

@@ -44,7 +44,7 @@ PartRule ell_like_rule(int k, const Axis& I, const Axis& J, const IterVar& ii, c
               Param::buffer(p + "_cols", idt), Param::buffer(p + "_eid", idt),
               Param::buffer(p + "_tasks", DType::I64), Param::scalar(p + "_n")};
   if (dcsr) r.params.insert(r.params.begin() + 2, Param::buffer(p + "_cptr", DType::I64));
-  r.padded = !dcsr;
+  r.padded = !dcsr && width > 1;  // a width-1 slot always holds a real entry
   return r;
 }
 

@@ -1,0 +1,215 @@
+// strata bench spmm|sddmm --graph <dataset>[,<dataset>...] --feat 32,64,128,256
+//              --backend generated,reference,eigen [--format csr|hyb:..|auto] [--threads N] [--json]
+//
+// For every (graph, F), every backend's output is first checked against the
+// reference path; a mismatch is reported and not timed. Then each backend is timed
+// (warm-up, then the median of repeats) and reported with GFLOP/s, effective GB/s
+// (the minimum bytes an SpMM must move over its time) and the share of the memory
+// bandwidth floor, using a STREAM-like triad measured in the same run on the same
+// threads. Ratios between rows of one run are what to compare; absolute times only
+// mean something beside the machine.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "apps/bench_graph.h"
+#include "apps/commands.h"
+#include "benchmarks/baselines/baselines.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/sddmm.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/tune/tuner.h"
+
+namespace strata::apps {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct BenchArgs {
+  std::string op;
+  std::vector<std::string> graphs;
+  std::string feats = "32,64,128,256";
+  std::string backends = "generated,reference,eigen";
+  std::string format = "csr";
+  std::optional<std::string> data_root;
+  int threads = 0;
+  int repeats = 20;
+  bool as_stored = false;
+  bool json_out = false;
+};
+
+struct Row {
+  std::string graph, backend, plan, status = "ok";
+  int64_t F = 0;
+  double ms = 0, gflops = 0, gbs = 0, floor_share = 0, speedup_vs_first = 0;
+};
+
+// Times fn: a warm-up, then repeats until `repeats` runs or ~1.5 s, the median.
+double time_ms(const std::function<void()>& fn, int repeats) {
+  fn();
+  fn();
+  std::vector<double> t;
+  Timer budget;
+  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 1.5); ++r) {
+    Timer one;
+    fn();
+    t.push_back(one.ms());
+  }
+  return median(t);
+}
+
+sc::KernelPlan plan_from(const std::string& format) {
+  sc::KernelPlan p;
+  p.format = sc::FormatSpec::parse(format, "--format");
+  p.knobs.vector_lanes = sc::host_vector_lanes();
+  return p;
+}
+
+int run_bench(const BenchArgs& a) {
+  STRATA_CHECK(a.op == "spmm" || a.op == "sddmm", "unknown op '{}' (expected spmm or sddmm)", a.op);
+  if (a.threads > 0) set_num_threads(a.threads);
+  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
+  const std::vector<std::string> backends = split_list(a.backends);
+  static const std::vector<std::string> kKnown = {"generated", "tuned", "reference", "interpreter",
+                                                   "eigen",     "handwritten", "plain"};
+  for (const auto& b : backends)
+    STRATA_CHECK(std::find(kKnown.begin(), kKnown.end(), b) != kKnown.end(),
+                 "--backend: unknown backend '{}' (known: generated, tuned, reference, interpreter, eigen, "
+                 "handwritten (spmm, F = 32..256), plain (sddmm))",
+                 b);
+  const double stream_gbs = baselines::measure_stream_triad_gbs();
+  if (!a.json_out)
+    std::printf("threads %d; memory bandwidth floor (STREAM triad, this run) %.1f GB/s\n", num_threads(), stream_gbs);
+  std::vector<Row> rows;
+  Rng rng(1);
+  for (const auto& gspec : a.graphs) {
+    const BenchGraph bg = load_bench_graph(gspec, a.data_root, a.as_stored);
+    const Graph& A = bg.graph;
+    if (!a.json_out) std::printf("\n%s\n", bg.description.c_str());
+    for (int64_t F : feats) {
+      const bool spmm = a.op == "spmm";
+      Tensor X = Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng);
+      Tensor Yin = spmm ? Tensor() : Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
+      Tensor want = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
+      if (spmm) sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), false, want);
+      else sc::reference_sddmm_dot(A, X, Yin, want);
+      const double idx = dtype_size(A.index_dtype());
+      const double bytes = spmm ? (A.num_rows() + 1) * 8.0 + A.nnz() * idx + 4.0 * F * (A.num_cols() + A.num_rows())
+                                : (A.num_rows() + 1) * 8.0 + A.nnz() * idx + 4.0 * F * (A.num_cols() + A.num_rows()) +
+                                      A.nnz() * 4.0;
+      const double flops = 2.0 * static_cast<double>(A.nnz()) * F;
+      double first_ms = 0;
+      for (const auto& b : backends) {
+        Row row;
+        row.graph = gspec;
+        row.backend = b;
+        row.F = F;
+        Tensor out = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
+        std::function<void()> fn;
+        // Kernel objects live until the row is timed.
+        std::optional<sc::SpmmKernel> spk;
+        std::optional<sc::SddmmKernel> sdk;
+        std::optional<baselines::EigenSpmmBaseline> eig;
+        std::optional<baselines::HandwrittenCsrSpmmBaseline> hand;
+        if (b == "generated" || b == "reference" || b == "interpreter" || b == "tuned") {
+          const sc::Backend be = b == "tuned" ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
+          std::optional<sc::KernelPlan> plan;
+          if (b == "generated" && a.format != "auto") plan = plan_from(a.format);
+          if (b == "tuned" || (b == "generated" && a.format == "auto")) {
+            sc::TuneOptions to;
+            to.quiet = true;
+            plan = spmm ? sc::tune_spmm(A, F, to).chosen : sc::tune_sddmm(A, F, to).chosen;
+          }
+          if (spmm) {
+            sc::SpmmOptions o;
+            o.feat = F;
+            o.backend = be;
+            o.plan = plan;
+            spk.emplace(A, o);
+            row.plan = spk->plan().str();
+            fn = [&] { spk->run_into(X, out); };
+          } else {
+            sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
+            row.plan = sdk->plan().str();
+            fn = [&] { sdk->run_into(X, Yin, out); };
+          }
+          if (be != sc::Backend::Generated) row.plan = "";
+        } else if (b == "eigen") {
+          STRATA_CHECK(spmm, "--backend eigen measures spmm only");
+          eig.emplace(A);
+          fn = [&] { eig->run(X, out); };
+        } else if (b == "handwritten") {
+          STRATA_CHECK(spmm, "--backend handwritten measures spmm only");
+          if (!baselines::HandwrittenCsrSpmmBaseline::supports(F)) continue;
+          hand.emplace(A, F);
+          fn = [&] { hand->run(X, out); };
+        } else {
+          STRATA_CHECK(!spmm, "--backend plain measures sddmm only");
+          fn = [&] { baselines::plain_sddmm_baseline(A, X, Yin, out); };
+        }
+        fn();
+        CloseReport check = all_close(out, want, 1e-3, 1e-3);
+        if (!check.ok) {
+          row.status = "MISMATCH " + check.str();
+        } else {
+          row.ms = time_ms(fn, b == "interpreter" ? 3 : a.repeats);
+          row.gflops = flops / (row.ms * 1e6);
+          row.gbs = bytes / (row.ms * 1e6);
+          row.floor_share = (bytes / (stream_gbs * 1e9)) / (row.ms * 1e-3);
+          if (first_ms == 0) first_ms = row.ms;
+          row.speedup_vs_first = first_ms / row.ms;
+        }
+        if (!a.json_out) {
+          if (row.status != "ok") {
+            std::printf("  F=%-4lld %-12s %s\n", static_cast<long long>(F), b.c_str(), row.status.c_str());
+          } else {
+            std::printf("  F=%-4lld %-12s %9.3f ms %8.2f GFLOP/s %7.1f GB/s %5.1f%% of floor  %5.2fx vs %s  %s\n",
+                        static_cast<long long>(F), b.c_str(), row.ms, row.gflops, row.gbs, 100 * row.floor_share,
+                        row.speedup_vs_first, backends.front().c_str(), row.plan.c_str());
+          }
+          std::fflush(stdout);
+        }
+        rows.push_back(row);
+      }
+    }
+  }
+  if (a.json_out) {
+    json j = {{"op", a.op}, {"threads", num_threads()}, {"stream_gbs", stream_gbs}, {"rows", json::array()}};
+    for (const auto& r : rows)
+      j["rows"].push_back({{"graph", r.graph}, {"F", r.F}, {"backend", r.backend}, {"plan", r.plan}, {"status", r.status},
+                           {"ms", r.ms}, {"gflops", r.gflops}, {"gbs", r.gbs}, {"floor_share", r.floor_share}});
+    std::printf("%s\n", j.dump(2).c_str());
+  }
+  for (const auto& r : rows)
+    if (r.status != "ok") return 1;
+  return 0;
+}
+
+RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked against the reference first",
+                     [](CLI::App& app) {
+                       auto a = std::make_shared<BenchArgs>();
+                       app.add_option("op", a->op, "spmm or sddmm")->required();
+                       app.add_option("--graph", a->graphs, "dataset string; repeat for several graphs")
+                           ->required();
+                       app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
+                       app.add_option("--backend", a->backends,
+                                      "generated, tuned, reference, interpreter, eigen, handwritten, plain")
+                           ->capture_default_str();
+                       app.add_option("--format", a->format, "plan format for 'generated': csr, coo, dcsr, "
+                                                             "ell:w=.., bsr:b=.., hyb:c=..,B=.., or auto (tuned)")
+                           ->capture_default_str();
+                       app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
+                       app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_option("--repeats", a->repeats, "timed repeats per row")->capture_default_str();
+                       app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
+                       app.add_flag("--json", a->json_out, "print JSON instead of a table");
+                       return [a] { return run_bench(*a); };
+                     }});
+
+}  // namespace
+}  // namespace strata::apps

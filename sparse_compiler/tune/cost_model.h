@@ -1,0 +1,39 @@
+// The cost model: predicts a plan's time from the graph's fingerprint alone (no
+// inspection, no compile), so the tuner measures only the candidates worth
+// measuring. It models what DESIGN.md measured to matter on CPUs: bytes moved
+// (structure, padding, X gathers, Y traffic), how often a gathered X row is still
+// in cache (its working set against the cache, per feature tile and column part),
+// the stall of cache-missing gathers and what software prefetch recovers, per-row
+// overheads, and task balance. It ranks; it does not promise times.
+#pragma once
+
+#include "sparse_compiler/ops/plan.h"
+#include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
+
+namespace strata::sc {
+
+struct MachineModel {
+  double bandwidth_gbs = 40;        // streaming memory bandwidth
+  double cache_bytes = 8 << 20;     // effective last-level cache for one kernel
+  double gather_efficiency = 0.55;  // fraction of bandwidth cache-missing gathers get without prefetch
+  double prefetch_efficiency = 0.85;
+  double flops_per_s = 60e9;        // sustained vector FMA rate, both threads
+  double row_overhead_ns = 3;       // per row or ELL row: loop, bounds, stores
+  int threads = 2;
+  static MachineModel host();       // threads from the runtime, the rest defaults
+};
+
+// Predicted milliseconds for SpMM / SDDMM with `plan` on a graph like `g`.
+double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const KernelPlan& plan, const MachineModel& m);
+double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPlan& plan, const MachineModel& m);
+
+// Slots (non-zeros + padding) and ELL rows the format would store, estimated
+// from the row-degree histogram (each bucket's mid-degree) and, for column parts,
+// an even split of each row's degree.
+struct FormatEstimate {
+  double slots = 0, outer_rows = 0;
+};
+FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f);
+
+}  // namespace strata::sc

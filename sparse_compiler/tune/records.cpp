@@ -1,0 +1,73 @@
+#include "sparse_compiler/tune/records.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/hash.h"
+#include "core/log.h"
+
+namespace strata::sc {
+
+using json = nlohmann::ordered_json;
+
+std::string record_key(const std::string& graph, const std::string& op, const std::string& target,
+                       const std::string& compiler) {
+  Hasher h;
+  h.add("strata tuning record v1").add(graph).add(op).add(target).add(compiler);
+  return h.digest().hex();
+}
+
+fs::path record_path(const std::string& key) { return cache_root() / "tuning" / (key + ".json"); }
+
+std::optional<TuningRecord> load_record(const std::string& key) {
+  const fs::path path = record_path(key);
+  if (!fs::exists(path)) return std::nullopt;
+  try {
+    const json j = json::parse(read_file(path));
+    TuningRecord r;
+    r.key = j.at("key").get<std::string>();
+    if (r.key != key) {
+      log_warn("tuning record {} holds key {}; ignored", path.string(), r.key);
+      return std::nullopt;
+    }
+    r.graph = j.at("graph").get<std::string>();
+    r.op = j.at("op").get<std::string>();
+    r.target = j.at("target").get<std::string>();
+    r.compiler = j.at("compiler").get<std::string>();
+    r.chosen = KernelPlan::from_json(j.at("chosen").dump(), path.string());
+    r.tune_ms = j.value("tune_ms", 0.0);
+    for (const auto& c : j.value("candidates", json::array())) {
+      MeasuredCandidate m;
+      m.plan = KernelPlan::from_json(c.at("plan").dump(), path.string());
+      m.predicted_ms = c.value("predicted_ms", 0.0);
+      m.measured_ms = c.value("measured_ms", -1.0);
+      m.padding = c.value("padding", 0.0);
+      m.status = c.value("status", "ok");
+      r.candidates.push_back(m);
+    }
+    return r;
+  } catch (const std::exception& e) {
+    log_warn("tuning record {} is unreadable ({}); it will be rewritten", path.string(), e.what());
+    return std::nullopt;
+  }
+}
+
+void save_record(const TuningRecord& r) {
+  json j;
+  j["key"] = r.key;
+  j["graph"] = r.graph;
+  j["op"] = r.op;
+  j["target"] = r.target;
+  j["compiler"] = r.compiler;
+  j["chosen"] = json::parse(r.chosen.to_json());
+  j["tune_ms"] = r.tune_ms;
+  j["candidates"] = json::array();
+  for (const auto& c : r.candidates)
+    j["candidates"].push_back({{"plan", json::parse(c.plan.to_json())},
+                               {"predicted_ms", c.predicted_ms},
+                               {"measured_ms", c.measured_ms},
+                               {"padding", c.padding},
+                               {"status", c.status}});
+  write_file_atomic(record_path(r.key), j.dump(2) + "\n");
+}
+
+}  // namespace strata::sc

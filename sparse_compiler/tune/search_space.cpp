@@ -1,0 +1,73 @@
+#include "sparse_compiler/tune/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata::sc {
+
+int64_t default_prefetch_distance(int64_t feat) {
+  return std::clamp<int64_t>(16384 / (4 * std::max<int64_t>(feat, 1)), 4, 256);
+}
+
+namespace {
+
+KernelPlan make(const std::string& format, int lanes, int64_t grain, int64_t prefetch, int64_t tile) {
+  KernelPlan p;
+  p.format = FormatSpec::parse(format);
+  p.knobs.vector_lanes = lanes;
+  p.knobs.grain = grain;
+  p.knobs.prefetch = prefetch;
+  p.feature_tile = tile;
+  return p;
+}
+
+// Bucket limits worth trying: around the degrees that hold most non-zeros.
+std::vector<int64_t> bucket_limits(const GraphFingerprint& g) {
+  std::vector<int64_t> out;
+  const int64_t top = std::max<int64_t>(0, static_cast<int64_t>(g.row_histogram.size()) - 2);
+  for (int64_t b : {int64_t{3}, int64_t{5}, std::min<int64_t>(top, 7)})
+    if (std::find(out.begin(), out.end(), b) == out.end() && b >= 0) out.push_back(b);
+  return out;
+}
+
+std::vector<int64_t> tiles_for(int64_t F, bool exhaustive) {
+  std::vector<int64_t> t = {0};
+  for (int64_t w : exhaustive ? std::vector<int64_t>{32, 64, 128} : std::vector<int64_t>{32, 64})
+    if (w < F && F % w == 0) t.push_back(w);
+  return t;
+}
+
+}  // namespace
+
+std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive) {
+  const int64_t F = spec.feat, d = default_prefetch_distance(F);
+  std::vector<KernelPlan> out;
+  const std::vector<int64_t> grains = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
+  const std::vector<int64_t> prefetches = exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d};
+  for (int64_t grain : grains)
+    for (int64_t pf : prefetches)
+      for (int64_t tile : tiles_for(F, exhaustive)) out.push_back(make("csr", lanes, grain, pf, tile));
+  std::vector<std::string> formats = {"dcsr", "coo", "ell:w=8", "bsr:b=4"};
+  for (int64_t c : exhaustive ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2})
+    for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));
+  if (exhaustive) formats.push_back("ell:w=16");
+  for (const auto& f : formats)
+    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{4096}) out.push_back(make(f, lanes, grain, 0, 0));
+  return out;
+}
+
+std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F, int lanes, bool exhaustive) {
+  const int64_t d = default_prefetch_distance(F);
+  std::vector<KernelPlan> out;
+  const std::vector<int64_t> grains = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
+  for (int64_t grain : grains)
+    for (int64_t pf : exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d})
+      out.push_back(make("csr", lanes, grain, pf, 0));
+  std::vector<std::string> formats = {"coo", "dcsr", "ell:w=8"};
+  for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=1,B=" + std::to_string(B));
+  for (const auto& f : formats)
+    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{4096}) out.push_back(make(f, lanes, grain, 0, 0));
+  return out;
+}
+
+}  // namespace strata::sc

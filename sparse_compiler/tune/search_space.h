@@ -1,0 +1,22 @@
+// The plans the tuner chooses among, per op: sparse formats (csr, coo, dcsr, ell,
+// bsr, hyb with column parts and bucket widths) crossed with the schedule knobs
+// that DESIGN.md measured to matter on CPUs (software-prefetch distance, feature
+// tile, task grain). The default space is what the cost model ranks; the
+// exhaustive space is the whole grid, measured by `strata tune --exhaustive`.
+#pragma once
+
+#include <vector>
+
+#include "sparse_compiler/ops/plan.h"
+#include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
+
+namespace strata::sc {
+
+// The prefetch distance (in non-zeros) that keeps ~16 KiB of X rows in flight.
+int64_t default_prefetch_distance(int64_t feat);
+
+std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive);
+std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive);
+
+}  // namespace strata::sc

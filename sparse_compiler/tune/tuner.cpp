@@ -1,0 +1,215 @@
+#include "sparse_compiler/tune/tuner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "core/log.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "sparse_compiler/codegen/jit_compiler.h"
+#include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/sddmm.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/tune/cost_model.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
+#include "sparse_compiler/tune/search_space.h"
+
+namespace strata::sc {
+
+KernelPlan default_cpu_plan(int64_t feat) {
+  SpmmSpec s;
+  s.feat = feat;
+  return SpmmKernel::default_plan(s);
+}
+
+std::string cpu_target() { return fmt::format("cpu lanes={} threads={}", host_vector_lanes(), num_threads()); }
+
+namespace {
+
+struct OpHooks {
+  std::string op_name;
+  std::vector<KernelPlan> space;
+  std::function<double(const KernelPlan&)> predict;
+  std::function<Kernel(const KernelPlan&)> lower;
+  // Binds a compiled candidate, runs it, returns (max error report, a timer body).
+  std::function<std::pair<CloseReport, std::function<void()>>(const KernelPlan&, const CompiledKernel&, double&)> bind;
+};
+
+double time_median(const std::function<void()>& fn, const TuneOptions& o) {
+  fn();
+  std::vector<double> t;
+  Timer budget;
+  for (int r = 0; r < o.max_repeats && (r < 3 || budget.ms() < o.budget_ms); ++r) {
+    Timer one;
+    fn();
+    t.push_back(one.ms());
+  }
+  return median(t);
+}
+
+TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, const std::string& fingerprint) {
+  Timer total;
+  TuneResult res;
+  const std::string compiler = compiler_identity(default_compiler())->digest;
+  const std::string key = record_key(fingerprint, hooks.op_name + (o.exhaustive ? "/exhaustive" : ""), cpu_target(), compiler);
+  res.record_file = record_path(key).string();
+  if (o.use_records) {
+    if (auto r = load_record(key)) {
+      res.chosen = r->chosen;
+      res.candidates = r->candidates;
+      res.from_record = true;
+      res.tune_ms = total.ms();
+      for (const auto& c : r->candidates)
+        if (c.plan == r->chosen) res.chosen_ms = c.measured_ms;
+      return res;
+    }
+  }
+  // Rank, then pick what to measure.
+  std::vector<MeasuredCandidate> ranked;
+  for (const auto& p : hooks.space) ranked.push_back({p, hooks.predict(p), -1, 0, "not measured"});
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.predicted_ms < b.predicted_ms; });
+  const KernelPlan baseline = [&] {
+    KernelPlan p = default_cpu_plan(0);
+    p.knobs.vector_lanes = hooks.space.empty() ? host_vector_lanes() : hooks.space.front().knobs.vector_lanes;
+    return p;
+  }();
+  std::vector<size_t> measure;
+  for (size_t k = 0; k < ranked.size(); ++k)
+    if (o.exhaustive || static_cast<int>(measure.size()) < o.top_k) measure.push_back(k);
+  bool have_baseline = false;
+  for (size_t k : measure) have_baseline |= ranked[k].plan == baseline;
+  if (!have_baseline) {
+    ranked.push_back({baseline, hooks.predict(baseline), -1, 0, "not measured"});
+    measure.push_back(ranked.size() - 1);
+  }
+  std::vector<Kernel> lowered;
+  std::vector<size_t> ok;
+  for (size_t k : measure) {
+    try {
+      lowered.push_back(hooks.lower(ranked[k].plan));
+      ok.push_back(k);
+    } catch (const UserError& e) {
+      ranked[k].status = std::string("not lowerable: ") + e.what();
+    }
+  }
+  Timer compile_timer;
+  const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+  res.compile_ms = compile_timer.ms();
+  double best = -1;
+  for (size_t q = 0; q < ok.size(); ++q) {
+    MeasuredCandidate& c = ranked[ok[q]];
+    double padding = 0;
+    auto [check, run] = hooks.bind(c.plan, compiled[q], padding);
+    c.padding = padding;
+    if (!check.ok) {
+      c.status = "wrong result: " + check.str();
+      log_warn("tuner: candidate {} rejected: {}", c.plan.str(), c.status);
+      continue;
+    }
+    c.measured_ms = time_median(run, o);
+    c.status = "ok";
+    if (!o.quiet) log_info("tuner: {:<48} {:9.3f} ms (predicted {:.3f})", c.plan.str(), c.measured_ms, c.predicted_ms);
+    if (c.plan == baseline) res.default_ms = c.measured_ms;
+    if (best < 0 || c.measured_ms < best) {
+      best = c.measured_ms;
+      res.chosen = c.plan;
+    }
+  }
+  STRATA_CHECK(best >= 0, "tuner: no candidate of {} produced correct results", hooks.op_name);
+  res.chosen_ms = best;
+  res.candidates = ranked;
+  res.tune_ms = total.ms();
+  if (o.use_records) {
+    TuningRecord r;
+    r.key = key;
+    r.graph = fingerprint;
+    r.op = hooks.op_name;
+    r.target = cpu_target();
+    r.compiler = compiler;
+    r.chosen = res.chosen;
+    r.tune_ms = res.tune_ms;
+    r.candidates = ranked;
+    save_record(r);
+  }
+  return res;
+}
+
+}  // namespace
+
+TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o) {
+  STRATA_CHECK(spec.index_dtype == A.index_dtype(), "tune_spmm: spec index dtype {} does not match the graph's {}",
+               dtype_name(spec.index_dtype), dtype_name(A.index_dtype()));
+  const GraphFingerprint g = GraphFingerprint::of(A);
+  const MachineModel machine = MachineModel::host();
+  const int lanes = host_vector_lanes();
+  Rng rng(7);
+  const Tensor X = Tensor::uniform({A.num_cols(), spec.feat}, -1, 1, rng);
+  const Tensor values = spec.weighted ? Tensor::uniform({A.nnz()}, -1, 1, rng) : Tensor();
+  const Tensor rs = spec.row_scale ? Tensor::uniform({A.num_rows()}, 0.5, 2, rng) : Tensor();
+  const Tensor cs = spec.col_scale ? Tensor::uniform({A.num_cols()}, 0.5, 2, rng) : Tensor();
+  Tensor want = Tensor::empty({A.num_rows(), spec.feat}, DType::F32);
+  reference_spmm(A, X, values, rs, cs, false, want);
+  auto kernels = std::make_shared<std::vector<std::unique_ptr<SpmmKernel>>>();
+  auto out = std::make_shared<Tensor>(Tensor::empty({A.num_rows(), spec.feat}, DType::F32));
+  OpHooks h;
+  h.op_name = spec.name();
+  h.space = spmm_search_space(g, spec, lanes, o.exhaustive);
+  h.predict = [&](const KernelPlan& p) { return predict_spmm_ms(g, spec, p, machine); };
+  h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
+  h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
+    SpmmOptions so;
+    so.feat = spec.feat;
+    so.weighted = spec.weighted;
+    so.row_scale = rs;
+    so.col_scale = cs;
+    so.plan = p;
+    kernels->push_back(std::make_unique<SpmmKernel>(A, so, ck));
+    SpmmKernel* k = kernels->back().get();
+    padding = k->format() ? k->format()->padding_ratio() : 0;
+    k->run_into(X, *out, values);
+    CloseReport r = all_close(*out, want, 1e-3, 1e-3);
+    return std::make_pair(r, std::function<void()>([k, out, &X, &values] { k->run_into(X, *out, values); }));
+  };
+  return tune(A, h, o, g.digest());
+}
+
+TuneResult tune_spmm(const Graph& A, int64_t feat, const TuneOptions& o) {
+  SpmmSpec s;
+  s.feat = feat;
+  s.index_dtype = A.index_dtype();
+  return tune_spmm(A, s, o);
+}
+
+TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
+  const GraphFingerprint g = GraphFingerprint::of(A);
+  const MachineModel machine = MachineModel::host();
+  const int lanes = host_vector_lanes();
+  const SddmmSpec spec{SddmmKind::Dot, feat, A.index_dtype()};
+  Rng rng(9);
+  const Tensor X = Tensor::uniform({A.num_rows(), feat}, -1, 1, rng);
+  const Tensor Y = Tensor::uniform({A.num_cols(), feat}, -1, 1, rng);
+  Tensor want = Tensor::empty({A.nnz()}, DType::F32);
+  reference_sddmm_dot(A, X, Y, want);
+  auto kernels = std::make_shared<std::vector<std::unique_ptr<SddmmKernel>>>();
+  auto out = std::make_shared<Tensor>(Tensor::empty({A.nnz()}, DType::F32));
+  OpHooks h;
+  h.op_name = spec.name();
+  h.space = sddmm_search_space(g, feat, lanes, o.exhaustive);
+  h.predict = [&](const KernelPlan& p) { return predict_sddmm_ms(g, feat, p, machine); };
+  h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
+  h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
+    kernels->push_back(std::make_unique<SddmmKernel>(A, SddmmOptions{SddmmKind::Dot, feat, Backend::Generated, p}, ck));
+    SddmmKernel* k = kernels->back().get();
+    padding = k->format() ? k->format()->padding_ratio() : 0;
+    k->run_into(X, Y, *out);
+    CloseReport r = all_close(*out, want, 1e-3, 1e-3);
+    return std::make_pair(r, std::function<void()>([k, out, &X, &Y] { k->run_into(X, Y, *out); }));
+  };
+  return tune(A, h, o, g.digest());
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,51 @@
+// The tuner: picks a plan (format + schedule knobs) for an op on one graph.
+//
+//   1. A recorded choice for this graph fingerprint, op, target and compiler is
+//      used as is (no search, no measurement).
+//   2. Otherwise the search space is ranked by the cost model; the top candidates
+//      (plus the default CSR plan, the baseline) are compiled in one batch,
+//      each is checked against the reference path on random inputs (a candidate
+//      that fails is reported and never chosen), timed (warm-up, median), and the
+//      fastest is kept. --exhaustive measures the whole space instead.
+//   3. The choice and every measurement are saved as a tuning record.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "sparse_compiler/ops/plan.h"
+#include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/tune/records.h"
+
+namespace strata::sc {
+
+struct TuneOptions {
+  bool exhaustive = false;
+  bool use_records = true;  // read and write tuning records
+  int top_k = 4;            // candidates measured besides the default plan
+  int max_repeats = 15;
+  double budget_ms = 250;   // per candidate, after warm-up
+  bool quiet = true;        // log progress at info level when false
+};
+
+struct TuneResult {
+  KernelPlan chosen;
+  std::vector<MeasuredCandidate> candidates;  // in the order they were ranked
+  bool from_record = false;
+  double tune_ms = 0, compile_ms = 0;
+  std::string record_file;
+  double default_ms = -1;  // the default CSR plan's time, when measured
+  double chosen_ms = -1;
+};
+
+// The plan every op uses when not tuned: CSR with the host's vector width.
+KernelPlan default_cpu_plan(int64_t feat);
+// The target a plan was tuned for: "cpu lanes=16 threads=2".
+std::string cpu_target();
+
+TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& options = {});
+TuneResult tune_spmm(const Graph& A, int64_t feat, const TuneOptions& options = {});
+TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& options = {});
+
+}  // namespace strata::sc

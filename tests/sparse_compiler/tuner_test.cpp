@@ -1,0 +1,142 @@
+// The tuner: it measures only correct candidates, keeps the fastest, records the
+// choice and reuses the record on the next run without measuring; the cost model
+// and the search space behave as documented.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/file_util.h"
+#include "sparse_compiler/tune/cost_model.h"
+#include "sparse_compiler/tune/search_space.h"
+#include "sparse_compiler/tune/tuner.h"
+#include "tests/support/test_support.h"
+
+namespace strata::sc {
+namespace {
+
+// Each test uses its own cache root, so records of other runs never interfere.
+class TunerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("STRATA_CACHE_DIR");
+    saved_ = old ? old : "";
+    had_ = old != nullptr;
+    root_ = fs::temp_directory_path() / fmt::format("strata-tuner-{}-{}", ::getpid(), counter_++);
+    fs::remove_all(root_);
+    // Tuning records go to the private root (compiled kernels too, unless this
+    // process already opened the kernel cache elsewhere).
+    setenv("STRATA_CACHE_DIR", root_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (had_) setenv("STRATA_CACHE_DIR", saved_.c_str(), 1);
+    else unsetenv("STRATA_CACHE_DIR");
+    fs::remove_all(root_);
+  }
+  static Graph graph() {
+    testing::RandomGraphSpec s;
+    s.rows = 2000;
+    s.cols = 2000;
+    s.avg_degree = 6;
+    s.long_row_length = 300;
+    s.seed = 4;
+    return testing::random_graph(s);
+  }
+  fs::path root_;
+  std::string saved_;
+  bool had_ = false;
+  static inline int counter_ = 0;
+};
+
+TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
+  const Graph g = graph();
+  TuneOptions o;
+  o.top_k = 2;
+  o.max_repeats = 3;
+  o.budget_ms = 20;
+  const TuneResult first = tune_spmm(g, 32, o);
+  EXPECT_FALSE(first.from_record);
+  int measured = 0;
+  double best = 1e30;
+  for (const auto& c : first.candidates)
+    if (c.measured_ms >= 0) {
+      ++measured;
+      best = std::min(best, c.measured_ms);
+    }
+  EXPECT_GE(measured, 2);  // top 2 + the default plan (unless it is among them)
+  EXPECT_DOUBLE_EQ(first.chosen_ms, best);
+  EXPECT_GT(first.default_ms, 0);
+  ASSERT_TRUE(fs::exists(first.record_file)) << first.record_file;
+
+  const TuneResult second = tune_spmm(g, 32, o);
+  EXPECT_TRUE(second.from_record);
+  EXPECT_TRUE(second.chosen == first.chosen);
+  EXPECT_LT(second.tune_ms, first.tune_ms);
+  // A different feature size is a different record.
+  o.use_records = true;
+  EXPECT_FALSE(tune_spmm(g, 16, o).from_record);
+}
+
+TEST_F(TunerTest, SddmmTunesToo) {
+  TuneOptions o;
+  o.top_k = 2;
+  o.max_repeats = 3;
+  o.budget_ms = 20;
+  const TuneResult r = tune_sddmm(graph(), 24, o);
+  EXPECT_GT(r.chosen_ms, 0);
+  EXPECT_EQ(r.candidates.front().status == "ok" || r.candidates.front().status == "not measured", true);
+}
+
+TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
+  const Graph g = graph();
+  TuneOptions o;
+  o.top_k = 1;
+  o.max_repeats = 2;
+  o.budget_ms = 10;
+  const TuneResult first = tune_spmm(g, 8, o);
+  write_file_atomic(first.record_file, "{ not json");
+  const TuneResult again = tune_spmm(g, 8, o);
+  EXPECT_FALSE(again.from_record);
+  EXPECT_TRUE(tune_spmm(g, 8, o).from_record);
+}
+
+TEST(CostModel, PaddingAndTilesCostWhatTheyShould) {
+  testing::RandomGraphSpec s;
+  s.rows = 5000;
+  s.cols = 5000;
+  s.avg_degree = 8;
+  const GraphFingerprint g = GraphFingerprint::of(testing::random_graph(s));
+  const MachineModel m;
+  SpmmSpec spec;
+  spec.feat = 64;
+  KernelPlan csr;
+  KernelPlan ell = csr;
+  ell.format = FormatSpec::parse("ell:w=64");  // mostly padding
+  EXPECT_LT(predict_spmm_ms(g, spec, csr, m), predict_spmm_ms(g, spec, ell, m));
+  EXPECT_GT(estimate_format(g, ell.format).slots, 4.0 * static_cast<double>(g.nnz));
+  EXPECT_DOUBLE_EQ(estimate_format(g, csr.format).slots, static_cast<double>(g.nnz));
+  EXPECT_EQ(default_prefetch_distance(64), 64);
+  EXPECT_EQ(default_prefetch_distance(1024), 4);
+}
+
+TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
+  testing::RandomGraphSpec s;
+  const GraphFingerprint g = GraphFingerprint::of(testing::random_graph(s));
+  SpmmSpec spec;
+  spec.feat = 96;
+  const auto space = spmm_search_space(g, spec, 16, false);
+  const auto all = spmm_search_space(g, spec, 16, true);
+  EXPECT_GT(all.size(), space.size());
+  bool hyb = false, prefetch = false, tile = false;
+  for (const auto& p : all) {
+    hyb |= p.format.kind == FormatKind::Hyb;
+    prefetch |= p.knobs.prefetch > 0;
+    if (p.feature_tile > 0) {
+      tile = true;
+      EXPECT_EQ(96 % p.feature_tile, 0) << p.str();
+    }
+  }
+  EXPECT_TRUE(hyb && prefetch && tile);
+}
+
+}  // namespace
+}  // namespace strata::sc
