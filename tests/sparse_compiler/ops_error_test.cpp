@@ -1,0 +1,79 @@
+// The op front doors reject bad arguments with a message that names the argument
+// and what was expected; STRATA_DUMP_IR and STRATA_TIME_PASSES instrument lowering.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "sparse_compiler/ops/sddmm.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "tests/support/test_support.h"
+
+namespace strata::sc {
+namespace {
+
+Graph small() {
+  testing::RandomGraphSpec s;
+  s.rows = 10;
+  s.cols = 12;
+  return testing::random_graph(s);
+}
+
+TEST(OpsErrorTest, SpmmNamesTheOffendingArgument) {
+  const Graph g = small();
+  SpmmOptions o;
+  o.feat = 8;
+  o.backend = Backend::Reference;
+  SpmmKernel k(g, o);
+  testing::expect_user_error([&] { k.run(Tensor::zeros({10, 8}, DType::F32)); },
+                             {"spmm input X", "expected shape [12, 8]", "[10, 8]"});
+  testing::expect_user_error([&] { k.run(Tensor::zeros({12, 8}, DType::F64)); }, {"spmm input X", "expected dtype float32"});
+  Tensor X = Tensor::zeros({12, 8}, DType::F32), Y = Tensor::zeros({10, 4}, DType::F32);
+  testing::expect_user_error([&] { k.run_into(X, Y); }, {"spmm output Y", "expected shape [10, 8]"});
+  SpmmOptions w = o;
+  w.weighted = true;
+  SpmmKernel kw(g, w);
+  testing::expect_user_error([&] { kw.run(X); }, {"weighted aggregation needs edge values"});
+  testing::expect_user_error([&] { kw.run(X, Tensor::zeros({3}, DType::F32)); }, {"spmm edge values", "expected shape"});
+  SpmmOptions bad = o;
+  bad.feat = 0;
+  testing::expect_user_error([&] { SpmmKernel(g, bad); }, {"feature size must be at least 1, got 0"});
+  SpmmOptions scale = o;
+  scale.row_scale = Tensor::zeros({3}, DType::F32);
+  testing::expect_user_error([&] { SpmmKernel(g, scale); }, {"spmm row_scale", "expected shape [10]"});
+  testing::expect_user_error([] { parse_backend("fast", "runtime.backend"); },
+                             {"runtime.backend", "unknown backend 'fast'", "generated, reference or interpreter"});
+}
+
+TEST(OpsErrorTest, SddmmNamesTheOffendingArgument) {
+  const Graph g = small();
+  SddmmKernel k(g, {SddmmKind::Dot, 4, Backend::Reference, std::nullopt});
+  testing::expect_user_error([&] { k.run(Tensor::zeros({10, 4}, DType::F32), Tensor::zeros({10, 4}, DType::F32)); },
+                             {"sddmm input Y", "expected shape [12, 4]"});
+  SddmmKernel add(g, {SddmmKind::Add, 2, Backend::Reference, std::nullopt});
+  testing::expect_user_error([&] { add.run(Tensor::zeros({10, 3}, DType::F32), Tensor::zeros({12, 2}, DType::F32)); },
+                             {"sddmm input XL", "expected shape [10, 2]"});
+}
+
+TEST(PassLog, DumpIrPrintsEveryPassThatChangedTheKernel) {
+  setenv("STRATA_DUMP_IR", "1", 1);
+  setenv("STRATA_TIME_PASSES", "1", 1);
+  ::testing::internal::CaptureStderr();
+  SpmmSpec s;
+  s.feat = 4;
+  lower_to_loops(spmm_program(s));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("STRATA_DUMP_IR");
+  unsetenv("STRATA_TIME_PASSES");
+  EXPECT_NE(err.find("--- after lower_sparse_iter ---"), std::string::npos) << err;
+  EXPECT_NE(err.find("kernel spmm_f4_i32 [stage II (position)]"), std::string::npos);
+  EXPECT_NE(err.find("--- after lower_sparse_buffer ---"), std::string::npos);
+  // hoist_binary_search changes nothing for CSR SpMM, so it is not dumped...
+  EXPECT_EQ(err.find("--- after hoist_binary_search ---"), std::string::npos);
+  // ... but it is timed.
+  EXPECT_NE(err.find("pass times"), std::string::npos);
+  EXPECT_NE(err.find("hoist_binary_search"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::sc
