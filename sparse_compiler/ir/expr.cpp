@@ -206,9 +206,14 @@ Expr logical_not(Expr a) {
 Expr select(Expr c, Expr t, Expr f) {
   STRATA_ASSERT(c.defined() && c.type().is_bool(), "select condition must be bool");
   match_types(t, f, "select");
-  if (c.type().is_scalar() && t.type().is_vector()) c = broadcast(c, t.type().lanes);
-  STRATA_ASSERT(c.type().lanes == t.type().lanes, "select: condition has {} lanes, values {}", c.type().lanes,
-                t.type().lanes);
+  // A scalar condition may choose between whole vectors; a vector condition
+  // chooses per lane and widens scalar values.
+  if (c.type().is_vector() && t.type().is_scalar()) {
+    t = broadcast(t, c.type().lanes);
+    f = broadcast(f, c.type().lanes);
+  }
+  STRATA_ASSERT(c.type().is_scalar() || c.type().lanes == t.type().lanes, "select: condition has {} lanes, values {}",
+                c.type().lanes, t.type().lanes);
   Type ty = t.type();
   return Expr(std::make_shared<SelectNode>(ty, std::move(c), std::move(t), std::move(f)));
 }

@@ -153,15 +153,16 @@ Stmt sparse_iteration(const std::string& name, std::vector<IterVar> iters, Stmt 
     for (size_t k = 0; k < iters.size(); ++k) fuse_group.push_back(static_cast<int>(k));
   STRATA_ASSERT(fuse_group.size() == iters.size(), "sparse iteration {}: {} fuse groups for {} iterators", name,
                 fuse_group.size(), iters.size());
-  // A sparse or variable axis can only be iterated inside its parent's iterator.
+  // A sparse or variable axis can only be iterated inside its parent's iterator:
+  // an earlier iterator of this iteration, or one of an enclosing iteration (the
+  // lowering checks that one is in scope).
   for (size_t k = 0; k < iters.size(); ++k) {
     const Axis& a = iters[k].axis;
     STRATA_ASSERT(a, "sparse iteration {}: iterator {} has no axis", name, iters[k].var);
     if (a->parent && (a->is_variable() || a->is_sparse())) {
-      bool found = false;
-      for (size_t q = 0; q < k; ++q) found |= iters[q].axis == a->parent;
-      STRATA_ASSERT(found, "sparse iteration {}: iterator {} over {} comes before its parent axis {}", name,
-                    iters[k].var, a->name, a->parent->name);
+      for (size_t q = k + 1; q < iters.size(); ++q)
+        STRATA_ASSERT(iters[q].axis != a->parent, "sparse iteration {}: iterator {} over {} comes before its parent axis {}",
+                      name, iters[k].var, a->name, a->parent->name);
     }
   }
   auto n = std::make_shared<SparseIterationNode>();

@@ -28,7 +28,13 @@ class IterationLowerer {
  public:
   IterationLowerer(const Kernel& k, NameGen& names) : k_(k), names_(names), aux_(find_aux_buffers(k)) {}
 
-  Stmt lower(const SparseIterationNode* op) {
+  // Lowers `op`; `outer` holds the iterators of enclosing sparse iterations when
+  // op is nested in another one's body (their axes may parent op's axes).
+  Stmt lower(const SparseIterationNode* op, const Env& outer = {}) {
+    for (const auto& it : op->iters)
+      for (const auto& [v, s] : outer)
+        STRATA_ASSERT(s.axis != it.axis, "{}: iterator {} iterates axis {}, already iterated by an enclosing {}",
+                      op->name, it.var, it.axis->name, v);
     for (size_t a = 0; a < op->iters.size(); ++a)
       for (size_t b = a + 1; b < op->iters.size(); ++b)
         STRATA_ASSERT(op->iters[a].axis != op->iters[b].axis, "{}: two iterators over axis {}", op->name,
@@ -44,14 +50,14 @@ class IterationLowerer {
       for (int t : groups[g])
         if (op->iters[t].reduction) first_red = g;
 
-    Env env;
-    std::vector<Loop> outer;
-    for (size_t g = 0; g < first_red; ++g) outer.push_back(make_loop(op, groups[g], env, ""));
+    Env env = outer;
+    std::vector<Loop> outer_loops;
+    for (size_t g = 0; g < first_red; ++g) outer_loops.push_back(make_loop(op, groups[g], env, ""));
     if (first_red == groups.size() || !op->init.defined()) {
       std::vector<Loop> inner;
       for (size_t g = first_red; g < groups.size(); ++g) inner.push_back(make_loop(op, groups[g], env, ""));
       Stmt body = rewrite(op->body, env);
-      return wrap(outer, wrap(inner, body));
+      return wrap(outer_loops, wrap(inner, body));
     }
     // Init: the spatial iterators below the first reduction, with their own loops.
     Env init_env = env;
@@ -72,7 +78,7 @@ class IterationLowerer {
     std::vector<Loop> inner;
     for (size_t g = first_red; g < groups.size(); ++g) inner.push_back(make_loop(op, groups[g], env, ""));
     Stmt body = wrap(inner, rewrite(op->body, env));
-    return wrap(outer, seq({init, body}));
+    return wrap(outer_loops, seq({init, body}));
   }
 
  private:
@@ -161,7 +167,7 @@ class IterationLowerer {
   // Coordinate-space body -> position space.
   class Rewriter : public IRMutator {
    public:
-    Rewriter(const IterationLowerer& L, const Env& env) : L_(L), env_(env) {}
+    Rewriter(IterationLowerer& L, const Env& env) : L_(L), env_(env) {}
 
    protected:
     Expr visit(const VarNode* op, const Expr& self) override {
@@ -180,9 +186,9 @@ class IterationLowerer {
       Stmt s = sparse_store(op->buffer, std::move(pos), mutate(op->value));
       return guard.defined() ? if_then_else(guard, s) : s;
     }
-    Stmt visit(const SparseIterationNode* op, const Stmt&) override {
-      STRATA_UNREACHABLE("nested sparse iteration {} is not supported", op->name);
-    }
+    // A nested sparse iteration runs at every point of the enclosing one: it is
+    // lowered inside, seeing the enclosing iterators (and their positions).
+    Stmt visit(const SparseIterationNode* op, const Stmt&) override { return L_.lower(op, env_); }
 
    private:
     std::vector<Expr> positions(const SparseBuffer& b, const std::vector<Expr>& idx, Expr& guard) {
@@ -218,11 +224,11 @@ class IterationLowerer {
       return pos;
     }
 
-    const IterationLowerer& L_;
+    IterationLowerer& L_;
     const Env& env_;
   };
 
-  Stmt rewrite(const Stmt& s, const Env& env) const {
+  Stmt rewrite(const Stmt& s, const Env& env) {
     Rewriter r(*this, env);
     return r.mutate(s);
   }

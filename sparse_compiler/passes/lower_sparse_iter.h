@@ -12,7 +12,9 @@
 // axis (and its parent dimension matched too) the position is used directly;
 // otherwise the coordinate is computed (indices[pos] for sparse iterators) and,
 // for a sparse buffer axis, located by binary search in that axis's indices, with
-// a guard for coordinates that are absent. Requires materialize_aux_buffers.
+// a guard for coordinates that are absent. A sparse iteration nested in another's
+// body is lowered inside it and sees the enclosing iterators. Requires
+// materialize_aux_buffers.
 #pragma once
 
 #include "sparse_compiler/ir/kernel.h"

@@ -1,5 +1,12 @@
 // Primitives that restructure loop nests: split, reorder, fuse, balance.
+#include <functional>
+#include <map>
+
+#include "sparse_compiler/ir/equality.h"
 #include "sparse_compiler/ir/mutator.h"
+#include "sparse_compiler/ir/visitor.h"
+#include "sparse_compiler/passes/linear_form.h"
+#include "sparse_compiler/passes/simplify.h"
 #include "sparse_compiler/ir/names.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/schedule/loop_tree.h"
@@ -112,6 +119,150 @@ std::string Schedule::balance(const std::string& loop, const std::string& indptr
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
          fmt::format("balance({}, {}, {})", loop, indptr, grain));
   return chunk;
+}
+
+namespace {
+
+// Buffers a statement stores to, and the index expressions of its loads/stores.
+struct Accesses {
+  std::map<std::string, std::vector<Expr>> stores, loads;
+};
+Accesses accesses_of(const Stmt& s) {
+  class V : public IRVisitor {
+   public:
+    Accesses a;
+
+   protected:
+    void visit(const StoreNode* op) override {
+      a.stores[op->buffer].push_back(op->index);
+      IRVisitor::visit(op);
+    }
+    void visit(const LoadNode* op) override {
+      a.loads[op->buffer].push_back(op->index);
+      IRVisitor::visit(op);
+    }
+  } v;
+  v.visit_stmt(s);
+  return v.a;
+}
+
+// The part of an index that depends on the fused loop variables (as a linear
+// form restricted to terms mentioning them).
+LinearForm fused_part(const Expr& index, const std::vector<std::string>& vars) {
+  LinearForm f = to_linear(simplify(index)), out;
+  for (const auto& [t, k] : f.terms) {
+    bool uses = false;
+    for (const auto& v : vars) uses |= uses_var(t, v);
+    if (uses) out.add_term(t, k);
+  }
+  return out;
+}
+
+bool same_linear(const LinearForm& a, const LinearForm& b) {
+  if (a.terms.size() != b.terms.size()) return false;
+  for (const auto& [e, k] : a.terms) {
+    bool found = false;
+    for (const auto& [f, q] : b.terms) found |= q == k && structural_equal(e, f);
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Schedule::fuse_nests(const std::string& first, const std::string& second, int depth) {
+  const std::string call = fmt::format("fuse_nests({}, {}, {})", first, second, depth);
+  STRATA_SCHED_CHECK(depth >= 1, "{}: depth must be at least 1", call);
+  const ForNode* a = loop_or_throw("fuse_nests", first);
+  const ForNode* b = loop_or_throw("fuse_nests", second);
+  // Both nests must be consecutive statements of one sequence.
+  class FindSeq : public IRVisitor {
+   public:
+    const ForNode *a, *b;
+    const SeqNode* found = nullptr;
+    size_t index = 0;
+
+   protected:
+    void visit(const SeqNode* op) override {
+      for (size_t k = 0; k + 1 < op->stmts.size(); ++k)
+        if (op->stmts[k].get() == a && op->stmts[k + 1].get() == b) {
+          found = op;
+          index = k;
+        }
+      IRVisitor::visit(op);
+    }
+  } fs;
+  fs.a = a;
+  fs.b = b;
+  fs.visit_stmt(k_.body);
+  STRATA_SCHED_CHECK(fs.found, "{}: the loops are not consecutive statements of one sequence", call);
+  // Walk the levels: equal bounds (after renaming B's variables to A's).
+  std::map<std::string, Expr> rename;
+  std::vector<std::string> vars;
+  const ForNode *la = a, *lb = b;
+  Stmt body_a, body_b;
+  for (int d = 0; d < depth; ++d) {
+    STRATA_SCHED_CHECK(la && lb, "{}: the nests are less than {} loops deep", call, depth);
+    STRATA_SCHED_CHECK(la->for_kind == ForKind::Serial && lb->for_kind == ForKind::Serial,
+                       "{}: only serial loops can be fused", call);
+    STRATA_SCHED_CHECK(structural_equal(la->min, substitute(lb->min, rename)) &&
+                           structural_equal(la->extent, substitute(lb->extent, rename)),
+                       "{}: loops {} and {} run over different ranges", call, la->var, lb->var);
+    rename[lb->var] = var(la->var);
+    vars.push_back(la->var);
+    body_a = la->body;
+    body_b = substitute(lb->body, rename);
+    if (d + 1 < depth) {
+      la = body_a.as<ForNode>();
+      lb = body_b.as<ForNode>();
+      STRATA_SCHED_CHECK(la && lb && la->body.defined(), "{}: level {} is not a single nested loop", call, d + 1);
+      lb = lb ? find_loop(body_b, lb->var) : nullptr;
+    }
+  }
+  // Dependences: B may read what A writes only at the same fused iteration; A
+  // must not read what B writes.
+  const Accesses acc_a = accesses_of(body_a), acc_b = accesses_of(body_b);
+  for (const auto& [buf, idx] : acc_b.stores)
+    STRATA_SCHED_CHECK(!acc_a.loads.count(buf) && !acc_a.stores.count(buf),
+                       "{}: {} is written by the second nest and accessed by the first", call, buf);
+  for (const auto& [buf, writes] : acc_a.stores) {
+    auto it = acc_b.loads.find(buf);
+    if (it == acc_b.loads.end()) continue;
+    const LinearForm w = fused_part(writes.front(), vars);
+    for (const auto& e : writes)
+      STRATA_SCHED_CHECK(same_linear(fused_part(e, vars), w), "{}: the first nest writes {} at unaligned places", call, buf);
+    for (const auto& e : it->second)
+      STRATA_SCHED_CHECK(same_linear(fused_part(e, vars), w),
+                         "{}: the second nest reads {} at {} from another iteration of the fused loops", call, buf,
+                         to_string(e));
+  }
+  // Rebuild: A's nest with B's body appended at the innermost fused level.
+  std::function<Stmt(const ForNode*, int)> rebuild = [&](const ForNode* f, int d) -> Stmt {
+    Stmt inner = d + 1 < depth ? rebuild(f->body.as<ForNode>(), d + 1) : seq({f->body, body_b});
+    return for_loop(f->var, f->min, f->extent, f->for_kind, inner, f->annotations);
+  };
+  Stmt fused = rebuild(a, 0);
+  class Swap : public IRMutator {
+   public:
+    Swap(const SeqNode* s, size_t i, Stmt n) : s_(s), i_(i), n_(std::move(n)) {}
+
+   protected:
+    Stmt visit(const SeqNode* op, const Stmt& self) override {
+      if (op != s_) return IRMutator::visit(op, self);
+      std::vector<Stmt> out;
+      for (size_t k = 0; k < op->stmts.size(); ++k) {
+        if (k == i_) out.push_back(n_);
+        else if (k != i_ + 1) out.push_back(op->stmts[k]);
+      }
+      return seq(out);
+    }
+
+   private:
+    const SeqNode* s_;
+    size_t i_;
+    Stmt n_;
+  } swap(fs.found, fs.index, fused);
+  commit(swap.mutate(k_.body), call);
 }
 
 std::string Schedule::partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,

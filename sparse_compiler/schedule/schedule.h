@@ -63,6 +63,13 @@ class Schedule {
   RFactor rfactor(const std::string& loop, const std::string& local);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
   void annotate(const std::string& loop, const std::string& key, const std::string& value);
+  // Fuses two consecutive loop nests at their outer `depth` levels, which must
+  // run over the same ranges: `for r { for i { A } }; for r2 { for i2 { B } }`
+  // becomes `for r { for i { A; B[r2 := r, i2 := i] } }`. Refused unless B, at each
+  // fused iteration, reads only what A wrote at that same iteration (compute_at:
+  // a per-(relation, row) intermediate then never leaves registers), and A reads
+  // nothing B writes. Returns nothing; the fused loops keep A's names.
+  void fuse_nests(const std::string& first, const std::string& second, int depth);
   // Runs the kernel body's top-level loops `loops` (every statement of its top
   // level, in order) as one parallel loop over `tasks` tasks: task t runs
   // iterations [ranges[k][t], ranges[k][t+1]) of loops[k], where ranges[k] names an

@@ -1,0 +1,211 @@
+#include "sparse_compiler/ops/attention.h"
+
+#include <fmt/format.h>
+
+#include "core/timer.h"
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/loop_tree.h"
+
+namespace strata::sc {
+
+Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
+  s.parallel(chunk);
+  // Per-row outputs in registers (edge outputs are refused: their region is ragged).
+  for (const auto& p : loops.params)
+    if (p.is_buffer() && p.role == ParamRole::Output) (void)s.attempt([&] { s.cache_write(p.name, "i"); });
+  // Innermost head/feature loops become vectors; small loops around them unroll.
+  auto axis_loops = [&](bool innermost) {
+    std::vector<std::string> out;
+    for (const auto& n : s.loops()) {
+      const ForNode* f = find_loop(s.kernel().body, n);
+      if (!f || f->for_kind != ForKind::Serial || !f->annotations.count("axis")) continue;
+      const std::string& ax = f->annotations.at("axis");
+      if (ax != "F" && ax != "H") continue;
+      const bool inner = loop_names(f->body).empty();
+      if (inner == innermost) out.push_back(n);
+    }
+    return out;
+  };
+  for (const auto& l : axis_loops(true)) (void)s.attempt([&] { vectorize_feature_loop(s, l, knobs.vector_lanes); });
+  for (const auto& l : axis_loops(false)) {
+    const int64_t* e = as_const_int(find_loop(s.kernel().body, l)->extent);
+    if (e && *e <= 16) (void)s.attempt([&] { s.unroll(l); });
+  }
+  return s.kernel();
+}
+
+namespace {
+enum Which { kScore, kSoftmax, kAggregate, kFused, kRecompute, kSddmm, kSoftmaxBwd, kColSum, kAggregateT, kCount };
+}  // namespace
+
+struct GatKernels::Impl {
+  std::vector<CompiledKernel> compiled;  // Generated
+  std::vector<Kernel> reference;         // Reference / Interpreter: unscheduled loops
+};
+
+GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optional<CpuKnobs> knobs)
+    : A_(A), spec_(spec), backend_(backend), impl_(std::make_unique<Impl>()) {
+  STRATA_CHECK(!A.empty(), "gat: the graph is empty");
+  STRATA_CHECK(spec.heads >= 1 && spec.feat >= 1, "gat: heads and features must be at least 1, got {} and {}",
+               spec.heads, spec.feat);
+  spec_.index_dtype = A.index_dtype();
+  // Aᵀ with edge ids that are A's CSR positions.
+  const Graph positional = Graph::from_csr(A.num_rows(), A.num_cols(), A.indptr(), A.indices(), Tensor(),
+                                           Tensor::arange(A.nnz()));
+  At_ = positional.transpose();
+  At_eid_ = At_.edge_ids();
+  GatSpec st = spec_;
+  st.index_dtype = At_.index_dtype();
+  std::vector<Kernel> programs = {gat_score_program(spec_),     edge_softmax_program(spec_),
+                                  gat_aggregate_program(spec_, false), gat_fused_program(spec_),
+                                  gat_recompute_program(spec_), gat_sddmm_program(spec_),
+                                  edge_softmax_backward_program(spec_), edge_col_sum_program(st),
+                                  gat_aggregate_program(st, true)};
+  Timer t;
+  if (backend_ == Backend::Generated) {
+    CpuKnobs k = knobs ? *knobs : CpuKnobs{};
+    if (!knobs) k.vector_lanes = host_vector_lanes();
+    std::vector<Kernel> lowered;
+    for (const auto& p : programs) lowered.push_back(lower_schedule(schedule_row_program_cpu(lower_to_loops(p), k)));
+    impl_->compiled = compile_cpu(lowered);
+  } else {
+    for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
+  }
+  compile_ms_ = t.ms();
+}
+
+GatKernels::~GatKernels() = default;
+
+std::string GatKernels::describe() const {
+  return fmt::format("gat {} ({})", spec_.suffix(), backend_name(backend_));
+}
+
+void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
+  const Graph& g = transposed ? At_ : A_;
+  args.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices());
+  args.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+  if (transposed) args.buffer("eid", At_eid_);
+  if (backend_ == Backend::Generated) {
+    impl_->compiled[which].run(args);
+    return;
+  }
+  // Reference and Interpreter both interpret the unscheduled program here: GAT's
+  // reference path is the compiler's own semantics, checked by tests against
+  // dense loops (there is no separate hand-written GAT reference).
+  Interpreter interp;
+  args.bind(interp, impl_->reference[which]);
+  interp.run(impl_->reference[which]);
+}
+
+namespace {
+void need(const Tensor& t, const char* what, const Shape& shape) {
+  check_tensor(t, what, DType::F32, static_cast<int>(shape.size()));
+  check_shape(t, what, shape);
+  STRATA_CHECK(t.device().is_cpu(), "{}: expected a cpu tensor, got {}", what, t.describe());
+}
+}  // namespace
+
+void GatKernels::score(const Tensor& XL, const Tensor& XR, Tensor& E) const {
+  const int64_t H = spec_.heads;
+  need(XL, "gat score XL", {A_.num_rows(), H});
+  need(XR, "gat score XR", {A_.num_cols(), H});
+  need(E, "gat score E", {A_.nnz(), H});
+  KernelArgs a;
+  a.buffer("XL", XL).buffer("XR", XR).buffer("E", E);
+  run(kScore, a, false);
+}
+
+void GatKernels::softmax(const Tensor& E, Tensor& P, Tensor& M, Tensor& S) const {
+  const int64_t H = spec_.heads;
+  need(E, "edge softmax E", {A_.nnz(), H});
+  need(P, "edge softmax P", {A_.nnz(), H});
+  need(M, "edge softmax M", {A_.num_rows(), H});
+  need(S, "edge softmax S", {A_.num_rows(), H});
+  KernelArgs a;
+  a.buffer("E", E).buffer("P", P).buffer("M", M).buffer("S", S);
+  run(kSoftmax, a, false);
+}
+
+void GatKernels::aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const {
+  const int64_t H = spec_.heads, F = spec_.feat;
+  need(P, "gat aggregate P", {A_.nnz(), H});
+  need(X, "gat aggregate X", {A_.num_cols(), H, F});
+  need(Y, "gat aggregate Y", {A_.num_rows(), H, F});
+  KernelArgs a;
+  a.buffer("P", P).buffer("X", X).buffer("Y", Y);
+  run(kAggregate, a, false);
+}
+
+void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S) const {
+  const int64_t H = spec_.heads, F = spec_.feat;
+  need(XL, "gat fused XL", {A_.num_rows(), H});
+  need(XR, "gat fused XR", {A_.num_cols(), H});
+  need(X, "gat fused X", {A_.num_cols(), H, F});
+  need(Y, "gat fused Y", {A_.num_rows(), H, F});
+  need(M, "gat fused M", {A_.num_rows(), H});
+  need(S, "gat fused S", {A_.num_rows(), H});
+  KernelArgs a;
+  a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
+  run(kFused, a, false);
+}
+
+void GatKernels::recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E,
+                           Tensor& P) const {
+  const int64_t H = spec_.heads;
+  need(XL, "gat recompute XL", {A_.num_rows(), H});
+  need(XR, "gat recompute XR", {A_.num_cols(), H});
+  need(M, "gat recompute M", {A_.num_rows(), H});
+  need(S, "gat recompute S", {A_.num_rows(), H});
+  need(E, "gat recompute E", {A_.nnz(), H});
+  need(P, "gat recompute P", {A_.nnz(), H});
+  KernelArgs a;
+  a.buffer("XL", XL).buffer("XR", XR).buffer("M", M).buffer("S", S).buffer("E", E).buffer("P", P);
+  run(kRecompute, a, false);
+}
+
+void GatKernels::attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) const {
+  const int64_t H = spec_.heads, F = spec_.feat;
+  need(dY, "gat attention grad dY", {A_.num_rows(), H, F});
+  need(X, "gat attention grad X", {A_.num_cols(), H, F});
+  need(dP, "gat attention grad dP", {A_.nnz(), H});
+  KernelArgs a;
+  a.buffer("dY", dY).buffer("X", X).buffer("dP", dP);
+  run(kSddmm, a, false);
+}
+
+void GatKernels::softmax_backward(const Tensor& P, const Tensor& dP, const Tensor& E, Tensor& dPre, Tensor& dXL) const {
+  const int64_t H = spec_.heads;
+  need(P, "edge softmax backward P", {A_.nnz(), H});
+  need(dP, "edge softmax backward dP", {A_.nnz(), H});
+  need(E, "edge softmax backward E", {A_.nnz(), H});
+  need(dPre, "edge softmax backward dPre", {A_.nnz(), H});
+  need(dXL, "edge softmax backward dXL", {A_.num_rows(), H});
+  Tensor D = Tensor::empty({A_.num_rows(), H}, DType::F32);
+  KernelArgs a;
+  a.buffer("P", P).buffer("dP", dP).buffer("E", E).buffer("dPre", dPre).buffer("dXL", dXL).buffer("D", D);
+  run(kSoftmaxBwd, a, false);
+}
+
+void GatKernels::source_grad(const Tensor& dPre, Tensor& dXR) const {
+  const int64_t H = spec_.heads;
+  need(dPre, "gat source grad dPre", {A_.nnz(), H});
+  need(dXR, "gat source grad dXR", {A_.num_cols(), H});
+  KernelArgs a;
+  a.buffer("dPre", dPre).buffer("dXR", dXR);
+  run(kColSum, a, true);
+}
+
+void GatKernels::aggregate_transposed(const Tensor& P, const Tensor& dY, Tensor& dX) const {
+  const int64_t H = spec_.heads, F = spec_.feat;
+  need(P, "gat aggregate-transposed P", {A_.nnz(), H});
+  need(dY, "gat aggregate-transposed dY", {A_.num_rows(), H, F});
+  need(dX, "gat aggregate-transposed dX", {A_.num_cols(), H, F});
+  KernelArgs a;
+  a.buffer("P", P).buffer("X", dY).buffer("Y", dX);
+  run(kAggregateT, a, true);
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,58 @@
+// GAT's sparse kernels for one bound graph, compiled together at graph load:
+// the unfused forward (score, softmax, aggregation), the fused forward (online
+// softmax, scores never in memory), and the backward (recompute after a fused
+// forward, attention gradient, softmax backward, source-score gradient, and the
+// aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
+// [nnz, H] in A's CSR order.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "core/graph.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/ops/attention_programs.h"
+#include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::sc {
+
+// The CPU schedule of a row program: rows in nnz-balanced parallel chunks, each
+// row's outputs in registers, head and feature loops vectorized.
+Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs);
+
+class GatKernels {
+ public:
+  GatKernels(const Graph& A, GatSpec spec, Backend backend = Backend::Generated, std::optional<CpuKnobs> knobs = {});
+  ~GatKernels();
+
+  const GatSpec& spec() const { return spec_; }
+  const Graph& graph() const { return A_; }
+  double compile_ms() const { return compile_ms_; }
+  std::string describe() const;
+
+  // Forward, unfused: E = score(XL, XR); P, M, S = softmax(E); Y = aggregate(P, X).
+  void score(const Tensor& XL, const Tensor& XR, Tensor& E) const;
+  void softmax(const Tensor& E, Tensor& P, Tensor& M, Tensor& S) const;
+  void aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const;
+  // Forward, fused.
+  void fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S) const;
+  // Backward pieces.
+  void recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E, Tensor& P) const;
+  void attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) const;
+  void softmax_backward(const Tensor& P, const Tensor& dP, const Tensor& E, Tensor& dPre, Tensor& dXL) const;
+  void source_grad(const Tensor& dPre, Tensor& dXR) const;       // over Aᵀ
+  void aggregate_transposed(const Tensor& P, const Tensor& dY, Tensor& dX) const;  // dX = Aᵀ-aggregation
+
+ private:
+  struct Impl;
+  void run(int which, KernelArgs& args, bool transposed) const;
+  Graph A_, At_;      // At_: Aᵀ, rows = sources
+  Tensor At_eid_;     // int64 [nnz]: A's CSR position of every non-zero of Aᵀ
+  GatSpec spec_;
+  Backend backend_;
+  double compile_ms_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::sc

@@ -1,0 +1,246 @@
+#include "sparse_compiler/ops/attention_programs.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "sparse_compiler/ops/programs.h"
+
+namespace strata::sc {
+
+std::string GatSpec::suffix() const {
+  return fmt::format("h{}_f{}_s{}_{}", heads, feat, negative_slope, index_dtype == DType::I32 ? "i32" : "i64");
+}
+
+namespace {
+
+// The CSR axes, a head axis H, a feature axis F, a flat edge axis E.
+struct Axes {
+  CsrAxes csr;
+  Axis H, F, E;
+};
+
+Axes axes_for(const GatSpec& s) {
+  Axes a;
+  a.csr = csr_axes(s.index_dtype);
+  a.H = dense_fixed("H", make_int(s.heads));
+  a.F = dense_fixed("F", make_int(s.feat));
+  a.E = dense_fixed("E", var("nnz"));
+  return a;
+}
+
+Kernel base(const std::string& name, const GatSpec& s, const Axes& a) {
+  Kernel k;
+  k.name = name + "_" + s.suffix();
+  for (char& c : k.name)
+    if (c == '.') c = 'p';
+  k.stage = Stage::Coordinate;
+  k.axes = {a.csr.I, a.csr.J, a.csr.J_detach, a.H, a.F, a.E};
+  k.params = {Param::buffer("A_indptr", DType::I64), Param::buffer("A_indices", s.index_dtype)};
+  return k;
+}
+
+void finish(Kernel& k) {
+  k.params.push_back(Param::scalar("m"));
+  k.params.push_back(Param::scalar("n"));
+  k.params.push_back(Param::scalar("nnz"));
+}
+
+SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role) {
+  SparseBuffer b = sparse_buffer(name, std::move(axes), DType::F32);
+  k.buffers.push_back(b);
+  k.params.push_back(Param::buffer(name, DType::F32, role));
+  return b;
+}
+
+Expr leaky(const Expr& x, double slope) { return select(gt(x, make_float(0)), x, mul(x, make_float(slope))); }
+Expr leaky_grad(const Expr& x, double slope) { return select(gt(x, make_float(0)), make_float(1), make_float(slope)); }
+Expr neg_inf() { return make_float(-std::numeric_limits<double>::infinity()); }
+
+IterVar it(const std::string& v, const Axis& a, bool red = false) { return {v, a, red}; }
+
+}  // namespace
+
+Kernel gat_score_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("gat_score", s, a);
+  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
+  SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h");
+  k.body = sparse_iteration("gat_score", {it("i", a.csr.I), it("j", a.csr.J), it("h", a.H)}, Stmt(),
+                            sparse_store(E, {i, j, h}, leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope)));
+  finish(k);
+  return k;
+}
+
+Kernel edge_softmax_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("edge_softmax", s, a);
+  SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+  SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
+  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h"), j2 = var("j2"), h2 = var("h2"), j3 = var("j3"), h3 = var("h3"),
+       h0 = var("h0");
+  Expr e = sparse_load(E, {i, j, h});
+  Stmt body = seq({
+      sparse_iteration("softmax_init", {it("h0", a.H)}, Stmt(),
+                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0))})),
+      sparse_iteration("softmax_max", {it("j", a.csr.J, true), it("h", a.H)}, Stmt(),
+                       sparse_store(M, {i, h}, max(sparse_load(M, {i, h}), e))),
+      sparse_iteration("softmax_sum", {it("j2", a.csr.J, true), it("h2", a.H)}, Stmt(),
+                       sparse_store(S, {i, h2}, add(sparse_load(S, {i, h2}),
+                                                    exp(sub(sparse_load(E, {i, j2, h2}), sparse_load(M, {i, h2})))))),
+      sparse_iteration("softmax_norm", {it("j3", a.csr.J), it("h3", a.H)}, Stmt(),
+                       sparse_store(P, {i, j3, h3}, div(exp(sub(sparse_load(E, {i, j3, h3}), sparse_load(M, {i, h3}))),
+                                                        sparse_load(S, {i, h3})))),
+  });
+  k.body = sparse_iteration("edge_softmax", {it("i", a.csr.I)}, Stmt(), body);
+  finish(k);
+  return k;
+}
+
+Kernel gat_aggregate_program(const GatSpec& s, bool through_eid) {
+  Axes a = axes_for(s);
+  Kernel k = base(through_eid ? "gat_aggregate_eid" : "gat_aggregate", s, a);
+  SparseBuffer P = through_eid ? buffer(k, "P", {a.E, a.H}, ParamRole::Input)
+                               : buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+  SparseBuffer eid;
+  if (through_eid) {
+    eid = sparse_buffer("eid", {a.csr.I, a.csr.J}, DType::I64);
+    k.buffers.push_back(eid);
+    k.params.push_back(Param::buffer("eid", DType::I64));
+  }
+  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h"), f = var("f");
+  Expr p = through_eid ? sparse_load(P, {sparse_load(eid, {i, j}), h}) : sparse_load(P, {i, j, h});
+  k.body = sparse_iteration("gat_aggregate", {it("i", a.csr.I), it("j", a.csr.J, true), it("h", a.H), it("f", a.F)},
+                            sparse_store(Y, {i, h, f}, make_float(0)),
+                            sparse_store(Y, {i, h, f}, add(sparse_load(Y, {i, h, f}), mul(p, sparse_load(X, {j, h, f})))));
+  finish(k);
+  return k;
+}
+
+Kernel gat_fused_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("gat_fused", s, a);
+  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
+  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
+  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
+  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h"), f = var("f");
+  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz"), hn = var("hn"), fn = var("fn");
+  // One edge, one head: the online softmax step (running max m, running sum S,
+  // accumulator Y rescaled whenever the max grows).
+  Stmt step = let_stmt(
+      "e", leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope),
+      let_stmt("mx", max(sparse_load(M, {i, h}), var("e", Type::f32())),
+               let_stmt("scale", exp(sub(sparse_load(M, {i, h}), var("mx", Type::f32()))),
+                        let_stmt("p", exp(sub(var("e", Type::f32()), var("mx", Type::f32()))),
+                                 seq({sparse_store(S, {i, h}, add(mul(sparse_load(S, {i, h}), var("scale", Type::f32())),
+                                                                  var("p", Type::f32()))),
+                                      sparse_iteration("fused_acc", {it("f", a.F)}, Stmt(),
+                                                       sparse_store(Y, {i, h, f},
+                                                                    add(mul(sparse_load(Y, {i, h, f}), var("scale", Type::f32())),
+                                                                        mul(var("p", Type::f32()), sparse_load(X, {j, h, f}))))),
+                                      sparse_store(M, {i, h}, var("mx", Type::f32()))})))));
+  Stmt body = seq({
+      sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
+                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0))})),
+      sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
+      sparse_iteration("fused_edges", {it("j", a.csr.J, true), it("h", a.H)}, Stmt(), step),
+      sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
+                       sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
+                                                           div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
+                                                           make_float(0)))),
+  });
+  k.body = sparse_iteration("gat_fused", {it("i", a.csr.I)}, Stmt(), body);
+  finish(k);
+  return k;
+}
+
+Kernel gat_recompute_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("gat_recompute", s, a);
+  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
+  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h");
+  Stmt body = let_stmt("e", leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope),
+                       seq({sparse_store(E, {i, j, h}, var("e", Type::f32())),
+                            sparse_store(P, {i, j, h}, div(exp(sub(var("e", Type::f32()), sparse_load(M, {i, h}))),
+                                                           sparse_load(S, {i, h})))}));
+  k.body = sparse_iteration("gat_recompute", {it("i", a.csr.I), it("j", a.csr.J), it("h", a.H)}, Stmt(), body);
+  finish(k);
+  return k;
+}
+
+Kernel gat_sddmm_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("gat_sddmm", s, a);
+  SparseBuffer dY = buffer(k, "dY", {a.csr.I, a.H, a.F}, ParamRole::Input);
+  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
+  SparseBuffer dP = buffer(k, "dP", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h"), f = var("f");
+  k.body = sparse_iteration("gat_sddmm", {it("i", a.csr.I), it("j", a.csr.J), it("h", a.H), it("f", a.F, true)},
+                            sparse_store(dP, {i, j, h}, make_float(0)),
+                            sparse_store(dP, {i, j, h}, add(sparse_load(dP, {i, j, h}),
+                                                            mul(sparse_load(dY, {i, h, f}), sparse_load(X, {j, h, f})))));
+  finish(k);
+  return k;
+}
+
+Kernel edge_softmax_backward_program(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("edge_softmax_backward", s, a);
+  SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+  SparseBuffer dP = buffer(k, "dP", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+  SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+  SparseBuffer dPre = buffer(k, "dPre", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+  SparseBuffer dXL = buffer(k, "dXL", {a.csr.I, a.H}, ParamRole::Output);
+  SparseBuffer D = buffer(k, "D", {a.csr.I, a.H}, ParamRole::Output);  // per-row sum_j P dP (scratch)
+  Expr i = var("i"), j = var("j"), h = var("h"), j2 = var("j2"), h2 = var("h2"), h0 = var("h0");
+  Stmt body = seq({
+      sparse_iteration("bwd_init", {it("h0", a.H)}, Stmt(),
+                       seq({sparse_store(D, {i, h0}, make_float(0)), sparse_store(dXL, {i, h0}, make_float(0))})),
+      sparse_iteration("bwd_dot", {it("j", a.csr.J, true), it("h", a.H)}, Stmt(),
+                       sparse_store(D, {i, h}, add(sparse_load(D, {i, h}),
+                                                   mul(sparse_load(P, {i, j, h}), sparse_load(dP, {i, j, h}))))),
+      sparse_iteration("bwd_edges", {it("j2", a.csr.J, true), it("h2", a.H)}, Stmt(),
+                       let_stmt("g",
+                                mul(mul(sparse_load(P, {i, j2, h2}), sub(sparse_load(dP, {i, j2, h2}), sparse_load(D, {i, h2}))),
+                                    leaky_grad(sparse_load(E, {i, j2, h2}), s.negative_slope)),
+                                seq({sparse_store(dPre, {i, j2, h2}, var("g", Type::f32())),
+                                     sparse_store(dXL, {i, h2}, add(sparse_load(dXL, {i, h2}), var("g", Type::f32())))}))),
+  });
+  k.body = sparse_iteration("edge_softmax_backward", {it("i", a.csr.I)}, Stmt(), body);
+  finish(k);
+  return k;
+}
+
+Kernel edge_col_sum_program(const GatSpec& s) {
+  // Runs over Aᵀ: rows are the sources; eid maps each non-zero of Aᵀ to A's CSR position.
+  Axes a = axes_for(s);
+  Kernel k = base("edge_col_sum", s, a);
+  SparseBuffer dPre = buffer(k, "dPre", {a.E, a.H}, ParamRole::Input);
+  SparseBuffer eid = sparse_buffer("eid", {a.csr.I, a.csr.J}, DType::I64);
+  k.buffers.push_back(eid);
+  k.params.push_back(Param::buffer("eid", DType::I64));
+  SparseBuffer dXR = buffer(k, "dXR", {a.csr.I, a.H}, ParamRole::Output);
+  Expr i = var("i"), j = var("j"), h = var("h");
+  k.body = sparse_iteration("edge_col_sum", {it("i", a.csr.I), it("j", a.csr.J, true), it("h", a.H)},
+                            sparse_store(dXR, {i, h}, make_float(0)),
+                            sparse_store(dXR, {i, h}, add(sparse_load(dXR, {i, h}), sparse_load(dPre, {sparse_load(eid, {i, j}), h}))));
+  finish(k);
+  return k;
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,45 @@
+// GAT's sparse steps as stage-I programs (written once, over CSR, lowered and
+// compiled like every other op). Shapes: H heads, F features per head; edge
+// tensors are [nnz, H] in the graph's CSR position order; node tensors are
+// XL [rows, H] (destination scores), XR [cols, H] (source scores), X [cols, H, F].
+//
+//   gat_score       E[i,j,h] = LeakyReLU(XL[i,h] + XR[j,h])
+//   edge_softmax    P[i,j,h] = exp(E[i,j,h] - M[i,h]) / S[i,h] over row i's edges,
+//                   with M the row max and S the row sum (written out for backward)
+//   gat_aggregate   Y[i,h,f] = sum_j P[i,j,h] X[j,h,f]
+//                   (eid variant: P read through an edge-id map, for Aᵀ in backward)
+//   gat_fused       all three in one pass over each row with an online (running-max)
+//                   softmax: scores and attention never go to memory; M and S out
+//   gat_recompute   E and P again from XL, XR, M, S (backward after a fused forward)
+//   gat_sddmm       dP[i,j,h] = sum_f dY[i,h,f] X[j,h,f]
+//   edge_softmax_backward
+//                   dPre[i,j,h] = P (dP - sum_j P dP) * LeakyReLU'(E); dXL[i,h] = sum_j dPre
+//   edge_col_sum    dXR[j,h] = sum_i dPre[i,j,h], over Aᵀ through its edge-id map
+// Each row program iterates rows outermost with the row's work in nested sparse
+// iterations, so one thread owns a row and its M, S, Y in registers.
+#pragma once
+
+#include <string>
+
+#include "sparse_compiler/ir/kernel.h"
+
+namespace strata::sc {
+
+struct GatSpec {
+  int64_t heads = 1;
+  int64_t feat = 8;
+  double negative_slope = 0.2;
+  DType index_dtype = DType::I32;
+  std::string suffix() const;  // "h8_f8_s0.2_i32"
+};
+
+Kernel gat_score_program(const GatSpec& s);
+Kernel edge_softmax_program(const GatSpec& s);
+Kernel gat_aggregate_program(const GatSpec& s, bool through_eid);
+Kernel gat_fused_program(const GatSpec& s);
+Kernel gat_recompute_program(const GatSpec& s);
+Kernel gat_sddmm_program(const GatSpec& s);
+Kernel edge_softmax_backward_program(const GatSpec& s);
+Kernel edge_col_sum_program(const GatSpec& s);
+
+}  // namespace strata::sc
