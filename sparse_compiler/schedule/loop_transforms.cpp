@@ -284,12 +284,27 @@ std::string Schedule::partition_tasks(const std::vector<std::string>& loops, con
   const std::string tv = names.fresh("task");
   std::vector<Stmt> parts;
   for (size_t k = 0; k < top.size(); ++k) {
+    const size_t slash = loops[k].find('/');
+    const std::string outer = loops[k].substr(0, slash);
     const auto* f = top[k].as<ForNode>();
-    STRATA_SCHED_CHECK(f && f->var == loops[k], "{}: top-level statement {} is not loop {}", call, k, loops[k]);
+    STRATA_SCHED_CHECK(f && f->var == outer, "{}: top-level statement {} is not loop {}", call, k, outer);
     STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "{}: loop {} is already {}", call, f->var,
                        for_kind_name(f->for_kind));
-    Expr lo = load(Type::i64(), ranges[k], var(tv)), hi = load(Type::i64(), ranges[k], add(var(tv), make_int(1)));
-    parts.push_back(for_loop(f->var, lo, sub(hi, lo), ForKind::Serial, f->body, f->annotations));
+    if (slash == std::string::npos) {
+      Expr lo = load(Type::i64(), ranges[k], var(tv)), hi = load(Type::i64(), ranges[k], add(var(tv), make_int(1)));
+      parts.push_back(for_loop(f->var, lo, sub(hi, lo), ForKind::Serial, f->body, f->annotations));
+      continue;
+    }
+    // outer/inner: the outer loop runs whole in every task; the inner one runs the
+    // task's share of each outer iteration.
+    const std::string inner = loops[k].substr(slash + 1);
+    const auto* g = f->body.as<ForNode>();
+    STRATA_SCHED_CHECK(g && g->var == inner, "{}: loop {} is not the whole body of loop {}", call, inner, outer);
+    const Expr base = add(mul(var(outer), add(var(tasks), make_int(1))), var(tv));
+    Expr lo = load(Type::i64(), ranges[k], base), hi = load(Type::i64(), ranges[k], add(base, make_int(1)));
+    parts.push_back(for_loop(f->var, f->min, f->extent, ForKind::Serial,
+                             for_loop(g->var, lo, sub(hi, lo), ForKind::Serial, g->body, g->annotations),
+                             f->annotations));
   }
   Stmt result = for_loop(tv, make_int(0), var(tasks), ForKind::Parallel, seq(parts), {{"tasks", tasks}});
   std::string list;

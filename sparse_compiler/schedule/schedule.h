@@ -73,7 +73,10 @@ class Schedule {
   // Runs the kernel body's top-level loops `loops` (every statement of its top
   // level, in order) as one parallel loop over `tasks` tasks: task t runs
   // iterations [ranges[k][t], ranges[k][t+1]) of loops[k], where ranges[k] names an
-  // int64 buffer parameter of tasks + 1 entries. The inspector that builds the
+  // int64 buffer parameter of tasks + 1 entries. A loop nested directly in a
+  // top-level loop is named "outer/inner": its range array then holds tasks + 1
+  // entries per iteration of the outer loop (ranges[outer * (tasks + 1) + t]).
+  // The inspector that builds the
   // ranges guarantees that tasks write disjoint outputs (each output row has one
   // owner), so no atomics are needed. Returns the task loop's name.
   std::string partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,

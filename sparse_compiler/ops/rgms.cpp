@@ -1,0 +1,367 @@
+#include "sparse_compiler/ops/rgms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/timer.h"
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/loop_tree.h"
+
+namespace strata::sc {
+
+const char* rgms_order_name(RgmsOrder o) {
+  switch (o) {
+    case RgmsOrder::Fused: return "fused";
+    case RgmsOrder::AggregateFirst: return "aggregate-first";
+    case RgmsOrder::TransformFirst: return "transform-first";
+  }
+  return "?";
+}
+
+RgmsOrder parse_rgms_order(const std::string& s, const std::string& what) {
+  if (s == "fused") return RgmsOrder::Fused;
+  if (s == "aggregate-first") return RgmsOrder::AggregateFirst;
+  if (s == "transform-first") return RgmsOrder::TransformFirst;
+  STRATA_FAIL("{}: unknown RGMS order '{}' (expected fused, aggregate-first or transform-first)", what, s);
+}
+
+// ---- the inspector ----------------------------------------------------------------
+
+RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::vector<Graph>& rels, RgmsNormalization norm,
+                                       int64_t grain, std::vector<std::string> names) {
+  RelationalGraph g;
+  g.rows = rows;
+  g.cols = cols;
+  g.relations = static_cast<int64_t>(rels.size());
+  g.relation_names = std::move(names);
+  for (size_t r = 0; r < rels.size(); ++r) {
+    STRATA_CHECK(rels[r].num_rows() == rows && rels[r].num_cols() == cols,
+                 "relational graph: relation {} is {} x {}, expected {} x {}", r, rels[r].num_rows(),
+                 rels[r].num_cols(), rows, cols);
+    g.nnz += rels[r].nnz();
+  }
+  g.index_dtype = (std::max(rows, cols) > INT32_MAX || g.nnz > INT32_MAX) ? DType::I64 : DType::I32;
+  // Pairs: the rows each relation reaches.
+  std::vector<int64_t> rel_ptr{0}, rel_rows, row_ptr{0}, cols_v, eids;
+  std::vector<float> vals;
+  std::vector<int64_t> src_ptr{0}, src_ids, jloc;
+  for (int64_t r = 0; r < g.relations; ++r) {
+    const Graph& A = rels[r];
+    const Tensor eid = A.edge_ids();
+    std::vector<int64_t> srcs;
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t d = A.degree(i);
+      if (d == 0) continue;
+      rel_rows.push_back(i);
+      for (int64_t p = A.row_begin(i); p < A.row_end(i); ++p) {
+        cols_v.push_back(A.column(p));
+        srcs.push_back(A.column(p));
+        eids.push_back(eid.data<int64_t>()[p]);
+        float v = norm == RgmsNormalization::RightByRelation ? 1.0f / static_cast<float>(d) : 1.0f;
+        if (A.has_values()) v *= A.values().data<float>()[p];
+        vals.push_back(v);
+      }
+      row_ptr.push_back(static_cast<int64_t>(cols_v.size()));
+    }
+    rel_ptr.push_back(static_cast<int64_t>(rel_rows.size()));
+    std::sort(srcs.begin(), srcs.end());
+    srcs.erase(std::unique(srcs.begin(), srcs.end()), srcs.end());
+    for (int64_t p = row_ptr[rel_ptr[r]]; p < row_ptr[rel_ptr[r + 1]]; ++p)
+      jloc.push_back(std::lower_bound(srcs.begin(), srcs.end(), cols_v[p]) - srcs.begin());
+    src_ids.insert(src_ids.end(), srcs.begin(), srcs.end());
+    src_ptr.push_back(static_cast<int64_t>(src_ids.size()));
+  }
+  g.pairs = static_cast<int64_t>(rel_rows.size());
+  g.sources = static_cast<int64_t>(src_ids.size());
+  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
+  g.rel_ptr = Tensor::from_vector(rel_ptr);
+  g.rel_rows = idx(rel_rows);
+  g.row_ptr = Tensor::from_vector(row_ptr);
+  g.col_ids = idx(cols_v);
+  g.values = Tensor::from_vector(vals);
+  g.edge_ids = Tensor::from_vector(eids);
+  g.src_ptr = Tensor::from_vector(src_ptr);
+  g.src_ids = idx(src_ids);
+  g.jloc = idx(jloc);
+  // Owner tasks: destination rows balanced by non-zeros; each relation's share of
+  // a task is the run of its row list inside the task's rows.
+  std::vector<int64_t> row_nnz(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t q = 0; q < g.pairs; ++q) row_nnz[rel_rows[q] + 1] += row_ptr[q + 1] - row_ptr[q];
+  std::partial_sum(row_nnz.begin(), row_nnz.end(), row_nnz.begin());
+  const int64_t T = std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(rows, 1), (g.nnz + grain - 1) / grain));
+  g.num_tasks = T;
+  std::vector<int64_t> tr(static_cast<size_t>(T) + 1);
+  tr[0] = 0;
+  tr[T] = rows;
+  for (int64_t t = 1; t < T; ++t)
+    tr[t] = std::max(tr[t - 1], static_cast<int64_t>(std::lower_bound(row_nnz.begin(), row_nnz.end(), g.nnz * t / T) -
+                                                     row_nnz.begin()));
+  g.task_rows = Tensor::from_vector(tr);
+  std::vector<int64_t> rt(static_cast<size_t>(g.relations * (T + 1)));
+  for (int64_t r = 0; r < g.relations; ++r) {
+    const auto b = rel_rows.begin() + rel_ptr[r], e = rel_rows.begin() + rel_ptr[r + 1];
+    for (int64_t t = 0; t <= T; ++t) rt[r * (T + 1) + t] = rel_ptr[r] + (std::lower_bound(b, e, tr[t]) - b);
+  }
+  g.rel_tasks = Tensor::from_vector(rt);
+  return g;
+}
+
+RelationalGraph RelationalGraph::from_hetero(const HeteroGraph& h, RgmsNormalization norm, int64_t grain) {
+  std::vector<int64_t> off(h.node_types().size() + 1, 0);
+  for (size_t t = 0; t < h.node_types().size(); ++t) off[t + 1] = off[t] + h.node_types()[t].count;
+  const int64_t N = off.back();
+  std::vector<Graph> rels;
+  std::vector<std::string> names;
+  for (const auto& rel : h.relations()) {
+    const int64_t doff = off[h.find_node_type(rel.dst_type)], soff = off[h.find_node_type(rel.src_type)];
+    std::vector<int64_t> r, c;
+    for (int64_t i = 0; i < rel.adj.num_rows(); ++i)
+      for (int64_t p = rel.adj.row_begin(i); p < rel.adj.row_end(i); ++p) {
+        r.push_back(doff + i);
+        c.push_back(soff + rel.adj.column(p));
+      }
+    CooOptions o;
+    o.source = "relation " + rel.str();
+    rels.push_back(Graph::from_coo(N, N, Tensor::from_vector(r), Tensor::from_vector(c), o));
+    names.push_back(rel.str());
+  }
+  return build(N, N, rels, norm, grain, names);
+}
+
+std::vector<Graph> RelationalGraph::relation_graphs() const {
+  std::vector<Graph> out;
+  for (int64_t r = 0; r < relations; ++r) {
+    std::vector<int64_t> rr, cc;
+    std::vector<float> vv;
+    for (int64_t q = rel_ptr.data<int64_t>()[r]; q < rel_ptr.data<int64_t>()[r + 1]; ++q)
+      for (int64_t p = row_ptr.data<int64_t>()[q]; p < row_ptr.data<int64_t>()[q + 1]; ++p) {
+        rr.push_back(static_cast<int64_t>(rel_rows.item_as_double(q)));
+        cc.push_back(static_cast<int64_t>(col_ids.item_as_double(p)));
+        vv.push_back(values.data<float>()[p]);
+      }
+    CooOptions o;
+    o.order = ColumnOrder::InputOrder;
+    out.push_back(Graph::from_coo(rows, cols, Tensor::from_vector(rr), Tensor::from_vector(cc), o, Tensor::from_vector(vv)));
+  }
+  return out;
+}
+
+RelationalGraph RelationalGraph::reversed(int64_t grain) const {
+  std::vector<Graph> rels;
+  for (const Graph& A : relation_graphs()) rels.push_back(A.transpose());
+  // Values are carried, not recomputed: a_r(i, j) belongs to the edge.
+  return build(cols, rows, rels, RgmsNormalization::None, grain, relation_names);
+}
+
+void RelationalGraph::bind(KernelArgs& a) const {
+  a.buffer("rel_ptr", rel_ptr).buffer("rel_rows", rel_rows).buffer("row_ptr", row_ptr).buffer("cols", col_ids);
+  a.buffer("src_ptr", src_ptr).buffer("src_ids", src_ids).buffer("jloc", jloc).buffer("A", values);
+  a.buffer("task_rows", task_rows).buffer("rel_tasks", rel_tasks);
+  a.scalar("m", rows).scalar("n", cols).scalar("rels", relations).scalar("pairs", pairs).scalar("nnz", nnz);
+  a.scalar("sources", sources).scalar("num_tasks", num_tasks);
+}
+
+// ---- schedules ------------------------------------------------------------------------
+
+namespace {
+
+void vectorize_axis(Schedule& s, const std::string& axis, int lanes) {
+  for (const auto& n : s.loops()) {
+    const ForNode* f = find_loop(s.kernel().body, n);
+    if (f && f->for_kind == ForKind::Serial && f->annotations.count("axis") && f->annotations.at("axis") == axis &&
+        loop_names(f->body).empty())
+      (void)s.attempt([&] { vectorize_feature_loop(s, n, lanes); });
+  }
+}
+
+Kernel with_task_params(Kernel k) {
+  k.params.push_back(Param::buffer("task_rows", DType::I64));
+  k.params.push_back(Param::buffer("rel_tasks", DType::I64));
+  k.params.push_back(Param::scalar("num_tasks"));
+  return k;
+}
+
+Kernel schedule_fused(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.fuse_nests("r", "r2", 2);
+  s.partition_tasks({"iy", "r/i"}, {"task_rows", "rel_tasks"}, "num_tasks");
+  s.cache_write("H", "i");
+  s.cache_write("Y", "i");
+  for (const char* ax : {"FI", "FO"}) vectorize_axis(s, ax, knobs.vector_lanes);
+  return s.kernel();
+}
+
+Kernel schedule_transform(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
+  s.cache_write("Y", "i2");
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
+Kernel schedule_aggregate(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
+  s.cache_write("H", "i");
+  vectorize_axis(s, "FI", knobs.vector_lanes);
+  return s.kernel();
+}
+
+Kernel schedule_gather(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"iy", "r/i"}, {"task_rows", "rel_tasks"}, "num_tasks");
+  s.cache_write("Y", "i");
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
+// Relations in chunks balanced by `indptr` (sources or rows per relation); each
+// relation's output block has one owner.
+Kernel schedule_per_relation(const Kernel& loops, const std::string& indptr, const std::string& out,
+                             const std::string& cache_at, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("r", indptr, std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  (void)s.attempt([&] { s.cache_write(out, cache_at); });
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
+enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kCount };
+
+}  // namespace
+
+struct RgmsKernels::Impl {
+  std::vector<CompiledKernel> compiled;
+  std::vector<Kernel> reference;
+};
+
+RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend,
+                         std::optional<CpuKnobs> knobs)
+    : g_(g), spec_(spec), order_(order), backend_(backend), impl_(std::make_unique<Impl>()) {
+  STRATA_CHECK(spec.fin >= 1 && spec.fout >= 1, "rgms: feature sizes must be at least 1, got {} and {}", spec.fin,
+               spec.fout);
+  spec_.index_dtype = g.index_dtype;
+  std::vector<Kernel> programs = {with_task_params(rgms_fused_program(spec_)),
+                                  with_task_params(rgms_aggregate_program(spec_)),
+                                  with_task_params(rgms_transform_program(spec_)),
+                                  rgms_source_transform_program(spec_),
+                                  with_task_params(rgms_gather_program(spec_)),
+                                  rgms_weight_grad_program(spec_)};
+  Timer t;
+  if (backend_ == Backend::Generated) {
+    CpuKnobs k = knobs ? *knobs : CpuKnobs{};
+    if (!knobs) k.vector_lanes = host_vector_lanes();
+    std::vector<Kernel> lowered = {
+        lower_schedule(schedule_fused(lower_to_loops(programs[kFused]), k)),
+        lower_schedule(schedule_aggregate(lower_to_loops(programs[kAggregate]), k)),
+        lower_schedule(schedule_transform(lower_to_loops(programs[kTransform]), k)),
+        lower_schedule(schedule_per_relation(lower_to_loops(programs[kSourceTransform]), "src_ptr", "T", "s", k)),
+        lower_schedule(schedule_gather(lower_to_loops(programs[kGather]), k)),
+        lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k))};
+    impl_->compiled = compile_cpu(lowered);
+  } else {
+    for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
+  }
+  compile_ms_ = t.ms();
+}
+
+RgmsKernels::~RgmsKernels() = default;
+
+std::string RgmsKernels::describe() const {
+  return fmt::format("rgms {} {} ({})", spec_.suffix(), rgms_order_name(order_), backend_name(backend_));
+}
+
+void RgmsKernels::run(int which, KernelArgs& a) const {
+  g_.bind(a);
+  const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[which].kernel : impl_->reference[which];
+  std::vector<Tensor> workspaces;
+  for (const auto& p : k.params)
+    if (p.role == ParamRole::Workspace) {
+      workspaces.push_back(Tensor::empty({p.name == "H" ? g_.pairs * spec_.fin : 1}, p.dtype));
+      a.buffer(p.name, workspaces.back());
+    }
+  if (backend_ == Backend::Generated) {
+    impl_->compiled[which].run(a);
+    return;
+  }
+  Interpreter interp;
+  a.bind(interp, k);
+  interp.run(k);
+}
+
+namespace {
+void need(const Tensor& t, const char* what, const Shape& shape) {
+  check_tensor(t, what, DType::F32, static_cast<int>(shape.size()));
+  check_shape(t, what, shape);
+  STRATA_CHECK(t.device().is_cpu(), "{}: expected a cpu tensor, got {}", what, t.describe());
+}
+}  // namespace
+
+void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
+  need(X, "rgms input X", {g_.cols, spec_.fin});
+  need(W, "rgms weights W", {g_.relations, spec_.fin, spec_.fout});
+  need(Y, "rgms output Y", {g_.rows, spec_.fout});
+  KernelArgs a;
+  a.buffer("X", X).buffer("W", W).buffer("Y", Y);
+  switch (order_) {
+    case RgmsOrder::Fused: run(kFused, a); return;
+    case RgmsOrder::AggregateFirst: {
+      Tensor H = Tensor::empty({std::max<int64_t>(g_.pairs, 1), spec_.fin}, DType::F32);
+      KernelArgs agg;
+      agg.buffer("X", X).buffer("H", H);
+      run(kAggregate, agg);
+      a.buffer("H", H);
+      run(kTransform, a);
+      return;
+    }
+    case RgmsOrder::TransformFirst: {
+      Tensor T = Tensor::empty({std::max<int64_t>(g_.sources, 1), spec_.fout}, DType::F32);
+      KernelArgs tr;
+      tr.buffer("X", X).buffer("W", W).buffer("T", T);
+      run(kSourceTransform, tr);
+      a.buffer("T", T);
+      run(kGather, a);
+      return;
+    }
+  }
+}
+
+void RgmsKernels::aggregate(const Tensor& X, Tensor& H) const {
+  need(X, "rgms aggregate X", {g_.cols, spec_.fin});
+  need(H, "rgms aggregate H", {g_.pairs, spec_.fin});
+  KernelArgs a;
+  a.buffer("X", X).buffer("H", H);
+  run(kAggregate, a);
+}
+
+void RgmsKernels::weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const {
+  need(H, "rgms weight grad H", {g_.pairs, spec_.fin});
+  need(dY, "rgms weight grad dY", {g_.rows, spec_.fout});
+  need(dW, "rgms weight grad dW", {g_.relations, spec_.fin, spec_.fout});
+  KernelArgs a;
+  a.buffer("H", H).buffer("dY", dY).buffer("dW", dW);
+  run(kWeightGrad, a);
+}
+
+void reference_rgms(const RelationalGraph& g, const Tensor& X, const Tensor& W, Tensor& Y) {
+  const int64_t fin = X.dim(1), fout = W.dim(2);
+  Y.zero();
+  std::vector<float> h(static_cast<size_t>(fin));
+  for (int64_t r = 0; r < g.relations; ++r)
+    for (int64_t q = g.rel_ptr.data<int64_t>()[r]; q < g.rel_ptr.data<int64_t>()[r + 1]; ++q) {
+      std::fill(h.begin(), h.end(), 0.0f);
+      for (int64_t p = g.row_ptr.data<int64_t>()[q]; p < g.row_ptr.data<int64_t>()[q + 1]; ++p) {
+        const int64_t j = static_cast<int64_t>(g.col_ids.item_as_double(p));
+        for (int64_t f = 0; f < fin; ++f) h[f] += g.values.data<float>()[p] * X.data<float>()[j * fin + f];
+      }
+      const int64_t i = static_cast<int64_t>(g.rel_rows.item_as_double(q));
+      for (int64_t f = 0; f < fin; ++f)
+        for (int64_t o = 0; o < fout; ++o) Y.data<float>()[i * fout + o] += h[f] * W.data<float>()[(r * fin + f) * fout + o];
+    }
+}
+
+}  // namespace strata::sc

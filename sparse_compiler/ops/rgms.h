@@ -1,0 +1,87 @@
+// The RGMS front door: a relational graph in the relation-major 3-level format
+// (built once per graph by a native inspector) and the generated kernels over it.
+//
+//   RelationalGraph g = RelationalGraph::from_hetero(hetero, Normalization::RightByRelation);
+//   RgmsKernels k(g, {.fin = 16, .fout = 16}, RgmsOrder::Fused);
+//   k.forward(X, W, Y);        // Y[i] = sum_r sum_j a_r(i,j) X[j] W_r
+//
+// Every output row has one owner task (task_rows / rel_tasks), so forward runs are
+// deterministic and use no atomics. The input gradient is forward() of the kernels
+// built on g.reversed() with W_r transposed; the weight gradient is weight_grad()
+// from H = aggregate(X).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/hetero_graph.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/ops/rgms_programs.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::sc {
+
+enum class RgmsNormalization : uint8_t {
+  None,              // a_r(i, j) = 1
+  RightByRelation,   // a_r(i, j) = 1 / |N_r(i)|, R-GCN's c_{i,r}
+};
+
+struct RelationalGraph {
+  int64_t rows = 0, cols = 0, relations = 0, pairs = 0, nnz = 0, sources = 0;
+  DType index_dtype = DType::I32;
+  Tensor rel_ptr, rel_rows, row_ptr, col_ids, values;  // the 3-level format and a_r(i, j)
+  Tensor src_ptr, src_ids, jloc;                       // per-relation source lists
+  Tensor edge_ids;                                     // int64 [nnz]: the input edge of every non-zero
+  int64_t num_tasks = 0;
+  Tensor task_rows, rel_tasks;                         // owner tasks
+  std::vector<std::string> relation_names;
+
+  // relations[r] is dst x src (rows x cols) in one global id space.
+  static RelationalGraph build(int64_t rows, int64_t cols, const std::vector<Graph>& relations, RgmsNormalization norm,
+                               int64_t grain = 4096, std::vector<std::string> names = {});
+  // All node types flattened into one id space (HeteroGraph::to_homogeneous's order).
+  static RelationalGraph from_hetero(const HeteroGraph& h, RgmsNormalization norm, int64_t grain = 4096);
+  // Every relation reversed (sources become rows), values carried per edge.
+  RelationalGraph reversed(int64_t grain = 4096) const;
+  // The relations as separate CSR graphs (rows x cols each), values included.
+  std::vector<Graph> relation_graphs() const;
+  void bind(KernelArgs& a) const;
+};
+
+enum class RgmsOrder : uint8_t { Fused, AggregateFirst, TransformFirst };
+const char* rgms_order_name(RgmsOrder o);
+RgmsOrder parse_rgms_order(const std::string& s, const std::string& what);
+
+class RgmsKernels {
+ public:
+  RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend = Backend::Generated,
+              std::optional<CpuKnobs> knobs = {});
+  ~RgmsKernels();
+
+  // X [cols, fin], W [relations, fin, fout] -> Y [rows, fout].
+  void forward(const Tensor& X, const Tensor& W, Tensor& Y) const;
+  // H [pairs, fin]: the per-(relation, row) aggregation of X.
+  void aggregate(const Tensor& X, Tensor& H) const;
+  // dW [relations, fin, fout] from H and dY [rows, fout].
+  void weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const;
+
+  RgmsOrder order() const { return order_; }
+  double compile_ms() const { return compile_ms_; }
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  void run(int which, KernelArgs& a) const;
+  RelationalGraph g_;
+  RgmsSpec spec_;
+  RgmsOrder order_;
+  Backend backend_;
+  double compile_ms_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Plain loops over the same format: the reference path.
+void reference_rgms(const RelationalGraph& g, const Tensor& X, const Tensor& W, Tensor& Y);
+
+}  // namespace strata::sc

@@ -1,0 +1,172 @@
+#include "sparse_compiler/ops/rgms_programs.h"
+
+#include <fmt/format.h>
+
+namespace strata::sc {
+
+std::string RgmsSpec::suffix() const {
+  return fmt::format("i{}_o{}_{}", fin, fout, index_dtype == DType::I32 ? "i32" : "i64");
+}
+
+namespace {
+
+struct Axes {
+  Axis R, I, J, Idense, Jdense, FI, FO, S;
+};
+
+Axes axes_for(const RgmsSpec& s) {
+  Axes a;
+  a.R = dense_fixed("R", var("rels"));
+  a.I = sparse_variable("I", a.R, var("m"), var("pairs"), "rel_ptr", "rel_rows", s.index_dtype, true);
+  a.J = sparse_variable("J", a.I, var("n"), var("nnz"), "row_ptr", "cols", s.index_dtype, true);
+  a.Idense = dense_fixed("I_dense", var("m"));
+  a.Jdense = dense_fixed("J_dense", var("n"));
+  a.FI = dense_fixed("FI", make_int(s.fin));
+  a.FO = dense_fixed("FO", make_int(s.fout));
+  // Per-relation source lists: a ragged axis whose positions are the sources.
+  a.S = dense_variable("S", a.R, var("n"), var("sources"), "src_ptr");
+  return a;
+}
+
+Kernel base(const std::string& name, const RgmsSpec& s, const Axes& a, bool sources) {
+  Kernel k;
+  k.name = name + "_" + s.suffix();
+  k.stage = Stage::Coordinate;
+  k.axes = {a.R, a.I, a.J, a.Idense, a.Jdense, a.FI, a.FO};
+  if (sources) k.axes.push_back(a.S);
+  k.params = {Param::buffer("rel_ptr", DType::I64), Param::buffer("rel_rows", s.index_dtype),
+              Param::buffer("row_ptr", DType::I64), Param::buffer("cols", s.index_dtype)};
+  return k;
+}
+
+void finish(Kernel& k, bool sources) {
+  for (const char* n : {"m", "n", "rels", "pairs", "nnz"}) k.params.push_back(Param::scalar(n));
+  if (sources) k.params.push_back(Param::scalar("sources"));
+}
+
+SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role,
+                    DType dt = DType::F32) {
+  SparseBuffer b = sparse_buffer(name, std::move(axes), dt);
+  k.buffers.push_back(b);
+  k.params.push_back(Param::buffer(name, dt, role));
+  return b;
+}
+
+IterVar it(const std::string& v, const Axis& a, bool red = false) { return {v, a, red}; }
+
+Stmt init_y(const Axes& a, const SparseBuffer& Y) {
+  return sparse_iteration("rgms_init", {it("iy", a.Idense), it("fy", a.FO)}, Stmt(),
+                          sparse_store(Y, {var("iy"), var("fy")}, make_float(0)));
+}
+
+// H[r,i,fi] = sum_j A[r,i,j] X[j,fi]
+Stmt aggregate(const Axes& a, const SparseBuffer& A, const SparseBuffer& X, const SparseBuffer& H) {
+  Expr r = var("r"), i = var("i"), j = var("j"), f = var("fi");
+  return sparse_iteration("rgms_aggregate", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fi", a.FI)},
+                          sparse_store(H, {r, i, f}, make_float(0)),
+                          sparse_store(H, {r, i, f}, add(sparse_load(H, {r, i, f}),
+                                                         mul(sparse_load(A, {r, i, j}), sparse_load(X, {j, f})))));
+}
+
+// Y[i,fo] += sum_fi H[r,i,fi] W[r,fi,fo]
+Stmt transform(const Axes& a, const SparseBuffer& H, const SparseBuffer& W, const SparseBuffer& Y) {
+  Expr r = var("r2"), i = var("i2"), fo = var("fo"), fi = var("fi2");
+  return sparse_iteration("rgms_transform", {it("r2", a.R, true), it("i2", a.I), it("fi2", a.FI, true), it("fo", a.FO)},
+                          Stmt(),
+                          sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
+                                                       mul(sparse_load(H, {r, i, fi}), sparse_load(W, {r, fi, fo})))));
+}
+
+}  // namespace
+
+Kernel rgms_aggregate_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_aggregate", s, a, false);
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer X = buffer(k, "X", {a.Jdense, a.FI}, ParamRole::Input);
+  SparseBuffer H = buffer(k, "H", {a.R, a.I, a.FI}, ParamRole::Output);
+  k.body = aggregate(a, A, X, H);
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_transform_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_transform", s, a, false);
+  SparseBuffer H = buffer(k, "H", {a.R, a.I, a.FI}, ParamRole::Input);
+  SparseBuffer W = buffer(k, "W", {a.R, a.FI, a.FO}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
+  k.body = seq({init_y(a, Y), transform(a, H, W, Y)});
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_fused_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_fused", s, a, false);
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer X = buffer(k, "X", {a.Jdense, a.FI}, ParamRole::Input);
+  SparseBuffer W = buffer(k, "W", {a.R, a.FI, a.FO}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
+  // H is an intermediate the schedule keeps in registers (fuse_nests + cache).
+  SparseBuffer H = sparse_buffer("H", {a.R, a.I, a.FI}, DType::F32);
+  k.buffers.push_back(H);
+  k.params.push_back(Param::workspace("H", DType::F32, mul(var("pairs"), make_int(s.fin))));
+  k.body = seq({init_y(a, Y), aggregate(a, A, X, H), transform(a, H, W, Y)});
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_source_transform_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_source_transform", s, a, true);
+  k.params.push_back(Param::buffer("src_ptr", DType::I64));
+  SparseBuffer src = buffer(k, "src_ids", {a.R, a.S}, ParamRole::Input, s.index_dtype);
+  SparseBuffer X = buffer(k, "X", {a.Jdense, a.FI}, ParamRole::Input);
+  SparseBuffer W = buffer(k, "W", {a.R, a.FI, a.FO}, ParamRole::Input);
+  SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Output);
+  Expr r = var("r"), sv = var("s"), fo = var("fo"), fi = var("fi");
+  k.body = sparse_iteration("rgms_source_transform", {it("r", a.R), it("s", a.S), it("fi", a.FI, true), it("fo", a.FO)},
+                            sparse_store(T, {r, sv, fo}, make_float(0)),
+                            sparse_store(T, {r, sv, fo}, add(sparse_load(T, {r, sv, fo}),
+                                                             mul(sparse_load(X, {sparse_load(src, {r, sv}), fi}),
+                                                                 sparse_load(W, {r, fi, fo})))));
+  finish(k, true);
+  return k;
+}
+
+Kernel rgms_gather_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_gather", s, a, true);
+  k.params.push_back(Param::buffer("src_ptr", DType::I64));
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer jloc = buffer(k, "jloc", {a.R, a.I, a.J}, ParamRole::Input, s.index_dtype);
+  SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
+  Stmt body = sparse_iteration("rgms_gather", {it("r", a.R, true), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
+                               Stmt(),
+                               sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
+                                                            mul(sparse_load(A, {r, i, j}),
+                                                                sparse_load(T, {r, sparse_load(jloc, {r, i, j}), fo})))));
+  k.body = seq({init_y(a, Y), body});
+  finish(k, true);
+  return k;
+}
+
+Kernel rgms_weight_grad_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_weight_grad", s, a, false);
+  SparseBuffer H = buffer(k, "H", {a.R, a.I, a.FI}, ParamRole::Input);
+  SparseBuffer dY = buffer(k, "dY", {a.Idense, a.FO}, ParamRole::Input);
+  SparseBuffer dW = buffer(k, "dW", {a.R, a.FI, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), fi = var("fi"), fo = var("fo");
+  k.body = sparse_iteration("rgms_weight_grad", {it("r", a.R), it("i", a.I, true), it("fi", a.FI), it("fo", a.FO)},
+                            sparse_store(dW, {r, fi, fo}, make_float(0)),
+                            sparse_store(dW, {r, fi, fo}, add(sparse_load(dW, {r, fi, fo}),
+                                                              mul(sparse_load(H, {r, i, fi}), sparse_load(dY, {i, fo})))));
+  finish(k, false);
+  return k;
+}
+
+}  // namespace strata::sc

@@ -1,0 +1,42 @@
+// RGCN's relational gather-matmul-scatter (RGMS) as stage-I programs:
+//
+//   Y[i, fo] = sum_r sum_{j in N_r(i)} a_r(i, j) * sum_fi X[j, fi] * W[r, fi, fo]
+//
+// over a relation-major 3-level format (SparseTIR's CSF-3D): R (relations,
+// dense) -> I (the destination rows relation r reaches: sparse-variable, indptr
+// rel_ptr, indices rel_rows) -> J (each row's sources: sparse-variable, indptr
+// row_ptr, indices cols; scalar rels = R). Edge values A (the normalisation 1/|N_r(i)|) live on
+// that structure. The orders the tuner chooses between:
+//
+//   aggregate, then transform   H[r,i,:] = sum_j a X[j,:]  (per relation-row pair),
+//                               Y[i,:] += H[r,i,:] W_r       (rgms_aggregate + rgms_transform)
+//   fused                       the same two, fused per (relation, row) so H
+//                               never leaves registers (fuse_nests in the schedule)
+//   transform, then aggregate   T[r,s,:] = X[src_r(s),:] W_r for the sources s of
+//                               relation r only, then Y[i,:] += a T[r, s(j), :]
+//                               (rgms_source_transform + rgms_gather)
+// and the weight gradient dW[r] = sum_i H[r,i,:]^T dY[i,:] (rgms_weight_grad).
+// The input gradient is the forward over the reversed relations with W_r^T.
+// Y's init is a dense iteration of its own: rows receive from several relations.
+#pragma once
+
+#include "sparse_compiler/ir/kernel.h"
+
+namespace strata::sc {
+
+struct RgmsSpec {
+  int64_t fin = 16, fout = 16;
+  DType index_dtype = DType::I32;
+  std::string suffix() const;  // "i16_o16_i32"
+};
+
+// Parameters (all programs): rel_ptr (int64 [R+1]), rel_rows, row_ptr (int64
+// [pairs+1]), cols, scalars m (rows), n (sources), R, pairs, nnz.
+Kernel rgms_aggregate_program(const RgmsSpec& s);       // X, A -> H [pairs, fin]
+Kernel rgms_transform_program(const RgmsSpec& s);       // H, W -> Y [m, fout] (includes Y's init)
+Kernel rgms_fused_program(const RgmsSpec& s);           // X, A, W -> Y (aggregate + transform in one kernel)
+Kernel rgms_source_transform_program(const RgmsSpec& s);  // X, W -> T [sources, fout] (src_ptr, src_ids)
+Kernel rgms_gather_program(const RgmsSpec& s);          // T, A, jloc -> Y
+Kernel rgms_weight_grad_program(const RgmsSpec& s);     // H, dY -> dW [R, fin, fout]
+
+}  // namespace strata::sc
