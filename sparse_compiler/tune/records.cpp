@@ -35,6 +35,7 @@ std::optional<TuningRecord> load_record(const std::string& key) {
     r.compiler = j.at("compiler").get<std::string>();
     r.chosen = KernelPlan::from_json(j.at("chosen").dump(), path.string());
     r.tune_ms = j.value("tune_ms", 0.0);
+    r.choice = j.value("choice", "");
     for (const auto& c : j.value("candidates", json::array())) {
       MeasuredCandidate m;
       m.plan = KernelPlan::from_json(c.at("plan").dump(), path.string());
@@ -59,6 +60,7 @@ void save_record(const TuningRecord& r) {
   j["target"] = r.target;
   j["compiler"] = r.compiler;
   j["chosen"] = json::parse(r.chosen.to_json());
+  if (!r.choice.empty()) j["choice"] = r.choice;
   j["tune_ms"] = r.tune_ms;
   j["candidates"] = json::array();
   for (const auto& c : r.candidates)

@@ -28,6 +28,9 @@ struct TuningRecord {
   std::string target;  // e.g. "cpu lanes=16 threads=2"
   std::string compiler;
   KernelPlan chosen;
+  // For choices that are not a plan (RGMS order, fused or unfused attention):
+  // the chosen alternative's name, and each candidate's name in its status.
+  std::string choice;
   double tune_ms = 0;
   std::vector<MeasuredCandidate> candidates;
 };

@@ -131,3 +131,22 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
 
 }  // namespace
 }  // namespace strata::sc
+
+#include "sparse_compiler/tune/rgms_tuner.h"
+
+namespace strata::sc {
+namespace {
+
+TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
+  const RelationalGraph g = make_graph(200, 4, 30, 64);
+  const RgmsTuneResult first = tune_rgms(g, {8, 8, g.index_dtype}, false);
+  EXPECT_FALSE(first.from_record);
+  EXPECT_EQ(first.measured_ms.size(), 3u);
+  double best = 1e30;
+  for (const auto& [o, ms] : first.measured_ms) best = std::min(best, ms);
+  for (const auto& [o, ms] : first.measured_ms)
+    if (o == first.chosen) EXPECT_DOUBLE_EQ(ms, best);
+}
+
+}  // namespace
+}  // namespace strata::sc
