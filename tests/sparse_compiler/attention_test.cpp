@@ -153,3 +153,23 @@ TEST(GatKernels, FusedProgramLowersToOnePassWithRegisterState) {
 
 }  // namespace
 }  // namespace strata::sc
+
+#include "sparse_compiler/tune/gat_tuner.h"
+
+namespace strata::sc {
+namespace {
+
+TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
+  testing::RandomGraphSpec s;
+  s.rows = s.cols = 500;
+  s.avg_degree = 8;
+  const Graph A = testing::random_graph(s);
+  GatKernels k(A, {4, 8, 0.2, A.index_dtype()});
+  const GatTuneResult r = tune_gat(k, false);
+  EXPECT_GT(r.fused_ms, 0);
+  EXPECT_GT(r.unfused_ms, 0);
+  EXPECT_EQ(r.fused, r.fused_ms <= r.unfused_ms);
+}
+
+}  // namespace
+}  // namespace strata::sc

@@ -1,0 +1,70 @@
+#include "sparse_compiler/tune/gat_tuner.h"
+
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "sparse_compiler/codegen/jit_compiler.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
+#include "sparse_compiler/tune/records.h"
+#include "sparse_compiler/tune/tuner.h"
+
+namespace strata::sc {
+
+GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
+  Timer total;
+  GatTuneResult res;
+  const Graph& A = k.graph();
+  const GatSpec& s = k.spec();
+  const std::string fp = GraphFingerprint::of(A).digest();
+  const std::string op = "gat_" + s.suffix();
+  const std::string key = record_key(fp, op, cpu_target(), compiler_identity(default_compiler())->digest);
+  if (use_records) {
+    if (auto rec = load_record(key); rec && !rec->choice.empty()) {
+      res.fused = rec->choice == "fused";
+      res.from_record = true;
+      res.tune_ms = total.ms();
+      return res;
+    }
+  }
+  const int64_t H = s.heads, F = s.feat;
+  Rng rng(5);
+  Tensor XL = Tensor::uniform({A.num_rows(), H}, -1, 1, rng), XR = Tensor::uniform({A.num_cols(), H}, -1, 1, rng);
+  Tensor X = Tensor::uniform({A.num_cols(), H, F}, -1, 1, rng);
+  Tensor E = Tensor::empty({A.nnz(), H}, DType::F32), P = Tensor::empty({A.nnz(), H}, DType::F32);
+  Tensor M = Tensor::empty({A.num_rows(), H}, DType::F32), S = Tensor::empty({A.num_rows(), H}, DType::F32);
+  Tensor Yu = Tensor::empty({A.num_rows(), H, F}, DType::F32), Yf = Tensor::empty({A.num_rows(), H, F}, DType::F32);
+  auto unfused = [&] {
+    k.score(XL, XR, E);
+    k.softmax(E, P, M, S);
+    k.aggregate(P, X, Yu);
+  };
+  auto fused = [&] { k.fused(XL, XR, X, Yf, M, S); };
+  unfused();
+  fused();
+  const CloseReport agree = all_close(Yf, Yu, 1e-3, 1e-3);
+  STRATA_CHECK(agree.ok, "gat tuner: fused and unfused attention disagree on this graph: {}", agree.str());
+  res.unfused_ms = time_median_ms(unfused, 1, 7);
+  res.fused_ms = time_median_ms(fused, 1, 7);
+  res.fused = res.fused_ms <= res.unfused_ms;
+  res.tune_ms = total.ms();
+  if (use_records) {
+    TuningRecord rec;
+    rec.key = key;
+    rec.graph = fp;
+    rec.op = op;
+    rec.target = cpu_target();
+    rec.compiler = compiler_identity(default_compiler())->digest;
+    rec.choice = res.fused ? "fused" : "unfused";
+    rec.tune_ms = res.tune_ms;
+    MeasuredCandidate f, u;
+    f.measured_ms = res.fused_ms;
+    f.status = "fused";
+    u.measured_ms = res.unfused_ms;
+    u.status = "unfused";
+    rec.candidates = {f, u};
+    save_record(rec);
+  }
+  return res;
+}
+
+}  // namespace strata::sc
