@@ -7,6 +7,7 @@
 
 #include "core/timer.h"
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/ell3d.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
 
@@ -17,6 +18,7 @@ const char* rgms_order_name(RgmsOrder o) {
     case RgmsOrder::Fused: return "fused";
     case RgmsOrder::AggregateFirst: return "aggregate-first";
     case RgmsOrder::TransformFirst: return "transform-first";
+    case RgmsOrder::AggregateFirstEll3d: return "aggregate-first-ell3d";
   }
   return "?";
 }
@@ -25,7 +27,9 @@ RgmsOrder parse_rgms_order(const std::string& s, const std::string& what) {
   if (s == "fused") return RgmsOrder::Fused;
   if (s == "aggregate-first") return RgmsOrder::AggregateFirst;
   if (s == "transform-first") return RgmsOrder::TransformFirst;
-  STRATA_FAIL("{}: unknown RGMS order '{}' (expected fused, aggregate-first or transform-first)", what, s);
+  if (s == "aggregate-first-ell3d") return RgmsOrder::AggregateFirstEll3d;
+  STRATA_FAIL("{}: unknown RGMS order '{}' (expected fused, aggregate-first, transform-first or aggregate-first-ell3d)",
+              what, s);
 }
 
 // ---- the inspector ----------------------------------------------------------------
@@ -230,13 +234,32 @@ Kernel schedule_per_relation(const Kernel& loops, const std::string& indptr, con
   return s.kernel();
 }
 
-enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kCount };
+Kernel schedule_ell3d(const Kernel& loops, int B, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  std::vector<std::string> tops = {"ip"}, ranges = {"task_pairs"};
+  for (int b = 0; b <= B; ++b) {
+    tops.push_back(fmt::format("e{}_r/e{}_i", b, b));
+    ranges.push_back(fmt::format("e{}_tasks", b));
+  }
+  s.partition_tasks(tops, ranges, "num_tasks");
+  for (int b = 0; b <= B; ++b) {
+    s.cache_write("H", fmt::format("e{}_i", b));
+    const std::string slots = fmt::format("e{}_j", b);
+    if (const ForNode* f = find_loop(s.kernel().body, slots); f && as_const_int(f->extent) && *as_const_int(f->extent) <= 4)
+      s.unroll(slots);
+  }
+  vectorize_axis(s, "FI", knobs.vector_lanes);
+  return s.kernel();
+}
+
+enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kEll3d, kCount };
 
 }  // namespace
 
 struct RgmsKernels::Impl {
   std::vector<CompiledKernel> compiled;
   std::vector<Kernel> reference;
+  InspectedEll3d ell3d;
 };
 
 RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend,
@@ -250,8 +273,11 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
                                   with_task_params(rgms_transform_program(spec_)),
                                   rgms_source_transform_program(spec_),
                                   with_task_params(rgms_gather_program(spec_)),
-                                  rgms_weight_grad_program(spec_)};
+                                  rgms_weight_grad_program(spec_),
+                                  decompose_ell3d(rgms_aggregate_program(spec_), kEll3dMaxBucket)};
   Timer t;
+  const CpuKnobs k0 = knobs ? *knobs : CpuKnobs{};
+  impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k0.grain);
   if (backend_ == Backend::Generated) {
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
     if (!knobs) k.vector_lanes = host_vector_lanes();
@@ -261,7 +287,8 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
         lower_schedule(schedule_transform(lower_to_loops(programs[kTransform]), k)),
         lower_schedule(schedule_per_relation(lower_to_loops(programs[kSourceTransform]), "src_ptr", "T", "s", k)),
         lower_schedule(schedule_gather(lower_to_loops(programs[kGather]), k)),
-        lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k))};
+        lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k)),
+        lower_schedule(schedule_ell3d(lower_to_loops(programs[kEll3d]), kEll3dMaxBucket, k))};
     impl_->compiled = compile_cpu(lowered);
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
@@ -277,6 +304,7 @@ std::string RgmsKernels::describe() const {
 
 void RgmsKernels::run(int which, KernelArgs& a) const {
   g_.bind(a);
+  if (which == kEll3d) impl_->ell3d.bind(a);
   const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[which].kernel : impl_->reference[which];
   std::vector<Tensor> workspaces;
   for (const auto& p : k.params)
@@ -309,11 +337,12 @@ void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
   a.buffer("X", X).buffer("W", W).buffer("Y", Y);
   switch (order_) {
     case RgmsOrder::Fused: run(kFused, a); return;
-    case RgmsOrder::AggregateFirst: {
+    case RgmsOrder::AggregateFirst:
+    case RgmsOrder::AggregateFirstEll3d: {
       Tensor H = Tensor::empty({std::max<int64_t>(g_.pairs, 1), spec_.fin}, DType::F32);
       KernelArgs agg;
       agg.buffer("X", X).buffer("H", H);
-      run(kAggregate, agg);
+      run(order_ == RgmsOrder::AggregateFirst ? kAggregate : kEll3d, agg);
       a.buffer("H", H);
       run(kTransform, a);
       return;

@@ -49,7 +49,8 @@ struct RelationalGraph {
   void bind(KernelArgs& a) const;
 };
 
-enum class RgmsOrder : uint8_t { Fused, AggregateFirst, TransformFirst };
+// AggregateFirstEll3d aggregates over the ELL3D decomposition (formats/ell3d.h).
+enum class RgmsOrder : uint8_t { Fused, AggregateFirst, TransformFirst, AggregateFirstEll3d };
 const char* rgms_order_name(RgmsOrder o);
 RgmsOrder parse_rgms_order(const std::string& s, const std::string& what);
 
@@ -67,6 +68,7 @@ class RgmsKernels {
   void weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const;
 
   RgmsOrder order() const { return order_; }
+  static constexpr int kEll3dMaxBucket = 4;  // buckets of 1, 2, 4, 8, 16 slots
   double compile_ms() const { return compile_ms_; }
   std::string describe() const;
 

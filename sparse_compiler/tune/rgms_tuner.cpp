@@ -49,7 +49,8 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
   double best = -1;
   // Every order's kernels are compiled in one batch (the same source for all
   // three), so after the first construction the others are cache hits.
-  for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst}) {
+  for (RgmsOrder order :
+       {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst, RgmsOrder::AggregateFirstEll3d}) {
     RgmsKernels k(g, spec, order);  // cache hit: same batch source
     Tensor Y = Tensor::empty({g.rows, spec.fout}, DType::F32);
     k.forward(X, W, Y);

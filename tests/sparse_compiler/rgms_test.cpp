@@ -50,7 +50,8 @@ TEST_P(RgmsTest, EveryOrderMatchesTheReferenceAndGradientsMatchDenseFormulas) {
     Tensor want = Tensor::empty({g.rows, fout}, DType::F32);
     reference_rgms(g, X, W, want);
     const std::string dims = " fin=" + std::to_string(fin) + " fout=" + std::to_string(fout);
-    for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst}) {
+    for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst,
+                            RgmsOrder::AggregateFirstEll3d}) {
       RgmsKernels k(g, {fin, fout, g.index_dtype}, order, GetParam());
       Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);
       k.forward(X, W, Y);
@@ -141,11 +142,40 @@ TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
   const RelationalGraph g = make_graph(200, 4, 30, 64);
   const RgmsTuneResult first = tune_rgms(g, {8, 8, g.index_dtype}, false);
   EXPECT_FALSE(first.from_record);
-  EXPECT_EQ(first.measured_ms.size(), 3u);
+  EXPECT_EQ(first.measured_ms.size(), 4u);
   double best = 1e30;
   for (const auto& [o, ms] : first.measured_ms) best = std::min(best, ms);
   for (const auto& [o, ms] : first.measured_ms)
     if (o == first.chosen) EXPECT_DOUBLE_EQ(ms, best);
+}
+
+}  // namespace
+}  // namespace strata::sc
+
+#include "sparse_compiler/formats/ell3d.h"
+
+namespace strata::sc {
+namespace {
+
+TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
+  const RelationalGraph g = make_graph(120, 3, 50, 16);
+  const InspectedEll3d e = inspect_ell3d(g, 2, 16);  // widths 1, 2, 4: long pairs split
+  std::vector<int> seen(static_cast<size_t>(g.nnz), 0);
+  for (const auto& b : e.buckets) {
+    for (int64_t s = 0; s < b.slots; ++s) {
+      const int64_t id = static_cast<int64_t>(b.eid.item_as_double(s));
+      if (id >= 0) ++seen[id];
+      // A real slot's edge belongs to its ELL row's pair.
+      const int64_t pair = static_cast<int64_t>(b.pairs.item_as_double(s / b.width));
+      if (id >= 0) EXPECT_TRUE(g.row_ptr.data<int64_t>()[pair] <= id && id < g.row_ptr.data<int64_t>()[pair + 1]);
+    }
+    // Each relation's task ranges cover its ELL rows in order.
+    for (int64_t r = 0; r < g.relations; ++r)
+      for (int64_t t = 0; t < e.num_tasks; ++t)
+        EXPECT_LE(b.tasks.data<int64_t>()[r * (e.num_tasks + 1) + t], b.tasks.data<int64_t>()[r * (e.num_tasks + 1) + t + 1]);
+  }
+  for (int64_t p = 0; p < g.nnz; ++p) ASSERT_EQ(seen[p], 1) << "non-zero " << p;
+  EXPECT_GE(e.slots(), g.nnz);
 }
 
 }  // namespace
