@@ -252,7 +252,19 @@ Kernel schedule_ell3d(const Kernel& loops, int B, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
-enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kEll3d, kCount };
+enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kEll3d, kEmbed, kEmbedGrad, kCount };
+
+Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  // Each (relation, source) row of dW has one writer: relations in balanced chunks.
+  Schedule s(loops);
+  const std::string zc = s.balance("rz", "rel_ptr", 1);
+  s.parallel(zc);
+  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  (void)s.attempt([&] { s.cache_write("dW", "i"); });
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
 
 }  // namespace
 
@@ -274,7 +286,9 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
                                   rgms_source_transform_program(spec_),
                                   with_task_params(rgms_gather_program(spec_)),
                                   rgms_weight_grad_program(spec_),
-                                  decompose_ell3d(rgms_aggregate_program(spec_), kEll3dMaxBucket)};
+                                  decompose_ell3d(rgms_aggregate_program(spec_), kEll3dMaxBucket),
+                                  with_task_params(rgms_embed_program(spec_)),
+                                  rgms_embed_grad_program(spec_)};
   Timer t;
   const CpuKnobs k0 = knobs ? *knobs : CpuKnobs{};
   impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k0.grain);
@@ -288,7 +302,9 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
         lower_schedule(schedule_per_relation(lower_to_loops(programs[kSourceTransform]), "src_ptr", "T", "s", k)),
         lower_schedule(schedule_gather(lower_to_loops(programs[kGather]), k)),
         lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k)),
-        lower_schedule(schedule_ell3d(lower_to_loops(programs[kEll3d]), kEll3dMaxBucket, k))};
+        lower_schedule(schedule_ell3d(lower_to_loops(programs[kEll3d]), kEll3dMaxBucket, k)),
+        lower_schedule(schedule_gather(lower_to_loops(programs[kEmbed]), k)),
+        lower_schedule(schedule_embed_grad(lower_to_loops(programs[kEmbedGrad]), k))};
     impl_->compiled = compile_cpu(lowered);
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
@@ -374,6 +390,22 @@ void RgmsKernels::weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) con
   KernelArgs a;
   a.buffer("H", H).buffer("dY", dY).buffer("dW", dW);
   run(kWeightGrad, a);
+}
+
+void RgmsKernels::forward_embed(const Tensor& W, Tensor& Y) const {
+  need(W, "rgms embedding weights W", {g_.relations, g_.cols, spec_.fout});
+  need(Y, "rgms output Y", {g_.rows, spec_.fout});
+  KernelArgs a;
+  a.buffer("W", W).buffer("Y", Y);
+  run(kEmbed, a);
+}
+
+void RgmsKernels::embed_grad(const Tensor& dY, Tensor& dW) const {
+  need(dY, "rgms embedding grad dY", {g_.cols, spec_.fout});
+  need(dW, "rgms embedding grad dW", {g_.relations, g_.rows, spec_.fout});
+  KernelArgs a;
+  a.buffer("dY", dY).buffer("dW", dW);
+  run(kEmbedGrad, a);
 }
 
 void reference_rgms(const RelationalGraph& g, const Tensor& X, const Tensor& W, Tensor& Y) {

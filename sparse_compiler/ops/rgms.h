@@ -66,6 +66,11 @@ class RgmsKernels {
   void aggregate(const Tensor& X, Tensor& H) const;
   // dW [relations, fin, fout] from H and dY [rows, fout].
   void weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const;
+  // One-hot input (spec.fin unused): W [relations, cols, fout] -> Y [rows, fout].
+  void forward_embed(const Tensor& W, Tensor& Y) const;
+  // Built on the reversed graph: dY [cols, fout] -> dW [relations, rows, fout],
+  // the weight gradient of forward_embed on the original graph.
+  void embed_grad(const Tensor& dY, Tensor& dW) const;
 
   RgmsOrder order() const { return order_; }
   static constexpr int kEll3dMaxBucket = 4;  // buckets of 1, 2, 4, 8, 16 slots

@@ -169,4 +169,39 @@ Kernel rgms_weight_grad_program(const RgmsSpec& s) {
   return k;
 }
 
+Kernel rgms_embed_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_embed", s, a, false);
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer W = buffer(k, "W", {a.R, a.Jdense, a.FO}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
+  Stmt body = sparse_iteration("rgms_embed", {it("r", a.R, true), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
+                               Stmt(),
+                               sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
+                                                            mul(sparse_load(A, {r, i, j}), sparse_load(W, {r, j, fo})))));
+  k.body = seq({init_y(a, Y), body});
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_embed_grad_program(const RgmsSpec& s) {
+  // Runs on the reversed relational graph: rows are sources, columns destinations.
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_embed_grad", s, a, false);
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer dY = buffer(k, "dY", {a.Jdense, a.FO}, ParamRole::Input);
+  SparseBuffer dW = buffer(k, "dW", {a.R, a.Idense, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
+  Stmt init = sparse_iteration("embed_grad_init", {it("rz", a.R), it("iz", a.Idense), it("fz", a.FO)}, Stmt(),
+                               sparse_store(dW, {var("rz"), var("iz"), var("fz")}, make_float(0)));
+  Stmt body = sparse_iteration("rgms_embed_grad", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
+                               Stmt(),
+                               sparse_store(dW, {r, i, fo}, add(sparse_load(dW, {r, i, fo}),
+                                                                mul(sparse_load(A, {r, i, j}), sparse_load(dY, {j, fo})))));
+  k.body = seq({init, body});
+  finish(k, false);
+  return k;
+}
+
 }  // namespace strata::sc

@@ -38,5 +38,12 @@ Kernel rgms_fused_program(const RgmsSpec& s);           // X, A, W -> Y (aggrega
 Kernel rgms_source_transform_program(const RgmsSpec& s);  // X, W -> T [sources, fout] (src_ptr, src_ids)
 Kernel rgms_gather_program(const RgmsSpec& s);          // T, A, jloc -> Y
 Kernel rgms_weight_grad_program(const RgmsSpec& s);     // H, dY -> dW [R, fin, fout]
+// One-hot (featureless) input, R-GCN's first layer: X is the identity, so the
+// layer gathers weight rows: Y[i, fo] = sum_r sum_j a_r(i, j) W[r, j, fo] with W
+// [R, n, fout]. Its weight gradient runs over the reversed relations (rows are
+// the sources j): dW[r, j, fo] = sum_i a_r(i, j) dY[i, fo] (rows no relation
+// reaches stay zero).
+Kernel rgms_embed_program(const RgmsSpec& s);           // W, A -> Y (uses s.fout)
+Kernel rgms_embed_grad_program(const RgmsSpec& s);      // reversed A, dY -> dW [R, rows, fout]
 
 }  // namespace strata::sc

@@ -180,3 +180,37 @@ TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
 
 }  // namespace
 }  // namespace strata::sc
+
+namespace strata::sc {
+namespace {
+
+TEST_P(RgmsTest, OneHotInputGathersWeightRowsAndItsGradientScattersThem) {
+  const RelationalGraph g = make_graph(60, 3, 70, 16);
+  const RelationalGraph rev = g.reversed(16);
+  const int64_t F = 9;
+  Rng rng(3);
+  Tensor W = Tensor::uniform({g.relations, g.cols, F}, -1, 1, rng), dY = Tensor::uniform({g.rows, F}, -1, 1, rng);
+  RgmsKernels k(g, {1, F, g.index_dtype}, RgmsOrder::Fused, GetParam());
+  RgmsKernels kr(rev, {1, F, rev.index_dtype}, RgmsOrder::Fused, GetParam());
+  Tensor Y = Tensor::empty({g.rows, F}, DType::F32), dW = Tensor::full({g.relations, g.cols, F}, DType::F32, NAN);
+  k.forward_embed(W, Y);
+  kr.embed_grad(dY, dW);
+  Tensor wY = Tensor::zeros({g.rows, F}, DType::F32), wdW = Tensor::zeros({g.relations, g.cols, F}, DType::F32);
+  for (int64_t r = 0; r < g.relations; ++r)
+    for (int64_t q = g.rel_ptr.data<int64_t>()[r]; q < g.rel_ptr.data<int64_t>()[r + 1]; ++q) {
+      const int64_t i = static_cast<int64_t>(g.rel_rows.item_as_double(q));
+      for (int64_t p = g.row_ptr.data<int64_t>()[q]; p < g.row_ptr.data<int64_t>()[q + 1]; ++p) {
+        const int64_t j = static_cast<int64_t>(g.col_ids.item_as_double(p));
+        const float a = g.values.data<float>()[p];
+        for (int64_t f = 0; f < F; ++f) {
+          wY.data<float>()[i * F + f] += a * W.data<float>()[(r * g.cols + j) * F + f];
+          wdW.data<float>()[(r * g.cols + j) * F + f] += a * dY.data<float>()[i * F + f];
+        }
+      }
+    }
+  expect_close(Y, wY, "embed forward");
+  expect_close(dW, wdW, "embed grad");
+}
+
+}  // namespace
+}  // namespace strata::sc
