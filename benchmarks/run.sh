@@ -3,13 +3,14 @@
 # measured in one run on one machine with the same graphs and feature sizes.
 #
 #   benchmarks/run.sh --suite kernels|training|all [--quick] [--update-docs]
-#                     [--build DIR] [--data-root DIR] [--results DIR]
+#                     [--threads 1,2] [--build DIR] [--data-root DIR] [--results DIR]
 #
 #   kernels   SpMM (sum, mean) and SDDMM (dot): Strata (tuned, plain CSR), Eigen, MKL,
 #             SuiteSparse:GraphBLAS, torch.sparse, PyG, DGL, SciPy; the STREAM triad floor
 #   training  GraphSAGE and GAT epochs (PyG, DGL, Strata when `strata train` exists);
 #             RGCN inference (PyG, DGL, Strata when it has an RGCN command)
 #   --quick   a few graphs, F in {32, 128}, 2 threads (under 10 minutes)
+#   --threads LIST  override the thread counts (default 1,2; --quick: 2)
 #   --update-docs  rewrite the generated part of docs/BENCHMARKS.md "Peers" and
 #             docs/plots/peers_*.png from this run
 #
@@ -26,6 +27,7 @@ suite="" quick=0 update_docs=0
 build="$repo/build"
 data_root="${STRATA_DATA_ROOT:-$repo/../shared/datasets}"
 results=""
+threads_override=""
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 while [[ $# -gt 0 ]]; do
@@ -33,10 +35,11 @@ while [[ $# -gt 0 ]]; do
     --suite) suite="${2:-}"; shift 2 ;;
     --quick) quick=1; shift ;;
     --update-docs) update_docs=1; shift ;;
+    --threads) threads_override="${2:-}"; shift 2 ;;
     --build) build="${2:-}"; shift 2 ;;
     --data-root) data_root="${2:-}"; shift 2 ;;
     --results) results="${2:-}"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -119,6 +122,11 @@ else
   graphs="cora;citeseer;ddi;enron;condmat;gnutella;github;facebook;squirrel;deezer-hu;karate;bcsstk13;ca-grqc;luxembourg;acm;dblp;imdb;$(rmat 16);$(rmat 17);$(rmat 18)"
   feats="32,64,128,256" threads="1,2"
   train_graphs="cora;citeseer;facebook;deezer-hu" rgcn_graphs="aifb;mutag;acm;dblp" rgcn_feats="32,64" epochs=10
+fi
+
+if [[ -n "$threads_override" ]]; then
+  [[ "$threads_override" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--threads: expected a list such as 1,2"
+  threads="$threads_override"
 fi
 
 # ---- machine and versions -------------------------------------------------------------

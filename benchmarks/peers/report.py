@@ -78,8 +78,12 @@ def short_status(s):
     return s[:10]
 
 
+def num(x):
+    return f"{x:.2f}" if x >= 0.995 else f"{x:.2g}"
+
+
 def fmt_ratio(x):
-    return "—" if x is None else (f"**{x:.2f}×**" if x < 1 else f"{x:.2f}×")
+    return "—" if x is None else (f"**{num(x)}×**" if x < 1 else f"{num(x)}×")
 
 
 def kernels_md(rows, best, stream, lines, misses):
@@ -176,17 +180,16 @@ def training_md(rows, best, lines):
                     lines.append(f"| {g} | " + (f"{F} | " if fcol else "") + f"{t} | " + " | ".join(c) + f" | {sv[0]} | {sv[1]} |")
 
 
-def plots(rows, best, stream, outdir, prefix):
+def plots(rows, best, stream, outdir, prefix, caveat=""):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     made = []
     kr = [r for r in rows if r["suite"] == "kernels" and r["op"] in dict(KERNEL_OPS)]
-    if kr:
-        t = max(int(r["threads"]) for r in kr)
-        graphs = order(kr, lambda r: r["graph"])
-        feats = sorted({int(r["F"]) for r in kr if r["F"]})
-        fig, axes = plt.subplots(3, 1, figsize=(max(8, 0.9 * len(graphs) + 3), 11), sharex=True)
+    graphs = order(kr, lambda r: r["graph"])
+    feats = sorted({int(r["F"]) for r in kr if r["F"]})
+    for t in sorted({int(r["threads"]) for r in kr}):
+        fig, axes = plt.subplots(3, 1, figsize=(max(9, 0.75 * len(graphs) * len(feats) / 2 + 4), 11), sharex=True)
         w = 0.8 / len(feats)
         for ax, (op, title) in zip(axes, KERNEL_OPS):
             for i, F in enumerate(feats):
@@ -199,29 +202,30 @@ def plots(rows, best, stream, outdir, prefix):
                         xs.append(gi + (i - (len(feats) - 1) / 2) * w)
                         ys.append(bm / sm)
                         labels.append(bp)
-                bars = ax.bar(xs, ys, width=w, label=f"F = {F}")
+                # bars grow from 1 (parity): up = Strata faster, down = the fastest peer faster
+                bars = ax.bar(xs, [y - 1 for y in ys], bottom=1, width=w, label=f"F = {F}")
                 for b, y, lab in zip(bars, ys, labels):
-                    ax.text(b.get_x() + b.get_width() / 2, y * 1.04, lab, ha="center", va="bottom", fontsize=6,
-                            rotation=90)
+                    ax.text(b.get_x() + b.get_width() / 2, y * (1.08 if y >= 1 else 0.92), lab, ha="center",
+                            va="bottom" if y >= 1 else "top", fontsize=6, rotation=90)
             ax.axhline(1.0, color="black", lw=1)
             ax.set_yscale("log")
-            ax.set_ylabel("best peer ms / Strata ms")
-            ax.set_title(f"{title}: Strata (tuned) speedup over the fastest peer, {t} threads "
-                         "(> 1: Strata faster; label = fastest peer)", fontsize=10)
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(min(lo, 0.5) / 3, max(hi, 2) * 3)
+            ax.set_ylabel("fastest peer ms / Strata ms")
+            ax.set_title(f"{title}", fontsize=10, loc="left")
             ax.grid(axis="y", which="both", alpha=0.3)
-            top = ax.get_ylim()[1]
-            ax.set_ylim(top=top * 2.5)
-        axes[0].legend(ncol=len(feats), fontsize=8, loc="upper left")
+        axes[0].legend(ncol=len(feats), fontsize=8, loc="upper right")
         axes[-1].set_xticks(range(len(graphs)))
         axes[-1].set_xticklabels([g.replace(",edge_factor=16,seed=1", "") for g in graphs], rotation=30, ha="right")
+        fig.suptitle(f"Strata (tuned) speedup over the fastest peer per graph and F, {t} thread{'s' if t > 1 else ''}\n"
+                     f"(above 1: Strata faster; label: the fastest peer){caveat}", fontsize=10)
         fig.tight_layout()
-        p = os.path.join(outdir, f"{prefix}_kernels_speedup.png")
+        p = os.path.join(outdir, f"{prefix}_kernels_speedup_t{t}.png")
         fig.savefig(p, dpi=110)
         plt.close(fig)
         made.append(p)
     tr = [r for r in rows if r["suite"] == "training"]
-    if tr:
-        t = max(int(r["threads"]) for r in tr)
+    for t in sorted({int(r["threads"]) for r in tr if r["threads"]}):
         panels = [(op, title) for op, title in TRAIN_OPS + [("rgcn_infer", "RGCN inference")]
                   if any(r["op"] == op for r in tr)]
         fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.8), squeeze=False)
@@ -238,19 +242,21 @@ def plots(rows, best, stream, outdir, prefix):
                     if m:
                         xs.append(x)
                         ys.append(m)
-                    elif s == "Strata":
+                    elif s == "Strata" and v:
                         ax.text(x, 0.02, "Strata: not yet available" if v == "not yet available" else f"Strata: {v}",
                                 rotation=90, fontsize=7, transform=ax.get_xaxis_transform(), ha="center", va="bottom")
                 ax.bar(xs, ys, width=w, label=s)
             ax.set_yscale("log")
             ax.set_ylabel("ms per epoch" if op != "rgcn_infer" else "ms per forward pass")
-            ax.set_title(f"{title}, {t} threads", fontsize=10)
+            ax.set_title(f"{title}, {t} thread{'s' if t > 1 else ''}", fontsize=10)
             ax.set_xticks(range(len(keys)))
             ax.set_xticklabels([g if op != "rgcn_infer" else f"{g} F={F}" for g, F in keys], rotation=30, ha="right")
             ax.grid(axis="y", which="both", alpha=0.3)
             ax.legend(fontsize=8)
+        if caveat:
+            fig.suptitle(caveat.strip(), fontsize=9)
         fig.tight_layout()
-        p = os.path.join(outdir, f"{prefix}_training.png")
+        p = os.path.join(outdir, f"{prefix}_training_t{t}.png")
         fig.savefig(p, dpi=110)
         plt.close(fig)
         made.append(p)
@@ -271,7 +277,10 @@ def main():
     best = best_of(rows)
     stream = {int(r["threads"]): float(r["gbs"]) for r in rows if r["op"] == "stream" and r["status"] == "ok"}
     os.makedirs(a.plots, exist_ok=True)
-    made = plots(rows, best, stream, a.plots, a.plot_prefix)
+    load1 = v["loadavg_at_start"][0]
+    caveat = (f"\nmachine load {load1:.1f} on {v['nproc']} CPUs at the start: noisy, re-take on a quiet machine"
+              if load1 > 0.5 * (v["nproc"] or 1) else "")
+    made = plots(rows, best, stream, a.plots, a.plot_prefix, caveat)
     m = v["machine"]
     lines = [f"Machine: {m.get('Model name')} ({m.get('Hypervisor vendor') or 'bare metal'}), {m.get('CPU(s)')} CPUs, "
              f"load average at start {', '.join('%.2f' % x for x in v['loadavg_at_start'])}; threads measured: "
@@ -293,8 +302,8 @@ def main():
         lines.append("\n#### Where Strata (tuned) is not ahead of every peer (geomean over F)\n")
         if misses:
             for title, t, g, p, x in misses:
-                lines.append(f"- {title}, {t} thread{'s' if t > 1 else ''}, {g}: {p} is faster; Strata reaches "
-                             f"{x:.2f}× of its speed ({1 / x:.2f}× slower).")
+                lines.append(f"- {title}, {t} thread{'s' if t > 1 else ''}, {g}: {p} is faster; Strata's speed is "
+                             f"{num(x)}× of {p}'s ({1 / x:.2f}× slower).")
         else:
             lines.append("- none in this run.")
     bad = [r for r in rows if r["status"].startswith("MISMATCH")]
