@@ -14,7 +14,8 @@
 //   ref_sddmm_dot_F<F>.npy  float32 [nnz]          O[p] = Y[i] . X[j] for non-zero p = (i, j)
 //   meta.json               name, rows, cols, nnz, symmetrized, index dtype, feature sizes, seed
 //
-// --train adds train_x.npy (float32 [N, D]: the dataset's node features when it has
+// --train adds train_indptr.npy / train_indices.npy (the symmetrized graph training
+// runs on), train_x.npy (float32 [N, D]: the dataset's node features when it has
 // them, else seeded uniform [N, 128]) and train_y.npy (int64 [N]: its class ids, with
 // unlabelled nodes and label-less datasets given seeded random classes), for the
 // full-graph training benchmarks. --hetero adds, for heterographs, the flattened
@@ -167,9 +168,14 @@ int run_export(const ExportArgs& a) {
         if (l >= 0) ++from_dataset;
         y[static_cast<size_t>(i)] = l >= 0 ? l : static_cast<int64_t>(trng.next_u64() % static_cast<uint64_t>(classes));
       }
+      // Training runs on A ∪ Aᵀ, as PyG and DGL users (and `strata train`'s data.undirected) do.
+      const Graph tg = A.symmetrized().without_values();
+      write_npy(dir / "train_indptr.npy", tg.indptr());
+      write_npy(dir / "train_indices.npy", tg.indices());
       write_npy(dir / "train_x.npy", x);
       write_npy(dir / "train_y.npy", Tensor::from_vector(y));
-      meta["train"] = {{"in_feats", x.shape()[1]}, {"num_classes", classes}, {"features", xsrc},
+      meta["train"] = {{"in_feats", x.shape()[1]}, {"num_classes", classes}, {"features", xsrc}, {"nnz", tg.nnz()},
+                       {"graph", "symmetrized (A + A^T, duplicates merged)"},
                        {"labels_from_dataset", from_dataset}, {"labels_random", N - from_dataset}};
     }
     if (a.hetero) {

@@ -10,6 +10,8 @@
 #   training  GraphSAGE and GAT epochs (PyG, DGL, Strata when `strata train` exists);
 #             RGCN inference (PyG, DGL, Strata when it has an RGCN command)
 #   --quick   a few graphs, F in {32, 128}, 2 threads (under 10 minutes)
+#   --strata-train PATH  the strata binary whose `train` command gives Strata's epoch rows
+#             (default: the one in --build)
 #   --threads LIST  override the thread counts (default 1,2; --quick: 2)
 #   --update-docs  rewrite the generated part of docs/BENCHMARKS.md "Peers" and
 #             docs/plots/peers_*.png from this run
@@ -28,6 +30,7 @@ build="$repo/build"
 data_root="${STRATA_DATA_ROOT:-$repo/../shared/datasets}"
 results=""
 threads_override=""
+strata_train=""
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 while [[ $# -gt 0 ]]; do
@@ -36,19 +39,24 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1; shift ;;
     --update-docs) update_docs=1; shift ;;
     --threads) threads_override="${2:-}"; shift 2 ;;
+    --strata-train) strata_train="${2:-}"; shift 2 ;;
     --build) build="${2:-}"; shift 2 ;;
     --data-root) data_root="${2:-}"; shift 2 ;;
     --results) results="${2:-}"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case "$suite" in kernels|training|all) ;; *) die "--suite kernels|training|all is required" ;; esac
+if [[ -n "$threads_override" && ! "$threads_override" =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+  die "--threads: expected a list such as 1,2"
+fi
 
 # ---- prerequisites: fail loudly ------------------------------------------------------
 strata="$build/apps/strata"
 [[ -x "$strata" ]] || die "no Strata build at $strata. Build it first:
   cmake -S $repo -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=OFF && cmake --build $build -j2"
+[[ -z "$strata_train" || -x "$strata_train" ]] || die "--strata-train: '$strata_train' is not an executable"
 "$strata" --help 2>/dev/null | grep -q '^  export' || die "$strata has no 'export' command: rebuild it (cmake --build $build)"
 [[ -d "$data_root" ]] || die "no dataset folder at '$data_root' (the shared datasets; set --data-root or STRATA_DATA_ROOT)"
 data_root="$(cd "$data_root" && pwd)"
@@ -59,7 +67,8 @@ command -v g++ >/dev/null || die "g++ not found (needed for the MKL and GraphBLA
 lscpu >/dev/null 2>&1 || die "lscpu not found"
 
 stamp="$(date +%Y%m%d-%H%M%S)"
-[[ -n "$results" ]] || results="$repo/benchmarks/results/$stamp$([[ $quick == 1 ]] && echo -quick)"
+suffix=""; [[ $quick == 1 ]] && suffix="-quick"
+[[ -n "$results" ]] || results="$repo/benchmarks/results/$stamp$suffix"
 mkdir -p "$results/bin"
 results="$(cd "$results" && pwd)"
 echo "run.sh: suite $suite$([[ $quick == 1 ]] && echo ' (quick)'); results in $results"
@@ -124,10 +133,7 @@ else
   train_graphs="cora;citeseer;facebook;deezer-hu" rgcn_graphs="aifb;mutag;acm;dblp" rgcn_feats="32,64" epochs=10
 fi
 
-if [[ -n "$threads_override" ]]; then
-  [[ "$threads_override" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--threads: expected a list such as 1,2"
-  threads="$threads_override"
-fi
+if [[ -n "$threads_override" ]]; then threads="$threads_override"; fi
 
 # ---- machine and versions -------------------------------------------------------------
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH="$here/peers" "$py" "$here/peers/versions.py" \
@@ -142,13 +148,13 @@ if [[ "$suite" == kernels || "$suite" == all ]]; then
 fi
 if [[ "$suite" == training || "$suite" == all ]]; then
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$here/peers/driver.py" training "${common[@]}" \
-    --graphs "$train_graphs" --rgcn-graphs "$rgcn_graphs" --rgcn-feats "$rgcn_feats" --epochs "$epochs"
+    ${strata_train:+--strata-train "$strata_train"} --graphs "$train_graphs" --rgcn-graphs "$rgcn_graphs" --rgcn-feats "$rgcn_feats" --epochs "$epochs"
 fi
 
 report_args=(--csv "$csv" --versions "$results/versions.json" --out "$results/report.md" --plots "$results")
 if [[ $update_docs == 1 ]]; then
-  report_args+=(--plots "$repo/docs/plots" --docs "$repo/docs/BENCHMARKS.md" --plot-prefix "peers$([[ $quick == 1 ]] && echo _quick)")
-  [[ $quick == 1 ]] && cp "$csv" "$repo/docs/peers_quick.csv"
+  report_args+=(--plots "$repo/docs/plots" --docs "$repo/docs/BENCHMARKS.md" --plot-prefix "peers${suffix//-/_}")
+  if [[ $quick == 1 ]]; then cp "$csv" "$repo/docs/peers_quick.csv"; fi
 fi
 "$py" "$here/peers/report.py" "${report_args[@]}"
 echo "run.sh: done: $csv, $results/report.md"

@@ -98,9 +98,10 @@ def export(strata, graph, feats, results, extra=()):
 def strata_version(strata):
     v = subprocess.run([strata, "--version"], capture_output=True, text=True).stdout.strip()
     try:
-        rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
+        where = os.path.dirname(os.path.abspath(strata))  # the binary's own worktree
+        rev = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", HERE, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
         v += f" ({rev}{'+dirty' if dirty else ''})"
     except OSError:
@@ -228,8 +229,8 @@ def eigen_version():
 # ----------------------------------------------------------------------------- training
 
 def training(a, out):
-    strata, sv = a.strata, strata_version(a.strata)
-    subs = strata_subcommands(strata)
+    strata, sv = a.strata, strata_version(a.strata_train or a.strata)
+    subs = strata_subcommands(a.strata_train or strata)
     for g in a.graphs:
         try:
             d, meta = export(strata, g, [32], a.results, ("--train",))
@@ -264,27 +265,51 @@ def training(a, out):
 
 
 def strata_train_row(a, out, sv, subs, g, t, model, op, shape):
-    """Strata's epoch time from `strata train` when the build has it (never invented)."""
+    """Strata's epoch time from `strata train` when the build has it (never invented).
+
+    The interface used is the one `strata train` is being built with: a YAML config
+    plus --set overrides, and summary.json in the run dir with each run's
+    median_epoch_ms. The config is configs/<model>_<graph>.yaml, else
+    configs/<model>_cora.yaml with data.dataset overridden."""
+    strata = a.strata_train or a.strata
     if "train" not in subs:
         out.row(suite="training", system="Strata", op=op, F=0, threads=t, status="not yet available", version=sv,
                 detail="Strata: not yet available (no `strata train` in this build)", **shape)
         return
-    cmd = [a.strata, "train", "--model", model, "--graph", g, "--epochs", str(a.epochs), "--threads", str(t),
-           "--profile", "--json"]
+    name = {"sage": "graphsage", "gat": "gat"}[model]
+    repo = os.path.dirname(os.path.dirname(HERE))
+    cfg = os.path.join(repo, "configs", f"{name}_{g}.yaml")
+    if not os.path.exists(cfg):
+        cfg = os.path.join(repo, "configs", f"{name}_cora.yaml")
+    if not os.path.exists(cfg):
+        out.row(suite="training", system="Strata", op=op, F=0, threads=t, status="not yet available", version=sv,
+                detail=f"Strata: not yet available (`strata train` exists but there is no configs/{name}_*.yaml)",
+                **shape)
+        return
+    run_dir = os.path.join(a.results, "strata_train", f"{safe(g)}_{model}_t{t}")
+    sets = [f"data.dataset={g}", "data.undirected=true", f"training.epochs={max(a.epochs, 10) + 2}", "training.runs=1",
+            f"runtime.threads={t}", f"output.run_dir={run_dir}", "output.checkpoint=none", "output.log_every=0"]
+    if model == "sage":
+        sets += ["model.hidden=128", "model.dropout=0.5", "model.aggregator=mean", "optimizer.name=adam"]
+    else:
+        sets += ["model.heads=8", "model.hidden=8", "optimizer.name=adam"]
+    cmd = [strata, "train", cfg] + [x for kv in sets for x in ("--set", kv)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     ms = None
     try:
-        j = json.loads(p.stdout)
-        ms = float(j.get("epoch_ms_median", j.get("epoch_ms")))
-    except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
+        j = json.load(open(os.path.join(run_dir, "summary.json")))
+        runs = j.get("runs", [])
+        ms = float(runs[0]["median_epoch_ms"]) if runs else float(j["median_epoch_ms"])
+    except (OSError, json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError):
         pass
+    shown = " ".join(os.path.relpath(c, repo) if c.startswith(repo) else c for c in cmd[1:])
     if p.returncode == 0 and ms is not None:
-        out.row(suite="training", system="Strata", variant=" ".join(cmd[1:]), op=op, F=0, threads=t, ms=ms,
-                status="ok", version=sv, **shape)
+        out.row(suite="training", system="Strata", variant=shown, op=op, F=0, threads=t, ms=ms, status="ok",
+                version=sv, detail="median_epoch_ms from summary.json", **shape)
     else:
-        out.row(suite="training", system="Strata", variant=" ".join(cmd[1:]), op=op, F=0, threads=t, status="error",
-                version=sv, detail=("`strata train` present but this call failed or printed no epoch_ms: " +
-                                    (p.stderr.strip() or p.stdout.strip())[-200:]), **shape)
+        out.row(suite="training", system="Strata", variant=shown, op=op, F=0, threads=t, status="error", version=sv,
+                detail=("`strata train` present but this call failed or wrote no median_epoch_ms: " +
+                        (p.stderr.strip() or p.stdout.strip())[-200:]), **shape)
 
 
 def strata_rgcn_row(a, out, sv, subs, g, t, F, shape):
@@ -292,8 +317,9 @@ def strata_rgcn_row(a, out, sv, subs, g, t, F, shape):
         out.row(suite="training", system="Strata", op="rgcn_infer", F=F, threads=t, status="not yet available",
                 version=sv, detail="Strata: not yet available (no RGCN command in this build)", **shape)
         return
-    sub = "rgcn" if "rgcn" in subs else "infer"
-    cmd = [a.strata, sub, "--model", "rgcn", "--graph", g, "--feat", str(F), "--threads", str(t), "--json"]
+    # Expected interface (docs/BENCHMARKS.md "Peers"): JSON on stdout with "ms", the median forward pass.
+    sub = ["rgcn"] if "rgcn" in subs else ["infer", "--model", "rgcn"]
+    cmd = [a.strata, *sub, "--graph", g, "--feat", str(F), "--threads", str(t), "--json"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     try:
         ms = float(json.loads(p.stdout)["ms"])
@@ -308,6 +334,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("suite", choices=["kernels", "training"])
     ap.add_argument("--strata", required=True)
+    ap.add_argument("--strata-train", default="", help="the strata binary for `train` rows (default: --strata)")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--csv", required=True)

@@ -53,6 +53,9 @@ def main():
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     meta, indptr, indices = load_export(d)
+    if os.path.exists(os.path.join(d, "train_indptr.npy")):  # the symmetrized training graph
+        indptr = np.load(os.path.join(d, "train_indptr.npy"))
+        indices = np.load(os.path.join(d, "train_indices.npy"))
     x = torch.from_numpy(np.load(os.path.join(d, "train_x.npy")))
     y = torch.from_numpy(np.load(os.path.join(d, "train_y.npy")))
     C = int(meta["train"]["num_classes"])
