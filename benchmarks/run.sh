@@ -26,6 +26,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 suite="" quick=0 update_docs=0
+orig_args=("$@")
 build="$repo/build"
 data_root="${STRATA_DATA_ROOT:-$repo/../shared/datasets}"
 results=""
@@ -151,7 +152,8 @@ if [[ "$suite" == training || "$suite" == all ]]; then
     ${strata_train:+--strata-train "$strata_train"} --graphs "$train_graphs" --rgcn-graphs "$rgcn_graphs" --rgcn-feats "$rgcn_feats" --epochs "$epochs"
 fi
 
-report_args=(--csv "$csv" --versions "$results/versions.json" --out "$results/report.md" --plots "$results")
+report_args=(--csv "$csv" --versions "$results/versions.json" --out "$results/report.md" --plots "$results"
+             --command "benchmarks/run.sh ${orig_args[*]}")
 if [[ $update_docs == 1 ]]; then
   report_args+=(--plots "$repo/docs/plots" --docs "$repo/docs/BENCHMARKS.md" --plot-prefix "peers${suffix//-/_}")
   if [[ $quick == 1 ]]; then cp "$csv" "$repo/docs/peers_quick.csv"; fi

@@ -101,7 +101,8 @@ def kernels_md(rows, best, stream, lines, misses):
             lines.append(f"\n#### {title}, {t} thread{'s' if t > 1 else ''}\n")
             lines.append(f"Strata tuned's time (geomean over F = {', '.join(map(str, feats))}) and the geomean over F of "
                          "peer ms / Strata ms: above 1× Strata is faster, **bold** below 1× (the peer is faster). "
-                         "Floor: the bandwidth floor's time over Strata's time.\n")
+                         "Floor share: the DRAM bandwidth floor's time over Strata's time (above 100%: the working set "
+                         "stays in cache, so the DRAM floor does not bind).\n")
             lines.append("| graph | Strata tuned ms | floor share | Strata CSR | " + " | ".join(peers) + " | best peer |")
             lines.append("|---|---:|---:|---:|" + "---:|" * len(peers) + "---|")
             for g in graphs:
@@ -243,10 +244,20 @@ def plots(rows, best, stream, outdir, prefix, caveat=""):
                         xs.append(x)
                         ys.append(m)
                     elif s == "Strata" and v:
-                        ax.text(x, 0.02, "Strata: not yet available" if v == "not yet available" else f"Strata: {v}",
-                                rotation=90, fontsize=7, transform=ax.get_xaxis_transform(), ha="center", va="bottom")
-                ax.bar(xs, ys, width=w, label=s)
-            ax.set_yscale("log")
+                        ax.text(x, 0.04, "Strata: not yet available" if v == "not yet available" else f"Strata: {v[:40]}",
+                                rotation=90, fontsize=8, transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                                color="tab:blue")
+                bars = ax.bar(xs, ys, width=w, label=s)
+                for b, y in zip(bars, ys):
+                    ax.text(b.get_x() + b.get_width() / 2, y, f"{y:.3g}", ha="center", va="bottom", fontsize=7)
+            vals = [best[(s, op, g, F, t)][0] for s in systems for g, F in keys
+                    if best.get((s, op, g, F, t), (None,))[0]]
+            if vals and max(vals) / min(vals) > 20:
+                ax.set_yscale("log")
+                ax.set_ylim(min(vals) / 3, max(vals) * 3)
+            elif vals:
+                ax.set_ylim(0, max(vals) * 1.15)
+            ax.set_xlim(-0.6, len(keys) - 0.4)
             ax.set_ylabel("ms per epoch" if op != "rgcn_infer" else "ms per forward pass")
             ax.set_title(f"{title}, {t} thread{'s' if t > 1 else ''}", fontsize=10)
             ax.set_xticks(range(len(keys)))
@@ -271,6 +282,7 @@ def main():
     ap.add_argument("--plots", required=True)
     ap.add_argument("--plot-prefix", default="peers")
     ap.add_argument("--docs")
+    ap.add_argument("--command", default="", help="the command line that produced the CSV, for the record")
     a = ap.parse_args()
     rows = load(a.csv)
     v = json.load(open(a.versions))
@@ -282,7 +294,10 @@ def main():
               if load1 > 0.5 * (v["nproc"] or 1) else "")
     made = plots(rows, best, stream, a.plots, a.plot_prefix, caveat)
     m = v["machine"]
-    lines = [f"Machine: {m.get('Model name')} ({m.get('Hypervisor vendor') or 'bare metal'}), {m.get('CPU(s)')} CPUs, "
+    lines = [f"### Results: {os.path.basename(os.path.dirname(os.path.abspath(a.csv)))}\n",
+             (f"Command: `{a.command}`. " if a.command else "") +
+             "Every number below is from that run's CSV; each row of the CSV is one measurement.\n",
+             f"Machine: {m.get('Model name')} ({m.get('Hypervisor vendor') or 'bare metal'}), {m.get('CPU(s)')} CPUs, "
              f"load average at start {', '.join('%.2f' % x for x in v['loadavg_at_start'])}; threads measured: "
              f"{v['threads']}; {'--quick' if v['quick'] else 'full'} run. Memory-bandwidth floor (STREAM triad, "
              "this run): " + ", ".join(f"{g:.1f} GB/s on {t} thread{'s' if t > 1 else ''}" for t, g in sorted(stream.items())) + ".\n",
