@@ -106,6 +106,25 @@ def threadpool_info():
         return [{"error": str(e)}]
 
 
+def mem_available_bytes():
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def too_big(need_bytes, share=0.6):
+    """A reason string when a path's temporaries would not fit in `share` of the memory
+    available now (the machine is shared), else ''."""
+    avail = mem_available_bytes()
+    if avail is not None and need_bytes > share * avail:
+        return f"needs ~{need_bytes / 1e9:.1f} GB of temporaries, {avail / 1e9:.1f} GB available: not run"
+    return ""
+
+
 def die(msg):
     print(f"peers: error: {msg}", file=sys.stderr)
     sys.exit(2)

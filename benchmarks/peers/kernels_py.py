@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from common import die, emit, emit_version, load_export, load_feat, run_checked
+from common import die, emit, emit_version, load_export, load_feat, run_checked, too_big
 
 
 def torch_csr(torch, indptr, indices, rows, cols, values=None):
@@ -83,11 +83,20 @@ def run_pyg(d, meta, indptr, indices, feats, threads):
                 op = f"spmm_{red}"
                 run_checked("utils.spmm(torch CSR)", op, F, lambda: pyg_spmm(A, X, reduce=red), f[op])
                 agg = Agg(red)
-                run_checked("propagate(edge_index)", op, F, lambda: agg(X, edge_index), f[op])
+                big = too_big(2 * len(col) * F * 4)  # x_j gathered per edge, then scattered
+                if big:
+                    emit("propagate(edge_index)", op, F, 0, "n/a", big)
+                else:
+                    run_checked("propagate(edge_index)", op, F, lambda: agg(X, edge_index), f[op])
                 for ei in variants_ei:
                     run_checked("EdgeIndex.matmul", op, F, lambda: ei.matmul(X, reduce=red), f[op])
             # PyG has no SDDMM operator; message passing computes per-edge dots by gathering.
-            run_checked("gather (x_i*x_j).sum", "sddmm_dot", F, lambda: (Y[row] * X[col]).sum(-1), f["sddmm_dot"])
+            big = too_big(3 * len(col) * F * 4)  # Y[row], X[col] and their product, per edge
+            if big:
+                emit("gather (x_i*x_j).sum", "sddmm_dot", F, 0, "n/a", big)
+            else:
+                run_checked("gather (x_i*x_j).sum", "sddmm_dot", F, lambda: (Y[row] * X[col]).sum(-1),
+                            f["sddmm_dot"])
 
 
 def run_dgl(d, meta, indptr, indices, feats, threads):
