@@ -1,5 +1,6 @@
 // strata bench spmm|sddmm --graph <dataset>[,<dataset>...] --feat 32,64,128,256
 //              --backend generated,reference,eigen [--format csr|hyb:..|auto] [--threads N] [--json]
+//              [--reduce sum|mean]   (spmm; eigen and handwritten are sum-only and skipped for mean)
 //
 // For every (graph, F), every backend's output is first checked against the
 // reference path; a mismatch is reported and not timed. Then each backend is timed
@@ -36,6 +37,7 @@ struct BenchArgs {
   std::string feats = "32,64,128,256";
   std::string backends = "generated,reference,eigen";
   std::string format = "csr";
+  std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
   int repeats = 20;
@@ -82,6 +84,9 @@ int run_bench(const BenchArgs& a) {
                  "--backend: unknown backend '{}' (known: generated, tuned, reference, interpreter, eigen, "
                  "handwritten (spmm, F = 32..256), plain (sddmm))",
                  b);
+  STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
+  const bool mean = a.reduce == "mean";
+  STRATA_CHECK(!mean || a.op == "spmm", "--reduce mean applies to spmm only");
   const double stream_gbs = baselines::measure_stream_triad_gbs();
   if (!a.json_out)
     std::printf("threads %d; memory bandwidth floor (STREAM triad, this run) %.1f GB/s\n", num_threads(), stream_gbs);
@@ -96,7 +101,7 @@ int run_bench(const BenchArgs& a) {
       Tensor X = Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng);
       Tensor Yin = spmm ? Tensor() : Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
       Tensor want = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
-      if (spmm) sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), false, want);
+      if (spmm) sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), mean, want);
       else sc::reference_sddmm_dot(A, X, Yin, want);
       const double idx = dtype_size(A.index_dtype());
       const double bytes = spmm ? (A.num_rows() + 1) * 8.0 + A.nnz() * idx + 4.0 * F * (A.num_cols() + A.num_rows())
@@ -116,6 +121,7 @@ int run_bench(const BenchArgs& a) {
         std::optional<sc::SddmmKernel> sdk;
         std::optional<baselines::EigenSpmmBaseline> eig;
         std::optional<baselines::HandwrittenCsrSpmmBaseline> hand;
+        if (mean && (b == "eigen" || b == "handwritten")) continue;  // sum-only baselines
         if (b == "generated" || b == "reference" || b == "interpreter" || b == "tuned") {
           const sc::Backend be = b == "tuned" ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
           std::optional<sc::KernelPlan> plan;
@@ -123,11 +129,19 @@ int run_bench(const BenchArgs& a) {
           if (b == "tuned" || (b == "generated" && a.format == "auto")) {
             sc::TuneOptions to;
             to.quiet = true;
-            plan = spmm ? sc::tune_spmm(A, F, to).chosen : sc::tune_sddmm(A, F, to).chosen;
+            if (spmm) {
+              sc::SpmmOptions so;
+              so.feat = F;
+              so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
+              plan = sc::tune_spmm(A, sc::SpmmKernel::spec(A, so), to).chosen;
+            } else {
+              plan = sc::tune_sddmm(A, F, to).chosen;
+            }
           }
           if (spmm) {
             sc::SpmmOptions o;
             o.feat = F;
+            o.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
             o.backend = be;
             o.plan = plan;
             spk.emplace(A, o);
@@ -205,6 +219,7 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                            ->capture_default_str();
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
                        app.add_option("--repeats", a->repeats, "timed repeats per row")->capture_default_str();
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_flag("--json", a->json_out, "print JSON instead of a table");

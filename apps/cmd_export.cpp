@@ -1,0 +1,221 @@
+// strata export --graph <dataset> --feat 32,64 --out <dir> [--as-stored] [--train] [--hetero]
+// strata export --stream-only [--threads N]
+//
+// Writes the inputs every peer in benchmarks/peers/ is timed on, so that all systems
+// see the same matrix and the same features, and Strata's reference outputs to check
+// them against (sparse_compiler/ops/reference_kernels.h), as NumPy .npy files:
+//
+//   indptr.npy              int64 [rows + 1]      the benchmark adjacency (apps/bench_graph.h:
+//   indices.npy             int32|int64 [nnz]      symmetrized when the dataset is undirected)
+//   x_F<F>.npy              float32 [cols, F]      SpMM input; the column side of SDDMM
+//   y_F<F>.npy              float32 [rows, F]      the row side of SDDMM
+//   ref_spmm_sum_F<F>.npy   float32 [rows, F]      Y[i] = sum_j X[j] over row i
+//   ref_spmm_mean_F<F>.npy  float32 [rows, F]      the same divided by the row's non-zeros (0 for empty rows)
+//   ref_sddmm_dot_F<F>.npy  float32 [nnz]          O[p] = Y[i] . X[j] for non-zero p = (i, j)
+//   meta.json               name, rows, cols, nnz, symmetrized, index dtype, feature sizes, seed
+//
+// --train adds train_indptr.npy / train_indices.npy (the symmetrized graph training
+// runs on), train_x.npy (float32 [N, D]: the dataset's node features when it has
+// them, else seeded uniform [N, 128]) and train_y.npy (int64 [N]: its class ids, with
+// unlabelled nodes and label-less datasets given seeded random classes), for the
+// full-graph training benchmarks. --hetero adds, for heterographs, the flattened
+// typed graph (hetero_indptr.npy, hetero_indices.npy, hetero_etype.npy int64 per
+// non-zero) for the RGCN benchmarks.
+//
+// --stream-only prints {"threads": T, "stream_gbs": G}: the STREAM-like triad that
+// `strata bench` uses as the memory-bandwidth floor, on the requested threads.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/bench_graph.h"
+#include "apps/commands.h"
+#include "benchmarks/baselines/baselines.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "datasets/load.h"
+#include "sparse_compiler/ops/reference_kernels.h"
+
+namespace strata::apps {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+struct ExportArgs {
+  std::string graph;
+  std::string feats = "32,64";
+  std::string out;
+  std::optional<std::string> data_root;
+  uint64_t seed = 1;
+  int threads = 0;
+  bool as_stored = false, train = false, hetero = false, stream_only = false;
+};
+
+const char* npy_descr(DType d) {
+  switch (d) {
+    case DType::F32: return "<f4";
+    case DType::F64: return "<f8";
+    case DType::I32: return "<i4";
+    case DType::I64: return "<i8";
+    default: break;
+  }
+  STRATA_FAIL("export: no .npy type for dtype {}", dtype_name(d));
+}
+
+// NumPy format 1.0: magic, version, a little-endian u16 header length, a Python dict
+// literal padded with spaces to a multiple of 64 bytes and ended by '\n', then the
+// C-order data.
+void write_npy(const fs::path& path, const Tensor& t) {
+  std::string shape = "(";
+  for (int i = 0; i < t.ndim(); ++i) shape += std::to_string(t.shape()[i]) + (t.ndim() == 1 || i + 1 < t.ndim() ? "," : "");
+  shape += ")";
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(t.dtype()), shape);
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream f(path, std::ios::binary);
+  STRATA_CHECK(f.good(), "export: cannot write '{}'", path.string());
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  const char lenb[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  f.write(lenb, 2);
+  f.write(header.data(), static_cast<std::streamsize>(header.size()));
+  f.write(static_cast<const char*>(t.raw_data()), t.nbytes());
+  STRATA_CHECK(f.good(), "export: writing '{}' failed (disk full?)", path.string());
+}
+
+int run_stream_only(const ExportArgs& a) {
+  if (a.threads > 0) set_num_threads(a.threads);
+  const double gbs = baselines::measure_stream_triad_gbs();
+  std::printf("%s\n", json{{"threads", num_threads()}, {"stream_gbs", gbs}}.dump().c_str());
+  return 0;
+}
+
+int run_export(const ExportArgs& a) {
+  if (a.stream_only) return run_stream_only(a);
+  STRATA_CHECK(!a.graph.empty(), "export: --graph is required (or --stream-only)");
+  STRATA_CHECK(!a.out.empty(), "export: --out is required");
+  if (a.threads > 0) set_num_threads(a.threads);
+  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
+  const BenchGraph bg = load_bench_graph(a.graph, a.data_root, a.as_stored);
+  const Graph& A = bg.graph;
+  const fs::path dir(a.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  STRATA_CHECK(!ec, "export: cannot create '{}': {}", dir.string(), ec.message());
+
+  write_npy(dir / "indptr.npy", A.indptr());
+  write_npy(dir / "indices.npy", A.indices());
+  Rng rng(a.seed);
+  for (int64_t F : feats) {
+    const Tensor X = Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
+    const Tensor Y = Tensor::uniform({A.num_rows(), F}, -1, 1, rng);
+    Tensor sum = Tensor::empty({A.num_rows(), F}, DType::F32);
+    Tensor mean = Tensor::empty({A.num_rows(), F}, DType::F32);
+    Tensor dot = Tensor::empty({A.nnz()}, DType::F32);
+    sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), false, sum);
+    sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), true, mean);
+    sc::reference_sddmm_dot(A, Y, X, dot);
+    const std::string f = std::to_string(F);
+    write_npy(dir / ("x_F" + f + ".npy"), X);
+    write_npy(dir / ("y_F" + f + ".npy"), Y);
+    write_npy(dir / ("ref_spmm_sum_F" + f + ".npy"), sum);
+    write_npy(dir / ("ref_spmm_mean_F" + f + ".npy"), mean);
+    write_npy(dir / ("ref_sddmm_dot_F" + f + ".npy"), dot);
+  }
+
+  const bool symmetrized = bg.description.find("(symmetrized)") != std::string::npos;
+  json meta = {{"name", a.graph},
+               {"description", bg.description},
+               {"rows", A.num_rows()},
+               {"cols", A.num_cols()},
+               {"nnz", A.nnz()},
+               {"symmetrized", symmetrized},
+               {"index_dtype", std::string(dtype_name(A.index_dtype()))},
+               {"feats", feats},
+               {"seed", a.seed},
+               {"spmm", "Y[i] = sum (mean) of X[j] over the non-zeros (i, j) of row i"},
+               {"sddmm", "O[p] = Y[i] . X[j] for the p-th non-zero (i, j), CSR order"}};
+
+  if (a.train || a.hetero) {
+    data::LoadOptions opt;
+    if (a.data_root) opt.data_root = *a.data_root;
+    const data::Dataset ds = data::load_dataset(a.graph, opt);
+    if (a.train) {
+      const int64_t N = A.num_rows();
+      STRATA_CHECK(A.num_rows() == A.num_cols(), "export --train: '{}' is not square ({} x {})", a.graph,
+                   A.num_rows(), A.num_cols());
+      Rng trng(a.seed + 1000);
+      Tensor x;
+      std::string xsrc;
+      if (ds.features.defined() && ds.features.rows() == N) {
+        x = ds.features.to_dense();
+        xsrc = "dataset (" + ds.features.describe() + ")";
+      } else {
+        x = Tensor::uniform({N, 128}, -1, 1, trng);
+        xsrc = "random uniform [-1, 1), 128 per node (the dataset has no homogeneous node features)";
+      }
+      int64_t classes = ds.num_classes;
+      const bool have_labels = ds.labels.defined() && !ds.multilabel() && ds.labels.numel() == N && classes > 1;
+      if (!have_labels) classes = 8;
+      std::vector<int64_t> y(static_cast<size_t>(N));
+      int64_t from_dataset = 0;
+      for (int64_t i = 0; i < N; ++i) {
+        const int64_t l = have_labels ? ds.labels.data<int64_t>()[i] : -1;
+        if (l >= 0) ++from_dataset;
+        y[static_cast<size_t>(i)] = l >= 0 ? l : static_cast<int64_t>(trng.next_u64() % static_cast<uint64_t>(classes));
+      }
+      // Training runs on A ∪ Aᵀ, as PyG and DGL users (and `strata train`'s data.undirected) do.
+      const Graph tg = A.symmetrized().without_values();
+      write_npy(dir / "train_indptr.npy", tg.indptr());
+      write_npy(dir / "train_indices.npy", tg.indices());
+      write_npy(dir / "train_x.npy", x);
+      write_npy(dir / "train_y.npy", Tensor::from_vector(y));
+      meta["train"] = {{"in_feats", x.shape()[1]}, {"num_classes", classes}, {"features", xsrc}, {"nnz", tg.nnz()},
+                       {"graph", "symmetrized (A + A^T, duplicates merged)"},
+                       {"labels_from_dataset", from_dataset}, {"labels_random", N - from_dataset}};
+    }
+    if (a.hetero) {
+      STRATA_CHECK(ds.is_hetero(), "export --hetero: '{}' is not a heterograph (RDF and HGB datasets are)", a.graph);
+      const HomogeneousView hv = ds.hetero->to_homogeneous();
+      Tensor et = Tensor::empty({hv.graph.nnz()}, DType::I64);
+      for (int64_t p = 0; p < hv.graph.nnz(); ++p) et.data<int64_t>()[p] = hv.edge_relation.data<int32_t>()[p];
+      write_npy(dir / "hetero_indptr.npy", hv.graph.indptr());
+      write_npy(dir / "hetero_indices.npy", hv.graph.indices());
+      write_npy(dir / "hetero_etype.npy", et);
+      json rels = json::array();
+      for (const auto& r : ds.hetero->relations()) rels.push_back(r.str());
+      meta["hetero"] = {{"num_nodes", hv.graph.num_rows()}, {"nnz", hv.graph.nnz()},
+                        {"num_relations", ds.hetero->num_relations()}, {"num_node_types", ds.hetero->num_node_types()},
+                        {"relations", rels}};
+    }
+  }
+  std::ofstream m(dir / "meta.json");
+  m << meta.dump(2) << "\n";
+  STRATA_CHECK(m.good(), "export: cannot write '{}'", (dir / "meta.json").string());
+  std::printf("%s -> %s\n", bg.description.c_str(), dir.string().c_str());
+  return 0;
+}
+
+RegisterCommand reg({"export", "write a benchmark graph, seeded features and reference outputs as .npy for peers",
+                     [](CLI::App& app) {
+                       auto a = std::make_shared<ExportArgs>();
+                       app.add_option("--graph", a->graph, "dataset string");
+                       app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
+                       app.add_option("--out", a->out, "output folder (created)");
+                       app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
+                       app.add_option("--seed", a->seed, "seed of the random features")->capture_default_str();
+                       app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
+                       app.add_flag("--train", a->train, "also write node features and labels for training");
+                       app.add_flag("--hetero", a->hetero, "also write the typed graph of a heterograph (RGCN)");
+                       app.add_flag("--stream-only", a->stream_only,
+                                    "only measure the STREAM triad bandwidth and print it as JSON");
+                       return [a] { return run_export(*a); };
+                     }});
+
+}  // namespace
+}  // namespace strata::apps
