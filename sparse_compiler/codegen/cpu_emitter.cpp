@@ -49,6 +49,13 @@ static inline int64_t strata_find(const T* a, int64_t lo, int64_t hi, int64_t x)
   int64_t p = strata_upper_bound(a, lo, hi, x);
   return (p > lo && (int64_t)a[p - 1] == x) ? p - 1 : -1;
 }
+// warp_reduce_add on a CPU: the lanes are an ordinary array, summed in order.
+template <class T>
+static inline T strata_lane_sum(const T* a, int64_t width) {
+  T s = a[0];
+  for (int64_t l = 1; l < width; ++l) s += a[l];
+  return s;
+}
 )";
 
 std::string c_scalar(Type t) {
@@ -352,6 +359,11 @@ class Emitter {
         return fmt::format("{}_bcast({})", vec_name(t), expr(e.as<BroadcastNode>()->value));
       case NodeKind::Call: {
         const auto* n = e.as<CallNode>();
+        if (n->name == kWarpReduceAdd) {
+          STRATA_ASSERT(!is_register_var(n->buffers[0]), "warp_reduce_add over register variable {}", n->buffers[0]);
+          return fmt::format("strata_lane_sum({}, {})", n->buffers[0], expr(n->args[0]));
+        }
+        if (n->name == kSyncThreads) return "0";  // one thread per iteration: no barrier needed
         if (!n->buffers.empty()) {
           STRATA_ASSERT(n->args.size() == 3, "search {} takes 3 arguments", n->name);
           return fmt::format("strata_{}({}, {}, {}, {})", n->name, n->buffers[0], expr(n->args[0]), expr(n->args[1]),
