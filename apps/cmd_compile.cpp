@@ -1,10 +1,14 @@
-// strata compile <op> --feat F [--format csr] --emit stage1|stage2|stage3|scheduled|lowered|source
-// Prints an op's program at one stage of the compiler, or the generated C++.
+// strata compile <op> --feat F [--format csr] [--device cpu|cuda]
+//                --emit stage1|stage2|stage3|scheduled|lowered|source
+// Prints an op's program at one stage of the compiler, or the generated C++ (cpu)
+// or CUDA C (cuda; default GPU schedule). Needs no GPU.
 #include <cstdio>
 
 #include "apps/commands.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -20,6 +24,7 @@ struct CompileArgs {
   std::string emit = "source";
   std::string index = "int32";
   std::string reduce = "sum";
+  std::string device = "cpu";
   bool weighted = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
@@ -30,6 +35,7 @@ int run_compile(const CompileArgs& a) {
   const DType idt = parse_dtype(a.index, "--index");
   STRATA_CHECK(idt == DType::I32 || idt == DType::I64, "--index: expected int32 or int64, got '{}'", a.index);
   STRATA_CHECK(a.format == "csr", "--format: '{}' is not available (known formats: csr)", a.format);
+  const bool cuda = parse_device(a.device, "--device").is_cuda();
   CpuKnobs knobs;
   knobs.vector_lanes = a.lanes > 0 ? a.lanes : host_vector_lanes();
   knobs.grain = a.grain;
@@ -46,11 +52,15 @@ int run_compile(const CompileArgs& a) {
     plan.knobs = knobs;
     plan.feature_tile = a.tile;
     program = spmm_program(spec);
-    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SpmmKernel::lower(spec, plan);
+    if (cuda && a.emit == "scheduled") lowered = schedule_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
+    else if (cuda && (a.emit == "lowered" || a.emit == "source")) lowered = lower_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
+    else if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SpmmKernel::lower(spec, plan);
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
     program = sddmm_program(spec);
-    if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, knobs);
+    if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
+    else if (cuda && (a.emit == "lowered" || a.emit == "source")) lowered = lower_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
+    else if (a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source") lowered = SddmmKernel::lower(spec, knobs);
   } else {
     STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
   }
@@ -59,7 +69,7 @@ int run_compile(const CompileArgs& a) {
   else if (a.emit == "stage2") out = to_string(lower_to_positions(program));
   else if (a.emit == "stage3") out = to_string(lower_to_loops(program));
   else if (a.emit == "scheduled" || a.emit == "lowered") out = to_string(lowered);
-  else if (a.emit == "source") out = emit_cpu_source({lowered});
+  else if (a.emit == "source") out = cuda ? emit_cuda_source({lowered}).source : emit_cpu_source({lowered});
   else STRATA_FAIL("--emit: expected stage1, stage2, stage3, scheduled, lowered or source, got '{}'", a.emit);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
@@ -74,6 +84,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
                            ->capture_default_str();
                        app.add_option("--index", a->index, "index dtype: int32 or int64")->capture_default_str();
+                       app.add_option("--device", a->device, "target: cpu (C++) or cuda (CUDA C, default GPU schedule)")
+                           ->capture_default_str();
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
                        app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
                        app.add_option("--lanes", a->lanes, "vector lanes (default: the host's)");
