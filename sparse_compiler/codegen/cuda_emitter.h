@@ -29,6 +29,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,9 @@ struct CudaLaunch {
   std::string symbol;                     // the __global__ function
   std::array<int64_t, 3> block{1, 1, 1};  // blockDim, compile-time
   std::vector<CudaPartGrid> parts;        // in blockIdx.x order
-  // Buffers the code reads or writes with aligned vector accesses: their base
-  // pointers must be aligned to 16 bytes (checked at launch).
-  std::vector<std::string> aligned_buffers;
+  // Buffers the code reads or writes with aligned vector accesses, and the alignment
+  // (bytes) their base pointers need (checked at launch).
+  std::map<std::string, int64_t> aligned_buffers;
 };
 
 struct CudaKernelPlan {

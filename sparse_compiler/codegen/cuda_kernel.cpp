@@ -38,11 +38,12 @@ void check_alignment(const Kernel& k, const CudaLaunch& L, const KernelArgs& arg
   for (const auto& p : k.params) {
     if (p.kind == ParamKind::Scalar) continue;
     void* ptr = buffers[b++];
-    for (const auto& name : L.aligned_buffers)
-      STRATA_CHECK(name != p.name || reinterpret_cast<uintptr_t>(ptr) % 16 == 0,
-                   "kernel {}: buffer {} at {} is not 16-byte aligned, but the generated code reads it with vector "
-                   "loads (pass a tensor that starts its own allocation, not an offset view)",
-                   k.name, p.name, ptr);
+    auto it = L.aligned_buffers.find(p.name);
+    if (it == L.aligned_buffers.end()) continue;
+    STRATA_CHECK(reinterpret_cast<uintptr_t>(ptr) % static_cast<uintptr_t>(it->second) == 0,
+                 "kernel {}: buffer {} at {} is not {}-byte aligned, but the generated code accesses it with vector "
+                 "loads and stores (pass a tensor that starts its own allocation, not an offset view)",
+                 k.name, p.name, ptr, it->second);
   }
 }
 

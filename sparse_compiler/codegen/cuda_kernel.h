@@ -73,8 +73,8 @@ struct CompiledCudaKernel {
   // grid exceeds the hardware's limits.
   CudaGeometry geometry(const KernelArgs& args) const;
   // Queues the body's launches (or the preprocess's) on `stream`. Buffers in `args`
-  // are device pointers; each must be aligned to 16 bytes where the code uses vector
-  // accesses (UserError naming the buffer otherwise).
+  // are device pointers; each must be aligned as the code's vector accesses need
+  // (UserError naming the buffer otherwise).
   void run(const KernelArgs& args, const CudaGeometry& g, const CudaStream& stream) const;
   void run_preprocess(const KernelArgs& args, const CudaGeometry& g, const CudaStream& stream) const;
   std::vector<std::pair<Param, int64_t>> workspaces(const KernelArgs& args) const {

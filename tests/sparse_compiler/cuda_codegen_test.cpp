@@ -175,7 +175,7 @@ TEST(CudaEmitter, SpmmLaunchGeometryComesFromTheBoundLoops) {
   EXPECT_EQ(evaluate_scalar_expr(plan.kernel, L.parts[0].x, a), 251);
   EXPECT_NE(src.source.find("__launch_bounds__(128)"), std::string::npos);
   EXPECT_NE(src.source.find("strata_vload<float, 4>"), std::string::npos) << "coarsened loads are vector loads";
-  EXPECT_EQ(L.aligned_buffers, (std::vector<std::string>{"X", "Y"}));
+  EXPECT_EQ(L.aligned_buffers, (std::map<std::string, int64_t>{{"X", 16}, {"Y", 16}}));
 }
 
 TEST(CudaEmitter, RowPartsFuseIntoOneLaunchWithAtomicsOrRunInOrderWithout) {
