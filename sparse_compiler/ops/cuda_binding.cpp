@@ -1,5 +1,9 @@
 #include "sparse_compiler/ops/cuda_binding.h"
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 namespace strata::sc {
 
 void bind_device_buffer(KernelArgs& args, const std::string& name, const Tensor& t) {
@@ -10,11 +14,39 @@ void check_on_device(const Tensor& t, const std::string& what, Device device) {
   STRATA_CHECK(t.device() == device, "{}: expected a tensor on {}, got {}", what, device.str(), t.describe());
 }
 
+// A graph's arrays on one device. It holds the host arrays too, so their addresses,
+// which key the cache, cannot be reused by another graph while it lives.
+struct CudaOpBinding::DeviceArrays {
+  Tensor host_indptr, host_indices, host_values;
+  Tensor indptr, indices, values;
+};
+
 CudaOpBinding::CudaOpBinding(const Graph& A, Device device)
     : device_(device), rows_(A.num_rows()), cols_(A.num_cols()), nnz_(A.nnz()) {
-  indptr_ = A.indptr().to(device);
-  indices_ = A.indices().to(device);
-  if (A.has_values()) values_ = A.values().to(device);
+  using Key = std::tuple<const void*, const void*, const void*, int64_t, int>;
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, std::weak_ptr<const DeviceArrays>>();
+  const Key key{A.indptr().raw_data(), A.indices().raw_data(), A.has_values() ? A.values().raw_data() : nullptr,
+                A.nnz(), device.index};
+  std::lock_guard<std::mutex> lock(mu);
+  arrays_ = (*cache)[key].lock();
+  if (!arrays_) {
+    auto a = std::make_shared<DeviceArrays>();
+    a->host_indptr = A.indptr();
+    a->host_indices = A.indices();
+    a->indptr = A.indptr().to(device);
+    a->indices = A.indices().to(device);
+    if (A.has_values()) {
+      a->host_values = A.values();
+      a->values = A.values().to(device);
+    }
+    arrays_ = a;
+    (*cache)[key] = arrays_;
+    std::erase_if(*cache, [](const auto& kv) { return kv.second.expired(); });
+  }
+  indptr_ = arrays_->indptr;
+  indices_ = arrays_->indices;
+  values_ = arrays_->values;
 }
 
 KernelArgs CudaOpBinding::args() const {

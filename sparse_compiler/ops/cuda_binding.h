@@ -3,6 +3,11 @@
 // compiled kernel with its workspaces, launch geometry (sized once for the graph)
 // and preprocess already run. Work is queued on the device's default stream
 // (core/cuda_stream.h); results are read back in order by Tensor::to.
+//
+// The device copy of a graph is shared by every kernel bound to it (the forward
+// and backward kernels of a layer, the candidates a tuner times): uploads are
+// cached per (graph arrays, device) while some binding holds them. Graph arrays are
+// not modified once the graph is built.
 #pragma once
 
 #include <memory>
@@ -37,8 +42,10 @@ class CudaOpBinding {
   const CompiledCudaKernel* kernel() const { return kernel_ ? &*kernel_ : nullptr; }
 
  private:
+  struct DeviceArrays;
   Device device_;
   int64_t rows_ = 0, cols_ = 0, nnz_ = 0;
+  std::shared_ptr<const DeviceArrays> arrays_;
   Tensor indptr_, indices_, values_;
   std::optional<CompiledCudaKernel> kernel_;
   CudaGeometry geometry_;
