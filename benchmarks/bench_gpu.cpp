@@ -224,12 +224,15 @@ double relative_error(const Tensor& got, const Tensor& want) {
 std::vector<GpuSpmmKnobs> spmm_candidates(const SpmmSpec& spec, int tune) {
   std::vector<GpuSpmmKnobs> out = {default_gpu_spmm_knobs(spec)};
   if (tune == 0) return out;
+  // Threads per row (lanes) times features per thread (coarsen), 256 threads per
+  // block, and rows split into 1, 2 or 4 parts (more warps for few, long rows).
+  // Narrow lane groups are tried only where a row fits in one warp.
   const int64_t F = spec.feat;
   for (int64_t cf : {1, 2, 4}) {
     if (F % cf || F / cf < 8) continue;
     for (int64_t lanes : {32, 16, 8}) {
-      if (lanes > F / cf) continue;
-      for (int64_t parts : {1, 2}) {
+      if (lanes > F / cf || (lanes < 32 && F / cf > 32)) continue;
+      for (int64_t parts : {1, 2, 4}) {
         GpuSpmmKnobs k{256 / lanes, lanes, cf, parts, false};
         if (k.str() != out[0].str()) out.push_back(k);
       }

@@ -74,17 +74,6 @@ cusparseSpMMAlg_t to_cusparse(CusparseSpmmAlgorithm a) {
 
 }  // namespace
 
-const char* to_string(CusparseSpmmAlgorithm a) {
-  switch (a) {
-    case CusparseSpmmAlgorithm::Default: return "default";
-    case CusparseSpmmAlgorithm::CsrAlg1: return "csr_alg1";
-    case CusparseSpmmAlgorithm::CsrAlg2: return "csr_alg2";
-    case CusparseSpmmAlgorithm::CsrAlg3: return "csr_alg3";
-    case CusparseSpmmAlgorithm::Best: return "best";
-  }
-  return "?";
-}
-
 struct CusparseSpmm::Impl {
   Graph A;
   Device device;

@@ -25,7 +25,17 @@
 namespace strata::sc {
 
 enum class CusparseSpmmAlgorithm : uint8_t { Default, CsrAlg1, CsrAlg2, CsrAlg3, Best };
-const char* to_string(CusparseSpmmAlgorithm a);  // "default", "csr_alg1", ...
+// "default", "csr_alg1", "csr_alg2", "csr_alg3", "best"
+inline const char* to_string(CusparseSpmmAlgorithm a) {
+  switch (a) {
+    case CusparseSpmmAlgorithm::Default: return "default";
+    case CusparseSpmmAlgorithm::CsrAlg1: return "csr_alg1";
+    case CusparseSpmmAlgorithm::CsrAlg2: return "csr_alg2";
+    case CusparseSpmmAlgorithm::CsrAlg3: return "csr_alg3";
+    case CusparseSpmmAlgorithm::Best: return "best";
+  }
+  return "?";
+}
 
 class CusparseSpmm {
  public:

@@ -134,10 +134,12 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
     check_shape(O, "sddmm output O", {A_.nnz(), spec_.feat});
   }
   check_on_device(O, "sddmm output O", opt_.device);
+#if STRATA_WITH_CUDA
   if (cusparse_) {
     cusparse_->run(X, Y, O, cuda_->stream());
     return;
   }
+#endif
   if (cuda_) {
     KernelArgs a = cuda_->args();
     bind_device_buffer(a, dot ? "X" : "XL", X);

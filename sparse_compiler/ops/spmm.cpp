@@ -157,6 +157,7 @@ void SpmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
 }
 
 void SpmmKernel::run_cuda(const Tensor& X, Tensor& Y, const Tensor& values) const {
+#if STRATA_WITH_CUDA
   if (cusparse_) {
     STRATA_CHECK(!values.defined() || values.raw_data() == cuda_->values().raw_data() ||
                      (!spec_.row_scale && !spec_.col_scale),
@@ -166,6 +167,7 @@ void SpmmKernel::run_cuda(const Tensor& X, Tensor& Y, const Tensor& values) cons
     cusparse_->run(X, Y, cuda_->stream(), per_call ? values : Tensor());
     return;
   }
+#endif
   KernelArgs a = cuda_->args();
   bind_device_buffer(a, "X", X);
   bind_device_buffer(a, "Y", Y);
@@ -259,9 +261,11 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
 }
 
 std::string SpmmKernel::describe() const {
+#if STRATA_WITH_CUDA
   if (cusparse_)
     return fmt::format("{} csr cusparse {} ({}, {})", spec_.name(), to_string(cusparse_->algorithm()),
                        backend_name(opt_.backend), opt_.device.str());
+#endif
   if (cuda_)
     return fmt::format("{} {} gpu {} ({}, {})", spec_.name(), plan_.format, plan_.gpu.str(), backend_name(opt_.backend),
                        opt_.device.str());

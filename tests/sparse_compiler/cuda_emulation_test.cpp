@@ -110,6 +110,50 @@ TEST(CudaHostEmulation, SddmmKernelsComputeTheReference) {
   }
 }
 
+// Three independent parts of different shapes fused into one launch (what the parts
+// of a decomposed format become): a 1-D part over blocks of 32 threads, a part with
+// a blockIdx.y dimension and 16 threads, and an unbound part. Each must run exactly
+// once per iteration of its own loops, whatever the launch's grid and block.
+TEST(CudaHostEmulation, HeterogeneousPartsShareOneLaunch) {
+  Kernel k;
+  k.name = "three_parts";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("X", DType::F32),          Param::buffer("Y1", DType::F32, ParamRole::Output),
+              Param::buffer("Y2", DType::F32, ParamRole::Output), Param::buffer("Z", DType::F32, ParamRole::Output),
+              Param::scalar("m"),                      Param::scalar("n")};
+  const Expr b = var("b"), t = var("t"), c = var("c"), y = var("y"), u = var("u");
+  const Expr i = add(mul(b, make_int(32)), t);
+  Stmt p1 = for_loop("b", make_int(0), div(add(var("m"), make_int(31)), make_int(32)), ForKind::GpuBlockX,
+                     for_loop("t", make_int(0), make_int(32), ForKind::GpuThreadX,
+                              if_then_else(lt(i, var("m")),
+                                           store("Y1", i, mul(load(Type::f32(), "X", i), make_float(2))))));
+  const Expr at = add(mul(add(mul(c, make_int(3)), y), make_int(16)), u);
+  Stmt p2 = for_loop("c", make_int(0), var("n"), ForKind::GpuBlockX,
+                     for_loop("y", make_int(0), make_int(3), ForKind::GpuBlockY,
+                              for_loop("u", make_int(0), make_int(16), ForKind::GpuThreadX,
+                                       store("Y2", at, cast(Type::f32(), add(add(c, y), u))))));
+  Stmt p3 = store("Z", make_int(0), add(load(Type::f32(), "Z", make_int(0)), make_float(1)));  // once, not per thread
+  k.body = seq({p1, p2, p3});
+  const CudaSource src = emit_cuda_source({k});
+  ASSERT_EQ(src.kernels[0].body.size(), 1u) << "independent parts share one launch";
+  const CudaLaunch& L = src.kernels[0].body[0];
+  EXPECT_EQ(L.parts.size(), 3u);
+  EXPECT_EQ(L.block, (std::array<int64_t, 3>{32, 1, 1}));
+  const cuda_testing::HostEmulatedCuda emu(src);
+  const int64_t m = 70, n = 5;
+  Tensor X = Tensor::arange(m, DType::F32), Y1 = Tensor::full({m}, DType::F32, NAN);
+  Tensor Y2 = Tensor::full({n * 3 * 16}, DType::F32, NAN), Z = Tensor::zeros({1}, DType::F32);
+  KernelArgs a;
+  a.buffer("X", X).buffer("Y1", Y1).buffer("Y2", Y2).buffer("Z", Z).scalar("m", m).scalar("n", n);
+  emu.run(0, a);
+  for (int64_t q = 0; q < m; ++q) ASSERT_EQ(Y1.at<float>(q), 2.0f * static_cast<float>(q)) << q;
+  for (int64_t cc = 0; cc < n; ++cc)
+    for (int64_t yy = 0; yy < 3; ++yy)
+      for (int64_t uu = 0; uu < 16; ++uu)
+        ASSERT_EQ(Y2.at<float>((cc * 3 + yy) * 16 + uu), static_cast<float>(cc + yy + uu));
+  EXPECT_EQ(Z.at<float>(0), 1.0f) << "an unbound part's write happens once in the whole launch";
+}
+
 TEST(CudaHostEmulation, SharedMemoryTileWithBarrier) {
   const cuda_testing::HostEmulatedCuda emu(emit_cuda_source({cuda_testing::shared_tile_reverse()}));
   Tensor X = Tensor::arange(4 * 64, DType::F32), Y = Tensor::zeros({4 * 64}, DType::F32);

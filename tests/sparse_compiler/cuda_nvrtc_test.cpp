@@ -11,6 +11,8 @@
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/codegen/nvrtc_compiler.h"
+#include "sparse_compiler/ops/cublas_gemm.h"
+#include "sparse_compiler/ops/cusparse_baseline.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "tests/sparse_compiler/cuda_test_support.h"
@@ -198,6 +200,19 @@ TEST(CudaCompileErrorTest, NvrtcErrorCarriesTheLogAndTheKeptSource) {
     EXPECT_NE(e.output().find("no_such_value"), std::string::npos);
   }
   EXPECT_EQ(cache.stats().compiles, 0u);
+}
+
+TEST(CudaLibrariesErrorTest, CusparseAndCublasAreLinkedAndSayWhyTheyCannotRun) {
+  const std::string why = cuda_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "a CUDA GPU is usable here; this test checks the message when none is";
+  const Graph g = Graph::from_coo(3, 3, Tensor::from_list<int64_t>({0, 1, 2}), Tensor::from_list<int64_t>({1, 2, 0}));
+  ::strata::testing::expect_user_error([&] { CusparseSpmm s(g, Device::cuda(), 16, Tensor()); },
+                                       {"the cuSPARSE SpMM baseline on cuda:0 needs a CUDA GPU", why});
+  ::strata::testing::expect_user_error([&] { CusparseSddmm s(g, Device::cuda(), 16); },
+                                       {"the cuSPARSE SDDMM baseline on cuda:0 needs a CUDA GPU", why});
+  const Tensor A = Tensor::zeros({2, 3}, DType::F32);
+  ::strata::testing::expect_user_error([&] { gemm(A, A, false, true); },
+                                       {"gemm: A is float32[2, 3] cpu", "runs on CUDA tensors"});
 }
 
 }  // namespace
