@@ -229,7 +229,7 @@ struct CusparseSddmm::Impl {
   Device device;
   int64_t feat = 0;
   DeviceCsr csr;
-  Tensor out_placeholder, buffer;
+  Tensor out_values, buffer;
   cusparseHandle_t handle = nullptr;
   cusparseSpMatDescr_t mat_o = nullptr;
   cusparseDnMatDescr_t mat_x = nullptr, mat_y = nullptr;
@@ -254,9 +254,9 @@ CusparseSddmm::CusparseSddmm(const Graph& A, Device device, int64_t feat) {
   cuda_set_device(device.index);
   Tensor X = Tensor::zeros({A.num_rows(), feat}, DType::F32, device);
   Tensor Y = Tensor::zeros({A.num_cols(), feat}, DType::F32, device);
-  m.out_placeholder = Tensor::zeros({std::max<int64_t>(A.nnz(), 1)}, DType::F32, device);
+  m.out_values = Tensor::zeros({std::max<int64_t>(A.nnz(), 1)}, DType::F32, device);
   STRATA_CUSPARSE(cusparseCreateCsr(&m.mat_o, A.num_rows(), A.num_cols(), A.nnz(), m.csr.indptr.raw_data(),
-                                    m.csr.indices.raw_data(), m.out_placeholder.raw_data(), m.csr.index_type,
+                                    m.csr.indices.raw_data(), m.out_values.raw_data(), m.csr.index_type,
                                     m.csr.index_type, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   // X row-major [rows, F]; Y row-major [cols, F] read as the column-major F x cols
   // matrix Yᵀ, so O = (X · Yᵀ) sampled at A's non-zeros.
@@ -264,7 +264,7 @@ CusparseSddmm::CusparseSddmm(const Graph& A, Device device, int64_t feat) {
   STRATA_CUSPARSE(cusparseCreateDnMat(&m.mat_y, feat, A.num_cols(), feat, Y.raw_data(), CUDA_R_32F, CUSPARSE_ORDER_COL));
   m.bound_x = X.raw_data();
   m.bound_y = Y.raw_data();
-  m.bound_o = m.out_placeholder.raw_data();
+  m.bound_o = m.out_values.raw_data();
   const float one = 1, zero = 0;
   size_t size = 0;
   STRATA_CUSPARSE(cusparseSDDMM_bufferSize(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
