@@ -12,7 +12,7 @@
 // CUDA events around the kernel only (the flush, queued first, also hides the host's
 // launch overhead), and the median reported. The generated kernel is the best of a
 // small grid of GPU schedule knobs (--tune 1; --tune 0 keeps the default knobs),
-// each timed with a quarter of the runs; cuSPARSE runs its default SpMM algorithm and
+// each screened with 10 runs; cuSPARSE runs its default SpMM algorithm and
 // the best of CSR ALG1/ALG2/ALG3 (SDDMM has one algorithm). Every generated result is
 // compared with cuSPARSE's before it is timed.
 //
@@ -183,10 +183,11 @@ class GpuTimer {
       : device_(device), warmup_(warmup), runs_(runs), stream_(default_stream(device)), start_(device), stop_(device) {
     flush_ = Tensor::empty({int64_t{256} << 18}, DType::F32, Device::cuda(device));  // 256 MB
   }
-  // Median GPU time (ms) of fn() over `runs` (default: all) launches after warm-ups.
-  double median_ms(const std::function<void()>& fn, int runs = -1) {
+  // Median GPU time (ms) of fn() over `runs` (default: all) launches after warm-ups
+  // (default: all; screening candidates uses fewer of both).
+  double median_ms(const std::function<void()>& fn, int runs = -1, int warmup = -1) {
     const CudaDriver& d = require_cuda_driver("timing");
-    for (int i = 0; i < warmup_; ++i) fn();
+    for (int i = 0; i < (warmup >= 0 ? warmup : warmup_); ++i) fn();
     std::vector<double> ms;
     const int n = runs > 0 ? runs : runs_;
     for (int i = 0; i < n; ++i) {
@@ -220,6 +221,9 @@ double relative_error(const Tensor& got, const Tensor& want) {
 }
 
 // ---- the benchmark's tuning grids ---------------------------------------------------
+
+// Candidates are screened with fewer runs; the chosen one is then timed in full.
+constexpr int kScreenRuns = 10, kScreenWarmup = 3;
 
 std::vector<GpuSpmmKnobs> spmm_candidates(const SpmmSpec& spec, int tune) {
   std::vector<GpuSpmmKnobs> out = {default_gpu_spmm_knobs(spec)};
@@ -343,7 +347,7 @@ struct Bench {
         chosen = i;
         break;
       }
-      const double ms = timer->median_ms([&] { k.run_into(X, Y); }, std::max(10, timer->runs() / 4));
+      const double ms = timer->median_ms([&] { k.run_into(X, Y); }, kScreenRuns, kScreenWarmup);
       if (ms < best) {
         best = ms;
         chosen = i;
@@ -391,7 +395,7 @@ struct Bench {
         chosen = i;
         break;
       }
-      const double ms = timer->median_ms([&] { k.run_into(X, Y, O); }, std::max(10, timer->runs() / 4));
+      const double ms = timer->median_ms([&] { k.run_into(X, Y, O); }, kScreenRuns, kScreenWarmup);
       if (ms < best) {
         best = ms;
         chosen = i;
