@@ -137,51 +137,13 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
 
 std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key, bool report) {
   const CacheEntryPaths p = paths(key);
-  auto bad = [&](const fs::path& file, const std::string& why) -> std::shared_ptr<SharedLibrary> {
-    if (report) {
+  const VerifiedEntry v = read_verified_entry(p.manifest, p.library, key, kKernelCacheFormat, "library", "library");
+  if (!v.bytes) {
+    if (report && !v.problem.empty()) {
       rebuilt_.fetch_add(1);
-      log_warn("kernel cache: {}: '{}'; rebuilding the entry", why, file.string());
+      log_warn("kernel cache: {}: '{}'; rebuilding the entry", v.problem, v.culprit.string());
     }
     return nullptr;
-  };
-
-  std::error_code ec;
-  const bool have_manifest = fs::exists(p.manifest, ec);
-  const bool have_library = fs::exists(p.library, ec);
-  if (!have_manifest) {
-    if (!have_library) return nullptr;  // a plain miss
-    return bad(p.library, "incomplete entry (library without manifest)");
-  }
-
-  uint64_t want_size = 0;
-  std::string want_hash;
-  try {
-    const auto m = nlohmann::json::parse(read_file(p.manifest));
-    if (m.at("format").get<int>() != kKernelCacheFormat) {
-      return bad(p.manifest, fmt::format("manifest of cache format {} (expected {})", m.at("format").dump(),
-                                         kKernelCacheFormat));
-    }
-    if (m.at("key").get<std::string>() != key) return bad(p.manifest, "manifest of another key");
-    want_size = m.at("library").at("size").get<uint64_t>();
-    want_hash = m.at("library").at("xxh3").get<std::string>();
-  } catch (const std::exception& e) {  // unreadable, not JSON, or fields missing or mistyped
-    return bad(p.manifest, fmt::format("corrupt manifest ({})", e.what()));
-  }
-
-  if (!have_library) return bad(p.library, "missing library (its manifest exists)");
-  std::string bytes;
-  try {
-    bytes = read_file(p.library);
-  } catch (const UserError& e) {
-    return bad(p.library, fmt::format("unreadable library ({})", e.what()));
-  }
-  if (bytes.size() != want_size) {
-    return bad(p.library, fmt::format("truncated or resized library ({} bytes, manifest says {})", bytes.size(),
-                                      want_size));
-  }
-  const std::string got_hash = hash_string(bytes).hex();
-  if (got_hash != want_hash) {
-    return bad(p.library, fmt::format("corrupt library (XXH3 {}, manifest says {})", got_hash, want_hash));
   }
   // Verified: load it. (Replacing the file between the check and dlopen needs another
   // writer that bypasses the lock; entries are only ever replaced whole, by rename.)

@@ -165,42 +165,15 @@ CacheStats CudaBinaryCache::stats() const {
 std::shared_ptr<const std::string> CudaBinaryCache::load_verified(const std::string& key, const CudaTarget& target,
                                                                   bool report) {
   const CudaBinaryEntryPaths p = paths(key, target);
-  auto bad = [&](const fs::path& file, const std::string& why) -> std::shared_ptr<const std::string> {
-    if (report) {
+  VerifiedEntry v = read_verified_entry(p.manifest, p.binary, key, kCudaCacheFormat, "binary", "binary");
+  if (!v.bytes) {
+    if (report && !v.problem.empty()) {
       rebuilt_.fetch_add(1);
-      log_warn("CUDA kernel cache: {}: '{}'; rebuilding the entry", why, file.string());
+      log_warn("CUDA kernel cache: {}: '{}'; rebuilding the entry", v.problem, v.culprit.string());
     }
     return nullptr;
-  };
-  std::error_code ec;
-  const bool have_manifest = fs::exists(p.manifest, ec), have_binary = fs::exists(p.binary, ec);
-  if (!have_manifest) {
-    if (!have_binary) return nullptr;
-    return bad(p.binary, "incomplete entry (binary without manifest)");
   }
-  uint64_t want_size = 0;
-  std::string want_hash;
-  try {
-    const auto m = nlohmann::json::parse(read_file(p.manifest));
-    if (m.at("format").get<int>() != kCudaCacheFormat) return bad(p.manifest, "manifest of another cache format");
-    if (m.at("key").get<std::string>() != key) return bad(p.manifest, "manifest of another key");
-    want_size = m.at("binary").at("size").get<uint64_t>();
-    want_hash = m.at("binary").at("xxh3").get<std::string>();
-  } catch (const std::exception& e) {
-    return bad(p.manifest, fmt::format("corrupt manifest ({})", e.what()));
-  }
-  if (!have_binary) return bad(p.binary, "missing binary (its manifest exists)");
-  std::string bytes;
-  try {
-    bytes = read_file(p.binary);
-  } catch (const UserError& e) {
-    return bad(p.binary, fmt::format("unreadable binary ({})", e.what()));
-  }
-  if (bytes.size() != want_size)
-    return bad(p.binary, fmt::format("truncated or resized binary ({} bytes, manifest says {})", bytes.size(), want_size));
-  if (const std::string got = hash_string(bytes).hex(); got != want_hash)
-    return bad(p.binary, fmt::format("corrupt binary (XXH3 {}, manifest says {})", got, want_hash));
-  return std::make_shared<const std::string>(std::move(bytes));
+  return std::make_shared<const std::string>(std::move(*v.bytes));
 }
 
 CudaBinaryResult CudaBinaryCache::get_or_compile(std::string_view source, const CudaTarget& target) {
