@@ -1,15 +1,18 @@
 // strata compile <op> --feat F [--format csr|coo|dcsr|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
-//                --emit stage1|stage2|stage3|scheduled|lowered|source
+//                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition
-// for decomposed formats), or the generated C++. A plan file replays a tuned plan
-// exactly: the same plan always prints the same code.
+// for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: CSR with the
+// default GPU schedule; needs no GPU). A plan file replays a tuned plan exactly: the
+// same plan always prints the same code.
 #include <cstdio>
 
 #include "apps/commands.h"
 #include "core/file_util.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
+#include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -25,6 +28,7 @@ struct CompileArgs {
   std::string emit = "source";
   std::string index = "int32";
   std::string reduce = "sum";
+  std::string device = "cpu";
   bool weighted = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
@@ -48,6 +52,9 @@ int run_compile(const CompileArgs& a) {
     plan.feature_tile = a.tile;
   }
   const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
+  const bool cuda = parse_device(a.device, "--device").is_cuda();
+  STRATA_CHECK(!cuda || plan.format.kind == FormatKind::Csr,
+               "--device cuda: only the csr format has GPU schedules so far, got '{}'", plan.format.str());
   Kernel program, lowered;
   if (a.op == "spmm") {
     SpmmSpec spec;
@@ -59,13 +66,17 @@ int run_compile(const CompileArgs& a) {
     program = spmm_program(spec);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
-    if (scheduled) lowered = SpmmKernel::lower(spec, plan);
+    if (cuda && a.emit == "scheduled") lowered = schedule_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
+    else if (cuda && scheduled) lowered = lower_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
+    else if (scheduled) lowered = SpmmKernel::lower(spec, plan);
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
     program = sddmm_program(spec);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
-    if (scheduled) lowered = SddmmKernel::lower(spec, plan);
+    if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
+    else if (cuda && scheduled) lowered = lower_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
+    else if (scheduled) lowered = SddmmKernel::lower(spec, plan);
   } else {
     STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
   }
@@ -74,7 +85,7 @@ int run_compile(const CompileArgs& a) {
   else if (a.emit == "stage2") out = to_string(lower_to_positions(program));
   else if (a.emit == "stage3") out = to_string(lower_to_loops(program));
   else if (a.emit == "scheduled" || a.emit == "lowered") out = to_string(lowered);
-  else if (a.emit == "source") out = emit_cpu_source({lowered});
+  else if (a.emit == "source") out = cuda ? emit_cuda_source({lowered}).source : emit_cpu_source({lowered});
   else STRATA_FAIL("--emit: expected stage1, stage2, stage3, scheduled, lowered or source, got '{}'", a.emit);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
@@ -89,6 +100,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
                            ->capture_default_str();
                        app.add_option("--index", a->index, "index dtype: int32 or int64")->capture_default_str();
+                       app.add_option("--device", a->device, "target: cpu (C++) or cuda (CUDA C, default GPU schedule)")
+                           ->capture_default_str();
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
                        app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
                        app.add_option("--lanes", a->lanes, "vector lanes (default: the host's)");

@@ -56,7 +56,12 @@ Loaded load() {
             resolve(lib, "cuEventSynchronize", d.cuEventSynchronize, r) &&
             resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime, r) &&
             resolve(lib, "cuEventDestroy_v2", d.cuEventDestroy, r) &&
-            resolve(lib, "cuGetErrorString", d.cuGetErrorString, r);
+            resolve(lib, "cuGetErrorString", d.cuGetErrorString, r) &&
+            resolve(lib, "cuDriverGetVersion", d.cuDriverGetVersion, r) &&
+            resolve(lib, "cuStreamDestroy_v2", d.cuStreamDestroy, r) &&
+            resolve(lib, "cuMemsetD8Async", d.cuMemsetD8Async, r) &&
+            resolve(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, r) &&
+            resolve(lib, "cuFuncGetAttribute", d.cuFuncGetAttribute, r);
   if (!ok) return L;
   if (CUresult rc = d.cuInit(0); rc != 0) {
     L.reason = fmt::format("cuInit failed with code {}: the driver found no usable GPU", rc);

@@ -50,6 +50,12 @@ struct CudaDriver {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  // options are CUjit_option values; used for the driver's PTX JIT error log.
+  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned int, int*, void**);
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
 
   int device_count = 0;
 };
@@ -58,6 +64,11 @@ struct CudaDriver {
 inline constexpr int kCuAttrComputeCapabilityMajor = 75;
 inline constexpr int kCuAttrComputeCapabilityMinor = 76;
 inline constexpr int kCuAttrMultiprocessorCount = 16;
+inline constexpr int kCuAttrL2CacheSize = 38;
+// Function attribute and JIT option ids (values from cuda.h).
+inline constexpr int kCuFuncAttrNumRegs = 4;
+inline constexpr int kCuJitErrorLogBuffer = 5;
+inline constexpr int kCuJitErrorLogBufferSizeBytes = 6;
 
 // nullptr when libcuda.so.1 is missing, cuInit fails, or there is no device.
 const CudaDriver* cuda_driver();

@@ -74,18 +74,24 @@ void CompiledKernel::run_preprocess(const KernelArgs& args) const {
 }
 
 std::vector<std::pair<Param, int64_t>> CompiledKernel::workspaces(const KernelArgs& args) const {
+  return workspace_sizes(kernel, args);
+}
+
+int64_t evaluate_scalar_expr(const Kernel& k, const Expr& e, const KernelArgs& args) {
+  // The interpreter evaluates the expression over the bound scalars.
+  int64_t value = 0;
+  Interpreter interp;
+  for (const auto& q : k.params)
+    if (q.kind == ParamKind::Scalar) interp.bind_scalar(q.name, args.scalar_value(q.name));
+  interp.bind_buffer("strata_value", &value, DType::I64, 1);
+  interp.run(store("strata_value", make_int(0), cast(Type::i64(), e)));
+  return value;
+}
+
+std::vector<std::pair<Param, int64_t>> workspace_sizes(const Kernel& k, const KernelArgs& args) {
   std::vector<std::pair<Param, int64_t>> out;
-  for (const auto& p : kernel.params) {
-    if (p.role != ParamRole::Workspace) continue;
-    // Evaluate the size expression over the bound scalars with the interpreter.
-    int64_t size = 0;
-    Interpreter interp;
-    for (const auto& q : kernel.params)
-      if (q.kind == ParamKind::Scalar) interp.bind_scalar(q.name, args.scalar_value(q.name));
-    interp.bind_buffer("strata_size", &size, DType::I64, 1);
-    interp.run(store("strata_size", make_int(0), p.size));
-    out.emplace_back(p, size);
-  }
+  for (const auto& p : k.params)
+    if (p.role == ParamRole::Workspace) out.emplace_back(p, evaluate_scalar_expr(k, p.size, args));
   return out;
 }
 

@@ -66,4 +66,10 @@ struct CompiledKernel {
 // Emits, compiles (through KernelCache::global()) and loads lowered kernels.
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered);
 
+// The value of `e`, an expression over k's scalar parameters, for the scalars bound in
+// `args` (workspace sizes, GPU grid sizes).
+int64_t evaluate_scalar_expr(const Kernel& k, const Expr& e, const KernelArgs& args);
+// The workspace buffers of `k` (filled by its preprocess) with their element counts.
+std::vector<std::pair<Param, int64_t>> workspace_sizes(const Kernel& k, const KernelArgs& args);
+
 }  // namespace strata::sc

@@ -306,6 +306,17 @@ class Machine {
       }
       return v;
     }
+    if (n->name == kWarpReduceAdd) {
+      // Serially, the lanes were all written before the reduction runs: sum them.
+      const int64_t width = eval(n->args.at(0)).as_int();
+      for (int64_t l = 0; l < width; ++l) {
+        Val x = read(n->buffers.at(0), l, n->type);
+        if (v.t.is_float()) v.f[0] = l == 0 ? x.f[0] : round_to(v.t, v.f[0] + x.f[0]);
+        else v.i[0] = wrap_int(v.t, v.i[0] + x.i[0]);
+      }
+      return v;
+    }
+    if (n->name == kSyncThreads) return v;  // one thread at a time: nothing to wait for
     Val x = eval(n->args.at(0));
     for (int l = 0; l < v.lanes(); ++l) {
       double a = x.as_float(l), r;

@@ -4,7 +4,8 @@
 //
 // Semantics it fixes for every backend: int Div/Mod floor; float32 arithmetic is
 // rounded to float32 after every operation; parallel and GPU-bound loops run in
-// order; upper_bound and find behave as documented in ir/expr.h.
+// order; upper_bound and find behave as documented in ir/expr.h; warp_reduce_add
+// sums its lanes in order and sync_threads does nothing (threads run one by one).
 #pragma once
 
 #include <cstdint>

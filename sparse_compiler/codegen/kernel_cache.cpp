@@ -1,67 +1,15 @@
 #include "sparse_compiler/codegen/kernel_cache.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "sparse_compiler/codegen/cache_entry.h"
 
 namespace strata::sc {
 namespace {
-
-// An exclusive flock on <key>.lock, held while one process checks and builds an entry.
-// The holder removes the file before unlocking; an acquirer that then finds the path
-// gone or pointing at another inode retries, so two processes never both believe they
-// hold the lock. Where flock is unsupported (some network file systems) the build goes
-// ahead unlocked: renames and the manifest check still keep entries whole, at the cost
-// of possibly compiling the same kernel twice.
-class EntryLock {
- public:
-  explicit EntryLock(const fs::path& path) : path_(path) {
-    for (;;) {
-      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      STRATA_CHECK(fd_ >= 0, "cannot create lock file '{}': {}", path_.string(), std::strerror(errno));
-      int rc;
-      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
-      }
-      if (rc != 0) {
-        log_debug("kernel cache: cannot lock '{}' ({}); building without the lock", path_.string(),
-                  std::strerror(errno));
-        return;
-      }
-      struct stat held {}, named {};
-      if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-          held.st_ino == named.st_ino) {
-        held_ = true;
-        return;
-      }
-      ::close(fd_);  // the previous holder removed this file: lock the current one
-    }
-  }
-  ~EntryLock() {
-    ::unlink(path_.c_str());
-    ::close(fd_);
-  }
-  EntryLock(const EntryLock&) = delete;
-  EntryLock& operator=(const EntryLock&) = delete;
-  // False when the file system refused the lock and the build goes ahead unlocked.
-  bool held() const { return held_; }
-
- private:
-  fs::path path_;
-  int fd_ = -1;
-  bool held_ = false;
-};
 
 // Removes a temporary file unless released.
 class TempFile {
@@ -79,31 +27,6 @@ class TempFile {
  private:
   fs::path path_;
 };
-
-// Removes temporaries of `key` (<key>.so.tmp.<pid>.<n>, <key>.cc.tmp..., <key>.json.tmp...).
-// Only called under the entry's lock, when no other process is writing this entry, so
-// any such file was left by a build that died (a crash, a kill, a full disk).
-void remove_stale_temporaries(const fs::path& dir, const std::string& key) {
-  const std::string prefix = key + ".";
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.find(".tmp.") != std::string::npos) {
-      std::error_code rm;
-      fs::remove(it->path(), rm);
-      log_debug("kernel cache: removed stale temporary '{}'", it->path().string());
-    }
-  }
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -214,51 +137,13 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
 
 std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key, bool report) {
   const CacheEntryPaths p = paths(key);
-  auto bad = [&](const fs::path& file, const std::string& why) -> std::shared_ptr<SharedLibrary> {
-    if (report) {
+  const VerifiedEntry v = read_verified_entry(p.manifest, p.library, key, kKernelCacheFormat, "library", "library");
+  if (!v.bytes) {
+    if (report && !v.problem.empty()) {
       rebuilt_.fetch_add(1);
-      log_warn("kernel cache: {}: '{}'; rebuilding the entry", why, file.string());
+      log_warn("kernel cache: {}: '{}'; rebuilding the entry", v.problem, v.culprit.string());
     }
     return nullptr;
-  };
-
-  std::error_code ec;
-  const bool have_manifest = fs::exists(p.manifest, ec);
-  const bool have_library = fs::exists(p.library, ec);
-  if (!have_manifest) {
-    if (!have_library) return nullptr;  // a plain miss
-    return bad(p.library, "incomplete entry (library without manifest)");
-  }
-
-  uint64_t want_size = 0;
-  std::string want_hash;
-  try {
-    const auto m = nlohmann::json::parse(read_file(p.manifest));
-    if (m.at("format").get<int>() != kKernelCacheFormat) {
-      return bad(p.manifest, fmt::format("manifest of cache format {} (expected {})", m.at("format").dump(),
-                                         kKernelCacheFormat));
-    }
-    if (m.at("key").get<std::string>() != key) return bad(p.manifest, "manifest of another key");
-    want_size = m.at("library").at("size").get<uint64_t>();
-    want_hash = m.at("library").at("xxh3").get<std::string>();
-  } catch (const std::exception& e) {  // unreadable, not JSON, or fields missing or mistyped
-    return bad(p.manifest, fmt::format("corrupt manifest ({})", e.what()));
-  }
-
-  if (!have_library) return bad(p.library, "missing library (its manifest exists)");
-  std::string bytes;
-  try {
-    bytes = read_file(p.library);
-  } catch (const UserError& e) {
-    return bad(p.library, fmt::format("unreadable library ({})", e.what()));
-  }
-  if (bytes.size() != want_size) {
-    return bad(p.library, fmt::format("truncated or resized library ({} bytes, manifest says {})", bytes.size(),
-                                      want_size));
-  }
-  const std::string got_hash = hash_string(bytes).hex();
-  if (got_hash != want_hash) {
-    return bad(p.library, fmt::format("corrupt library (XXH3 {}, manifest says {})", got_hash, want_hash));
   }
   // Verified: load it. (Replacing the file between the check and dlopen needs another
   // writer that bypasses the lock; entries are only ever replaced whole, by rename.)

@@ -68,7 +68,6 @@ InspectedFormat inspect_ell_parts(const Graph& A, const FormatSpec& spec, int64_
   const int64_t c = spec.kind == FormatKind::Hyb ? spec.col_parts : 1;
   const int64_t colw = std::max<int64_t>(1, ceil_div(n, c));
   const int P = static_cast<int>(c) * nb;
-  const int64_t W = widths.back();
   const int64_t* ip = A.indptr_data();
   const I* col = A.indices().data<I>();
   const DType idt = A.index_dtype();

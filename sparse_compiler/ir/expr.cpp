@@ -283,4 +283,13 @@ Expr upper_bound(const std::string& array, Expr lo, Expr hi, Expr value) {
               {array});
 }
 
+Expr warp_reduce_add(Type t, const std::string& lanes, int64_t width) {
+  STRATA_ASSERT(t.is_scalar() && width >= 1 && width <= 32 && (width & (width - 1)) == 0,
+                "warp_reduce_add over {} lanes of {} (expected a scalar type and a power of two up to 32)", width,
+                t.str());
+  return call(t, kWarpReduceAdd, {make_int(width)}, {lanes});
+}
+
+bool call_has_side_effects(const std::string& name) { return name == kSyncThreads; }
+
 }  // namespace strata::sc

@@ -111,6 +111,12 @@ struct BroadcastNode : ExprNodeBase<NodeKind::Broadcast> {
 // upper_bound(buffers = {array}, args = {lo, hi, value}) is the first position p in
 // [lo, hi) with array[p] > value (hi if none); lower_bound likewise with >=; find
 // is the position of value in [lo, hi), or -1. The arrays are sorted.
+// GPU intrinsics (run serially by the interpreter and the C++ emitter):
+// warp_reduce_add(buffers = {lanes}, args = {width}) is lanes[0] + ... +
+// lanes[width-1], where `lanes` holds one value per thread of a loop bound to
+// threadIdx.x (CUDA: a shuffle reduction across those threads);
+// sync_threads() is a barrier among the threads of a block, used as a statement
+// (see sync_threads() in stmt.h).
 struct CallNode : ExprNodeBase<NodeKind::Call> {
   CallNode(Type t, std::string n, std::vector<Expr> a, std::vector<std::string> bufs)
       : ExprNodeBase(t), name(std::move(n)), args(std::move(a)), buffers(std::move(bufs)) {}
@@ -164,6 +170,13 @@ Expr log(Expr x);
 Expr sqrt(Expr x);
 Expr abs(Expr x);
 Expr upper_bound(const std::string& array, Expr lo, Expr hi, Expr value);
+Expr warp_reduce_add(Type t, const std::string& lanes, int64_t width);
+
+// Intrinsic names shared by the passes, the interpreter and the emitters.
+inline constexpr const char* kWarpReduceAdd = "warp_reduce_add";
+inline constexpr const char* kSyncThreads = "sync_threads";
+// True for intrinsics evaluated for their effect (barriers), which passes must keep.
+bool call_has_side_effects(const std::string& name);
 
 // Immediate value of e if it is an IntImm.
 const int64_t* as_const_int(const Expr& e);

@@ -146,6 +146,8 @@ Stmt evaluate(Expr value) {
   return Stmt(n);
 }
 
+Stmt sync_threads() { return evaluate(call(Type::i32(), kSyncThreads, {})); }
+
 Stmt sparse_iteration(const std::string& name, std::vector<IterVar> iters, Stmt init, Stmt body,
                       std::vector<int> fuse_group) {
   STRATA_ASSERT(!iters.empty() && body.defined(), "sparse iteration {} needs iterators and a body", name);

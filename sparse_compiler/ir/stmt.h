@@ -140,6 +140,9 @@ Stmt let_stmt(const std::string& var, Expr value, Stmt body);
 Stmt allocate(const std::string& buffer, Type type, int64_t size, MemoryScope scope, Stmt body);
 Stmt prefetch(const std::string& buffer, Expr index);
 Stmt evaluate(Expr value);
+// A barrier among the threads of a GPU block (evaluate(sync_threads call)); a no-op
+// when run serially.
+Stmt sync_threads();
 Stmt sparse_iteration(const std::string& name, std::vector<IterVar> iters, Stmt init, Stmt body,
                       std::vector<int> fuse_group = {});
 

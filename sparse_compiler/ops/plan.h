@@ -9,6 +9,8 @@
 
 #include "sparse_compiler/formats/format_spec.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/ops/cusparse_baseline.h"
+#include "sparse_compiler/ops/gpu_schedules.h"
 
 namespace strata::sc {
 
@@ -16,6 +18,10 @@ struct KernelPlan {
   FormatSpec format;
   CpuKnobs knobs;
   int64_t feature_tile = 0;  // SpMM on CSR: split the features into tiles of this width (0: none)
+  // SpMM on a CUDA device: the GPU schedule's knobs, or the cuSPARSE algorithm for
+  // Backend::CuSparse. Not part of str()/to_json(), which describe the CPU plan.
+  GpuSpmmKnobs gpu{};
+  CusparseSpmmAlgorithm cusparse_algorithm = CusparseSpmmAlgorithm::Default;
 
   // "csr lanes=16,grain=4096,prefetch=32,tile=64"
   std::string str() const;

@@ -6,6 +6,7 @@
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/passes/pipeline.h"
 
 namespace strata::sc {
@@ -49,6 +50,15 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
 SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : default_plan();
+  gpu_ = opt_.gpu ? *opt_.gpu : default_gpu_sddmm_knobs(spec_);
+  if (opt_.device.is_cuda()) {
+    bind_cuda(std::nullopt);
+    return;
+  }
+  STRATA_CHECK(opt_.backend != Backend::CuSparse,
+               "sddmm: backend cusparse runs on CUDA devices only, but the graph is bound on {}; use --device cuda, "
+               "or backend generated or reference on the CPU",
+               opt_.device.str());
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
   } else if (opt_.backend == Backend::Interpreter) {
@@ -61,7 +71,43 @@ SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel co
     : A_(A), opt_(std::move(options)), compiled_(std::move(compiled)) {
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : default_plan();
+  STRATA_CHECK(opt_.device.is_cpu(), "sddmm: a kernel compiled for the CPU cannot run on {}", opt_.device.str());
   bind();
+}
+
+SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options, CompiledCudaKernel compiled)
+    : A_(A), opt_(std::move(options)) {
+  spec_ = spec(A_, opt_);
+  plan_ = opt_.plan ? *opt_.plan : default_plan();
+  gpu_ = opt_.gpu ? *opt_.gpu : default_gpu_sddmm_knobs(spec_);
+  STRATA_CHECK(opt_.device.is_cuda() && opt_.backend == Backend::Generated,
+               "sddmm: a compiled CUDA kernel needs the generated backend on a CUDA device (got {} on {})",
+               backend_name(opt_.backend), opt_.device.str());
+  bind_cuda(std::move(compiled));
+}
+
+const CompiledCudaKernel* SddmmKernel::compiled_cuda() const { return cuda_ ? cuda_->kernel() : nullptr; }
+
+void SddmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
+  require_cuda_backend("sddmm", opt_.device);
+  STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
+               "sddmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
+  STRATA_CHECK(plan_.format.kind == FormatKind::Csr, "sddmm plan: format '{}' has no GPU schedule yet (csr has)",
+               plan_.format.str());
+  cuda_ = std::make_shared<CudaOpBinding>(A_, opt_.device);
+  if (opt_.backend == Backend::CuSparse) {
+    STRATA_CHECK(spec_.kind == SddmmKind::Dot,
+                 "sddmm: backend cusparse computes dot products only (cusparseSDDMM); sddmm_add needs backend "
+                 "generated");
+#if STRATA_WITH_CUDA
+    cusparse_ = std::make_shared<CusparseSddmm>(A_, opt_.device, spec_.feat);
+#endif
+    return;
+  }
+  CompiledCudaKernel k = compiled ? std::move(*compiled)
+                                  : std::move(compile_cuda({lower_sddmm_gpu(spec_, gpu_)},
+                                                           cuda_target_for_device(opt_.device.index)).front());
+  cuda_->attach(std::move(k));
 }
 
 void SddmmKernel::bind() {
@@ -84,8 +130,8 @@ void SddmmKernel::bind() {
 }
 
 Tensor SddmmKernel::run(const Tensor& X, const Tensor& Y) const {
-  Tensor O = spec_.kind == SddmmKind::Dot ? Tensor::empty({A_.nnz()}, DType::F32)
-                                          : Tensor::empty({A_.nnz(), spec_.feat}, DType::F32);
+  Tensor O = spec_.kind == SddmmKind::Dot ? Tensor::empty({A_.nnz()}, DType::F32, opt_.device)
+                                          : Tensor::empty({A_.nnz(), spec_.feat}, DType::F32, opt_.device);
   run_into(X, Y, O);
   return O;
 }
@@ -98,14 +144,29 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
   check_shape(X, xn, {A_.num_rows(), spec_.feat});
   check_tensor(Y, yn, DType::F32, 2);
   check_shape(Y, yn, {A_.num_cols(), spec_.feat});
-  STRATA_CHECK(X.device().is_cpu() && Y.device().is_cpu(), "sddmm: inputs must be cpu tensors, got {} and {}",
-               X.describe(), Y.describe());
+  check_on_device(X, xn, opt_.device);
+  check_on_device(Y, yn, opt_.device);
   if (dot) {
     check_tensor(O, "sddmm output O", DType::F32, 1);
     check_shape(O, "sddmm output O", {A_.nnz()});
   } else {
     check_tensor(O, "sddmm output O", DType::F32, 2);
     check_shape(O, "sddmm output O", {A_.nnz(), spec_.feat});
+  }
+  check_on_device(O, "sddmm output O", opt_.device);
+#if STRATA_WITH_CUDA
+  if (cusparse_) {
+    cusparse_->run(X, Y, O, cuda_->stream());
+    return;
+  }
+#endif
+  if (cuda_) {
+    KernelArgs a = cuda_->args();
+    bind_device_buffer(a, dot ? "X" : "XL", X);
+    bind_device_buffer(a, dot ? "Y" : "XR", Y);
+    bind_device_buffer(a, "O", O);
+    cuda_->run(a);
+    return;
   }
   if (opt_.backend == Backend::Reference) {
     if (dot) reference_sddmm_dot(A_, X, Y, O);
@@ -128,6 +189,10 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
 }
 
 std::string SddmmKernel::describe() const {
+  if (cusparse_) return fmt::format("{} csr cusparse ({}, {})", spec_.name(), backend_name(opt_.backend), opt_.device.str());
+  if (cuda_)
+    return fmt::format("{} csr gpu {} ({}, {})", spec_.name(), gpu_.str(), backend_name(opt_.backend),
+                       opt_.device.str());
   return fmt::format("{} {} ({})", spec_.name(), plan_.str(), backend_name(opt_.backend));
 }
 

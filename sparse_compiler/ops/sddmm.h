@@ -4,6 +4,12 @@
 //   Dot:  O[e] = X[i] · Y[j]           X: float32 [rows, F], Y: [cols, F] -> O: [nnz]
 //   Add:  O[e, h] = XL[i, h] + XR[j, h] XL: [rows, H], XR: [cols, H]      -> O: [nnz, H]
 // for every stored non-zero e = (i, j) of A, in A's CSR position order.
+//
+// On a CUDA device (options.device = cuda) the graph is uploaded once and run()
+// takes and returns device tensors: Backend::Generated compiles the GPU schedule
+// (options.gpu, default default_gpu_sddmm_knobs) with NVRTC and runs its hoisted
+// row search once at construction; Backend::CuSparse (Dot only) binds cuSPARSE's
+// SDDMM with a CSR output.
 #pragma once
 
 #include <optional>
@@ -21,12 +27,16 @@ struct SddmmOptions {
   int64_t feat = 0;  // Dot: feature length; Add: heads
   Backend backend = Backend::Generated;
   std::optional<KernelPlan> plan;  // default: csr with the host's knobs
+  Device device = Device::cpu();
+  std::optional<GpuSddmmKnobs> gpu = std::nullopt;  // default: default_gpu_sddmm_knobs(spec)
 };
 
 class SddmmKernel {
  public:
   SddmmKernel(const Graph& A, SddmmOptions options);
   SddmmKernel(const Graph& A, SddmmOptions options, CompiledKernel compiled);
+  // Uses `compiled` (from compile_cuda on lower_sddmm_gpu) on options.device.
+  SddmmKernel(const Graph& A, SddmmOptions options, CompiledCudaKernel compiled);
 
   static SddmmSpec spec(const Graph& A, const SddmmOptions& options);
   static Kernel lower(const SddmmSpec& spec, const KernelPlan& plan);
@@ -39,10 +49,14 @@ class SddmmKernel {
   const KernelPlan& plan() const { return plan_; }
   const InspectedFormat* format() const { return format_ ? &*format_ : nullptr; }
   const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
+  const CompiledCudaKernel* compiled_cuda() const;
+  const GpuSddmmKnobs& gpu_knobs() const { return gpu_; }
+  Device device() const { return opt_.device; }
   std::string describe() const;
 
  private:
   void bind();
+  void bind_cuda(std::optional<CompiledCudaKernel> compiled);
 
   Graph A_;
   SddmmOptions opt_;
@@ -52,6 +66,9 @@ class SddmmKernel {
   std::optional<InspectedFormat> format_;
   Kernel reference_;
   std::vector<std::pair<std::string, Tensor>> workspaces_;
+  GpuSddmmKnobs gpu_;
+  std::shared_ptr<CudaOpBinding> cuda_;      // on a CUDA device
+  std::shared_ptr<CusparseSddmm> cusparse_;  // Backend::CuSparse
 };
 
 }  // namespace strata::sc

@@ -6,6 +6,7 @@
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
 
@@ -16,6 +17,7 @@ const char* backend_name(Backend b) {
     case Backend::Generated: return "generated";
     case Backend::Reference: return "reference";
     case Backend::Interpreter: return "interpreter";
+    case Backend::CuSparse: return "cusparse";
   }
   return "?";
 }
@@ -24,7 +26,8 @@ Backend parse_backend(const std::string& s, const std::string& what) {
   if (s == "generated") return Backend::Generated;
   if (s == "reference") return Backend::Reference;
   if (s == "interpreter") return Backend::Interpreter;
-  STRATA_FAIL("{}: unknown backend '{}' (expected generated, reference or interpreter)", what, s);
+  if (s == "cusparse") return Backend::CuSparse;
+  STRATA_FAIL("{}: unknown backend '{}' (expected generated, reference, interpreter or cusparse)", what, s);
 }
 
 SpmmSpec SpmmKernel::spec(const Graph& A, const SpmmOptions& o) {
@@ -32,10 +35,12 @@ SpmmSpec SpmmKernel::spec(const Graph& A, const SpmmOptions& o) {
   STRATA_CHECK(o.feat >= 1, "spmm: feature size must be at least 1, got {}", o.feat);
   if (o.row_scale.defined()) {
     check_tensor(o.row_scale, "spmm row_scale", DType::F32, 1);
+    check_on_device(o.row_scale, "spmm row_scale (bound with the graph)", Device::cpu());
     check_shape(o.row_scale, "spmm row_scale", {A.num_rows()});
   }
   if (o.col_scale.defined()) {
     check_tensor(o.col_scale, "spmm col_scale", DType::F32, 1);
+    check_on_device(o.col_scale, "spmm col_scale (bound with the graph)", Device::cpu());
     check_shape(o.col_scale, "spmm col_scale", {A.num_cols()});
   }
   SpmmSpec s;
@@ -53,7 +58,14 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
   // Keep the accumulators of one row within the register file: beyond 256 floats,
   // tile the features.
   if (spec.feat > 256 && spec.feat % 128 == 0) p.feature_tile = 128;
+  if (spec.feat >= 1) p.gpu = default_gpu_spmm_knobs(spec);  // feat 0: a plan template (the tuner's)
   return p;
+}
+
+Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
+  STRATA_CHECK(plan.format.kind == FormatKind::Csr, "spmm plan: format '{}' has no GPU schedule yet (csr has)",
+               plan.format.str());
+  return lower_spmm_gpu(spec, plan.gpu);
 }
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
@@ -85,6 +97,14 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  if (opt_.device.is_cuda()) {
+    bind_cuda(std::nullopt);
+    return;
+  }
+  STRATA_CHECK(opt_.backend != Backend::CuSparse,
+               "spmm: backend cusparse runs on CUDA devices only, but the graph is bound on {}; use --device cuda, or "
+               "backend generated or reference on the CPU",
+               opt_.device.str());
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
   } else if (opt_.backend == Backend::Interpreter) {
@@ -98,7 +118,73 @@ SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compi
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
   STRATA_ASSERT(opt_.backend == Backend::Generated, "precompiled SpMM with the reference backend");
+  STRATA_CHECK(opt_.device.is_cpu(), "spmm: a kernel compiled for the CPU cannot run on {}", opt_.device.str());
   bind();
+}
+
+SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledCudaKernel compiled)
+    : A_(A), opt_(std::move(options)) {
+  spec_ = spec(A_, opt_);
+  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  STRATA_CHECK(opt_.device.is_cuda() && opt_.backend == Backend::Generated,
+               "spmm: a compiled CUDA kernel needs the generated backend on a CUDA device (got {} on {})",
+               backend_name(opt_.backend), opt_.device.str());
+  bind_cuda(std::move(compiled));
+}
+
+const CompiledCudaKernel* SpmmKernel::compiled_cuda() const { return cuda_ ? cuda_->kernel() : nullptr; }
+
+void SpmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
+  require_cuda_backend("spmm", opt_.device);
+  STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
+               "spmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
+  bind();  // host-side scales
+  cuda_ = std::make_shared<CudaOpBinding>(A_, opt_.device);
+  if (opt_.backend == Backend::CuSparse) {
+#if STRATA_WITH_CUDA
+    // Weights and scales folded into one value per non-zero: rs[i] * w[e] * cs[j].
+    Tensor folded;
+    if (spec_.weighted || spec_.row_scale || spec_.col_scale) {
+      folded = Tensor::empty({A_.nnz()}, DType::F32);
+      float* v = folded.data<float>();
+      for (int64_t r = 0; r < A_.num_rows(); ++r)
+        for (int64_t p = A_.row_begin(r); p < A_.row_end(r); ++p) {
+          float w = spec_.weighted && A_.has_values() ? A_.values().data<float>()[p] : 1.0f;
+          if (spec_.row_scale) w *= row_scale_.data<float>()[r];
+          if (spec_.col_scale) w *= col_scale_.data<float>()[A_.column(p)];
+          v[p] = w;
+        }
+    }
+    cusparse_ = std::make_shared<CusparseSpmm>(A_, opt_.device, spec_.feat, folded, plan_.cusparse_algorithm);
+#endif
+    return;
+  }
+  CompiledCudaKernel k = compiled ? std::move(*compiled)
+                                  : std::move(compile_cuda({lower_cuda(spec_, plan_)},
+                                                           cuda_target_for_device(opt_.device.index)).front());
+  std::vector<std::pair<std::string, Tensor>> extra;
+  if (spec_.row_scale) extra.emplace_back("row_scale", row_scale_.to(opt_.device));
+  if (spec_.col_scale) extra.emplace_back("col_scale", col_scale_.to(opt_.device));
+  cuda_->attach(std::move(k), extra);
+}
+
+void SpmmKernel::run_cuda(const Tensor& X, Tensor& Y, const Tensor& values) const {
+#if STRATA_WITH_CUDA
+  if (cusparse_) {
+    STRATA_CHECK(!values.defined() || values.raw_data() == cuda_->values().raw_data() ||
+                     (!spec_.row_scale && !spec_.col_scale),
+                 "spmm (cusparse): per-call edge values cannot be combined with row or column scales, which are "
+                 "folded into the graph's values; bind the values in the graph");
+    const bool per_call = values.defined() && values.raw_data() != cuda_->values().raw_data();
+    cusparse_->run(X, Y, cuda_->stream(), per_call ? values : Tensor());
+    return;
+  }
+#endif
+  KernelArgs a = cuda_->args();
+  bind_device_buffer(a, "X", X);
+  bind_device_buffer(a, "Y", Y);
+  if (spec_.weighted) bind_device_buffer(a, "A", values);
+  cuda_->run(a);
 }
 
 void SpmmKernel::bind() {
@@ -152,25 +238,31 @@ KernelArgs SpmmKernel::args(const Tensor& X, const Tensor& Y, const Tensor& edge
 }
 
 Tensor SpmmKernel::run(const Tensor& X, const Tensor& edge_values) const {
-  Tensor Y = Tensor::empty({A_.num_rows(), spec_.feat}, DType::F32);
+  Tensor Y = Tensor::empty({A_.num_rows(), spec_.feat}, DType::F32, opt_.device);
   run_into(X, Y, edge_values);
   return Y;
 }
 
 void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values) const {
   check_tensor(X, "spmm input X", DType::F32, 2);
-  STRATA_CHECK(X.device().is_cpu(), "spmm input X: expected a cpu tensor, got {}", X.describe());
+  check_on_device(X, "spmm input X", opt_.device);
   check_shape(X, "spmm input X", {A_.num_cols(), spec_.feat});
   check_tensor(Y, "spmm output Y", DType::F32, 2);
+  check_on_device(Y, "spmm output Y", opt_.device);
   check_shape(Y, "spmm output Y", {A_.num_rows(), spec_.feat});
   STRATA_CHECK(X.raw_data() != Y.raw_data(), "spmm: output Y must not alias input X");
   Tensor values;
   if (spec_.weighted) {
-    values = edge_values.defined() ? edge_values : A_.values();
+    values = edge_values.defined() ? edge_values : cuda_ ? cuda_->values() : A_.values();
     STRATA_CHECK(values.defined(), "spmm: weighted aggregation needs edge values, but the graph has none and none "
                                    "were passed");
     check_tensor(values, "spmm edge values", DType::F32, 1);
+    check_on_device(values, "spmm edge values", opt_.device);
     check_shape(values, "spmm edge values", {A_.nnz()});
+  }
+  if (cuda_) {
+    run_cuda(X, Y, values);
+    return;
   }
   if (opt_.backend == Backend::Reference) {
     reference_spmm(A_, X, values, row_scale_, col_scale_, false, Y);
@@ -187,6 +279,14 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
 }
 
 std::string SpmmKernel::describe() const {
+#if STRATA_WITH_CUDA
+  if (cusparse_)
+    return fmt::format("{} csr cusparse {} ({}, {})", spec_.name(), to_string(cusparse_->algorithm()),
+                       backend_name(opt_.backend), opt_.device.str());
+#endif
+  if (cuda_)
+    return fmt::format("{} {} gpu {} ({}, {})", spec_.name(), plan_.format.str(), plan_.gpu.str(), backend_name(opt_.backend),
+                       opt_.device.str());
   return fmt::format("{} {} ({})", spec_.name(), plan_.str(), backend_name(opt_.backend));
 }
 

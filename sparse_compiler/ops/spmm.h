@@ -10,6 +10,13 @@
 // one. Backend::Reference runs plain hand-written loops (ops/reference_kernels.h);
 // Backend::Interpreter runs the unscheduled kernel in the IR interpreter: slow,
 // and the ground truth the compiler's tests compare against.
+//
+// On a CUDA device (options.device = cuda): the graph's arrays are uploaded once at
+// construction; Backend::Generated compiles the GPU schedule (plan.gpu; csr only)
+// with NVRTC, Backend::CuSparse binds the cuSPARSE baseline
+// (plan.cusparse_algorithm); run() takes and returns device tensors and queues the
+// work on the device's default stream. Asking for a device without a usable GPU, or
+// for cuSPARSE on the CPU, is a UserError that says why.
 #pragma once
 
 #include <optional>
@@ -19,15 +26,20 @@
 #include "sparse_compiler/codegen/compiled_kernel.h"
 #include "sparse_compiler/formats/inspected_format.h"
 #include "sparse_compiler/ops/plan.h"
+#include "sparse_compiler/codegen/cuda_kernel.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/ops/cusparse_baseline.h"
+#include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/programs.h"
 
 namespace strata::sc {
 
 enum class Reduce : uint8_t { Sum, Mean };
-enum class Backend : uint8_t { Generated, Reference, Interpreter };
+enum class Backend : uint8_t { Generated, Reference, Interpreter, CuSparse };
 const char* backend_name(Backend b);
 Backend parse_backend(const std::string& s, const std::string& what);
+
+class CudaOpBinding;
 
 struct SpmmOptions {
   int64_t feat = 0;
@@ -37,6 +49,7 @@ struct SpmmOptions {
   Tensor col_scale;       // optional float32 [A.num_cols]
   Backend backend = Backend::Generated;
   std::optional<SpmmPlan> plan;  // default: the default CPU plan for the host
+  Device device = Device::cpu();
 };
 
 class SpmmKernel {
@@ -44,11 +57,15 @@ class SpmmKernel {
   SpmmKernel(const Graph& A, SpmmOptions options);
   // Uses `compiled` (from compile_cpu on lower(spec(A, options), plan)) instead of compiling.
   SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compiled);
+  // Uses `compiled` (from compile_cuda on lower_cuda(spec(A, options), plan)) on options.device.
+  SpmmKernel(const Graph& A, SpmmOptions options, CompiledCudaKernel compiled);
 
   // The program variant for A and the options (validates the options).
   static SpmmSpec spec(const Graph& A, const SpmmOptions& options);
   // The scheduled, lowered kernel for a spec and a plan.
   static Kernel lower(const SpmmSpec& spec, const SpmmPlan& plan);
+  // The same for the GPU schedule (plan.gpu), ready for the CUDA emitter.
+  static Kernel lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan);
   static SpmmPlan default_plan(const SpmmSpec& spec);
 
   Tensor run(const Tensor& X, const Tensor& edge_values = {}) const;
@@ -59,11 +76,19 @@ class SpmmKernel {
   // The inspected format (null for CSR and the non-generated backends).
   const InspectedFormat* format() const { return format_ ? &*format_ : nullptr; }
   const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
+  const CompiledCudaKernel* compiled_cuda() const;
+  // The cuSPARSE baseline (Backend::CuSparse on a CUDA device), or nullptr.
+  const CusparseSpmm* cusparse() const { return cusparse_.get(); }
   const Graph& graph() const { return A_; }
-  std::string describe() const;  // "spmm_f64_i32 csr lanes=16,grain=4096,prefetch=0 (generated)"
+  Device device() const { return opt_.device; }
+  // "spmm_f64_i32 csr lanes=16,grain=4096,prefetch=0 (generated)",
+  // "spmm_f64_i32 csr gpu r8_l32_c2_p1 (generated, cuda:0)"
+  std::string describe() const;
 
  private:
   void bind();
+  void bind_cuda(std::optional<CompiledCudaKernel> compiled);
+  void run_cuda(const Tensor& X, Tensor& Y, const Tensor& edge_values) const;
   KernelArgs args(const Tensor& X, const Tensor& Y, const Tensor& edge_values) const;
 
   Graph A_;
@@ -75,6 +100,8 @@ class SpmmKernel {
   std::optional<InspectedFormat> format_;
   Kernel reference_;  // Backend::Interpreter: the unscheduled stage-III kernel
   std::vector<Tensor> workspaces_;
+  std::shared_ptr<CudaOpBinding> cuda_;    // on a CUDA device
+  std::shared_ptr<CusparseSpmm> cusparse_;  // Backend::CuSparse
 };
 
 }  // namespace strata::sc

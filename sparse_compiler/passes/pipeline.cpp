@@ -2,6 +2,7 @@
 
 #include "sparse_compiler/passes/hoist_binary_search.h"
 #include "sparse_compiler/passes/hoist_invariant_ifs.h"
+#include "sparse_compiler/passes/lower_cross_thread_reduction.h"
 #include "sparse_compiler/passes/lower_sparse_buffer.h"
 #include "sparse_compiler/passes/lower_sparse_iter.h"
 #include "sparse_compiler/passes/materialize_aux_buffers.h"
@@ -46,6 +47,7 @@ Kernel lower_schedule(const Kernel& scheduled) {
   s = log.run("simplify", s, simp);
   s = log.run("vectorize_loops", s, vectorize_loops);
   s = log.run("simplify", s, simp);
+  s = log.run("lower_cross_thread_reduction", s, lower_cross_thread_reduction);
   s = log.run("promote_registers", s, promote_registers);
   return s;
 }

@@ -13,7 +13,8 @@ Kernel lower_to_loops(const Kernel& stage1);
 // The same, stopping after stage II (for `strata compile --emit stage2`).
 Kernel lower_to_positions(const Kernel& stage1);
 // Lowers a scheduled stage-III kernel for the emitters: unroll_loops -> simplify
-// -> vectorize_loops -> simplify -> promote_registers.
+// -> vectorize_loops -> simplify -> lower_cross_thread_reduction (GPU reductions
+// bound to threadIdx.x; nothing on CPU kernels) -> promote_registers.
 Kernel lower_schedule(const Kernel& scheduled);
 
 }  // namespace strata::sc

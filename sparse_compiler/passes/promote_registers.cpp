@@ -44,6 +44,12 @@ class SegmentCollector : public IRVisitor {
     if (op->buffer == buf_) note(op->index);
     IRVisitor::visit(op);
   }
+  // An intrinsic that reads the local as an array (warp_reduce_add, a search) needs
+  // it kept whole.
+  void visit(const CallNode* op) override {
+    for (const auto& b : op->buffers) ok &= b != buf_;
+    IRVisitor::visit(op);
+  }
 
  private:
   void note(const Expr& index) {

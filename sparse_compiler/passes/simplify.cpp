@@ -149,7 +149,9 @@ class Simplifier : public IRMutator {
     return let_stmt(op->var, v, body);
   }
   Stmt visit(const EvaluateNode* op, const Stmt& self) override {
-    // Every expression node is pure; evaluating one for nothing is dead code.
+    // Expressions are pure except barrier intrinsics; evaluating anything else for
+    // nothing is dead code.
+    if (const auto* c = op->value.as<CallNode>(); c && call_has_side_effects(c->name)) return self;
     return Stmt();
   }
 

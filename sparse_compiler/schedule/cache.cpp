@@ -266,9 +266,12 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
   Stmt writeback = for_loop(w, make_int(0), make_int(region.size), ForKind::Serial,
                             store(buffer, add(base, var(w)), load(t, local, var(w))), ann);
-  // Load the old values first unless the body starts by overwriting all of them.
-  const auto* sq = body.as<SeqNode>();
-  const Stmt first = sq ? sq->stmts.front() : body;
+  // Load the old values first unless the body starts by overwriting all of them
+  // (looking through the lets a fused loop opens with: they do not touch the local).
+  Stmt inner_body = body;
+  while (const auto* let = inner_body.as<LetStmtNode>()) inner_body = let->body;
+  const auto* sq = inner_body.as<SeqNode>();
+  const Stmt first = sq ? sq->stmts.front() : inner_body;
   Stmt load_in;
   if (!covers_local(first, local, region.size)) {
     const std::string li = names.fresh(loop + "_ld");

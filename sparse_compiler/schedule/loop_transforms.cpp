@@ -14,7 +14,7 @@
 
 namespace strata::sc {
 
-void Schedule::split(const std::string& loop, int64_t factor) {
+void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_strategy) {
   const ForNode* f = loop_or_throw("split", loop);
   STRATA_SCHED_CHECK(factor >= 1, "split({}, {}): the factor must be positive", loop, factor);
   STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "split({}, {}): loop {} is {}; split it before changing its kind",
@@ -28,7 +28,7 @@ void Schedule::split(const std::string& loop, int64_t factor) {
   const Expr vo = var(outer), vi = var(inner);
   const Annotations ann = f->annotations;
   Stmt result;
-  if (extent) {
+  if (extent && (tail_strategy == TailStrategy::Loop || *extent % factor == 0)) {
     const int64_t main = *extent / factor, tail = *extent % factor;
     Stmt body = substitute(f->body, {{loop, add(add(f->min, mul(vo, make_int(factor))), vi)}});
     result = for_loop(outer, make_int(0), make_int(main), ForKind::Serial,
@@ -39,7 +39,8 @@ void Schedule::split(const std::string& loop, int64_t factor) {
       result = seq({result, for_loop(t, make_int(0), make_int(tail), ForKind::Serial, tail_body, ann)});
     }
   } else {
-    // Symbolic extent: round up and guard the last, partial outer iteration.
+    // Symbolic extent (or a guarded tail): round up and guard the last, partial outer
+    // iteration.
     Expr pos = add(mul(vo, make_int(factor)), vi);
     Stmt body = if_then_else(lt(pos, f->extent), substitute(f->body, {{loop, add(f->min, pos)}}));
     Expr outer_ext = div(add(f->extent, make_int(factor - 1)), make_int(factor));
@@ -47,7 +48,8 @@ void Schedule::split(const std::string& loop, int64_t factor) {
                       for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann);
   }
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
-         fmt::format("split({}, {})", loop, factor));
+         tail_strategy == TailStrategy::Guard ? fmt::format("split({}, {}, guard)", loop, factor)
+                                              : fmt::format("split({}, {})", loop, factor));
 }
 
 void Schedule::reorder(const std::string& outer, const std::string& inner) {

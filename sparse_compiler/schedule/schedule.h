@@ -7,7 +7,9 @@
 // leaves the kernel unchanged. attempt() is the non-throwing form the tuner uses.
 //
 // What they do (f, i, j are loop names):
-//   split(f, 16)          f -> f_o * 16 + f_i (+ a tail loop f_t when 16 does not divide)
+//   split(f, 16)          f -> f_o * 16 + f_i (+ a tail loop f_t when 16 does not divide;
+//                         with TailStrategy::Guard, f_o rounds up and the body is guarded
+//                         instead, as GPU bindings need one uniform loop)
 //   reorder(a, b)         swaps two perfectly nested loops
 //   fuse(a, b)            a and b (perfectly nested) -> one loop over both
 //   balance(i, indptr, g) rows of loop i -> chunks of ~g non-zeros each (loop i_chunk)
@@ -36,6 +38,11 @@
 
 namespace strata::sc {
 
+// What split does with the iterations left over when the factor does not divide a
+// constant extent: a separate tail loop (CPU), or a rounded-up outer loop whose body
+// is guarded (GPU; symbolic extents always get the guard).
+enum class TailStrategy : uint8_t { Loop, Guard };
+
 class Schedule {
  public:
   explicit Schedule(Kernel k);
@@ -45,7 +52,7 @@ class Schedule {
   const std::vector<std::string>& trace() const { return trace_; }
   std::vector<std::string> loops() const;
 
-  void split(const std::string& loop, int64_t factor);
+  void split(const std::string& loop, int64_t factor, TailStrategy tail = TailStrategy::Loop);
   void reorder(const std::string& outer, const std::string& inner);
   std::string fuse(const std::string& outer, const std::string& inner);
   std::string balance(const std::string& loop, const std::string& indptr, int64_t grain);

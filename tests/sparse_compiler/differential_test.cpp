@@ -11,51 +11,16 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "tests/sparse_compiler/edge_case_graphs.h"
 #include "tests/sparse_compiler/reference_ops.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
 namespace {
 
+using testing::edge_case_graphs;
+
 const std::vector<int64_t> kFeatures = {1, 3, 7, 8, 16, 17, 31, 32, 33, 64, 127, 128, 257};
-
-struct GraphCase {
-  std::string name;
-  Graph g;
-};
-
-std::vector<GraphCase> edge_case_graphs(bool int64) {
-  std::vector<GraphCase> out;
-  testing::RandomGraphSpec s;
-  s.int64_indices = int64;
-  s.rows = 300;
-  s.cols = 250;
-  s.avg_degree = 6;
-  s.empty_row_fraction = 0.15;
-  s.seed = 11;
-  out.push_back({"random_with_empty_rows", testing::random_graph(s)});
-  s.rows = 120;
-  s.cols = 3000;
-  s.long_row_length = 1500;
-  s.seed = 12;
-  out.push_back({"one_long_row", testing::random_graph(s)});
-  CooOptions o;
-  o.force_int64 = int64;
-  out.push_back({"single_node", Graph::from_coo(1, 1, Tensor::from_list<int64_t>({0}),
-                                                Tensor::from_list<int64_t>({0}), o)});
-  out.push_back({"isolated_nodes", Graph::from_coo(40, 40, Tensor::from_list<int64_t>({3, 3, 17, 39}),
-                                                   Tensor::from_list<int64_t>({5, 38, 17, 0}), o)});
-  out.push_back({"no_edges", Graph::from_coo(25, 30, Tensor::arange(0), Tensor::arange(0), o)});
-  s = {};
-  s.int64_indices = int64;
-  s.rows = 6;
-  s.cols = 5000;
-  s.avg_degree = 40;
-  s.empty_row_fraction = 0;
-  s.seed = 13;
-  out.push_back({"few_rows_many_columns", testing::random_graph(s)});
-  return out;
-}
 
 void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
   CloseReport r = all_close(got, want, 1e-4, 1e-4);

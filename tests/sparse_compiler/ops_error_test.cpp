@@ -42,7 +42,7 @@ TEST(OpsErrorTest, SpmmNamesTheOffendingArgument) {
   scale.row_scale = Tensor::zeros({3}, DType::F32);
   testing::expect_user_error([&] { SpmmKernel(g, scale); }, {"spmm row_scale", "expected shape [10]"});
   testing::expect_user_error([] { parse_backend("fast", "runtime.backend"); },
-                             {"runtime.backend", "unknown backend 'fast'", "generated, reference or interpreter"});
+                             {"runtime.backend", "unknown backend 'fast'", "generated, reference, interpreter or cusparse"});
 }
 
 TEST(OpsErrorTest, SddmmNamesTheOffendingArgument) {

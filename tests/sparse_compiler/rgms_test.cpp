@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
+#include "sparse_compiler/formats/ell3d.h"
 #include "sparse_compiler/ops/rgms.h"
+#include "sparse_compiler/tune/rgms_tuner.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
@@ -130,13 +132,7 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
                              {"model.rgms_order", "unknown RGMS order 'sideways'"});
 }
 
-}  // namespace
-}  // namespace strata::sc
 
-#include "sparse_compiler/tune/rgms_tuner.h"
-
-namespace strata::sc {
-namespace {
 
 TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
   const RelationalGraph g = make_graph(200, 4, 30, 64);
@@ -146,16 +142,12 @@ TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
   double best = 1e30;
   for (const auto& [o, ms] : first.measured_ms) best = std::min(best, ms);
   for (const auto& [o, ms] : first.measured_ms)
-    if (o == first.chosen) EXPECT_DOUBLE_EQ(ms, best);
+    if (o == first.chosen) {
+      EXPECT_DOUBLE_EQ(ms, best);
+    }
 }
 
-}  // namespace
-}  // namespace strata::sc
 
-#include "sparse_compiler/formats/ell3d.h"
-
-namespace strata::sc {
-namespace {
 
 TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
   const RelationalGraph g = make_graph(120, 3, 50, 16);
@@ -167,7 +159,9 @@ TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
       if (id >= 0) ++seen[id];
       // A real slot's edge belongs to its ELL row's pair.
       const int64_t pair = static_cast<int64_t>(b.pairs.item_as_double(s / b.width));
-      if (id >= 0) EXPECT_TRUE(g.row_ptr.data<int64_t>()[pair] <= id && id < g.row_ptr.data<int64_t>()[pair + 1]);
+      if (id >= 0) {
+        EXPECT_TRUE(g.row_ptr.data<int64_t>()[pair] <= id && id < g.row_ptr.data<int64_t>()[pair + 1]);
+      }
     }
     // Each relation's task ranges cover its ELL rows in order.
     for (int64_t r = 0; r < g.relations; ++r)
@@ -178,11 +172,7 @@ TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
   EXPECT_GE(e.slots(), g.nnz);
 }
 
-}  // namespace
-}  // namespace strata::sc
 
-namespace strata::sc {
-namespace {
 
 TEST_P(RgmsTest, OneHotInputGathersWeightRowsAndItsGradientScattersThem) {
   const RelationalGraph g = make_graph(60, 3, 70, 16);
