@@ -24,6 +24,7 @@
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/tune/search_space.h"
 #include "sparse_compiler/tune/tuner.h"
 
 namespace strata::apps {
@@ -37,6 +38,8 @@ struct BenchArgs {
   std::string feats = "32,64,128,256";
   std::string backends = "generated,reference,eigen";
   std::string format = "csr";
+  std::string prefetch = "0", x_layout = "row";
+  int64_t grain = 0, tile = 0;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
@@ -65,10 +68,19 @@ double time_ms(const std::function<void()>& fn, int repeats) {
   return median(t);
 }
 
-sc::KernelPlan plan_from(const std::string& format) {
+// The plan --format and the knob options describe, for feature size F: --prefetch
+// auto is the ~16 KiB-ahead distance; a tile or panel not below F means none.
+sc::KernelPlan plan_from(const BenchArgs& a, int64_t F) {
   sc::KernelPlan p;
-  p.format = sc::FormatSpec::parse(format, "--format");
+  p.format = sc::FormatSpec::parse(a.format, "--format");
   p.knobs.vector_lanes = sc::host_vector_lanes();
+  if (a.grain > 0) p.knobs.grain = a.grain;
+  p.knobs.prefetch = a.prefetch == "auto" ? sc::default_prefetch_distance(F)
+                                          : parse_int_list(a.prefetch, "--prefetch").at(0);
+  STRATA_CHECK(p.knobs.prefetch >= 0, "--prefetch: expected auto or a distance >= 0, got '{}'", a.prefetch);
+  p.feature_tile = a.tile < F ? a.tile : 0;
+  p.x_layout = sc::DenseLayout::parse(a.x_layout, "--x-layout");
+  if (p.x_layout.kind == sc::DenseLayout::Kind::Panel && p.x_layout.param >= F) p.x_layout = sc::DenseLayout::row();
   return p;
 }
 
@@ -77,11 +89,11 @@ int run_bench(const BenchArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
   const std::vector<std::string> backends = split_list(a.backends);
-  static const std::vector<std::string> kKnown = {"generated", "tuned", "reference", "interpreter",
+  static const std::vector<std::string> kKnown = {"generated", "tuned", "tuned_row", "reference", "interpreter",
                                                    "eigen",     "handwritten", "plain"};
   for (const auto& b : backends)
     STRATA_CHECK(std::find(kKnown.begin(), kKnown.end(), b) != kKnown.end(),
-                 "--backend: unknown backend '{}' (known: generated, tuned, reference, interpreter, eigen, "
+                 "--backend: unknown backend '{}' (known: generated, tuned, tuned_row, reference, interpreter, eigen, "
                  "handwritten (spmm, F = 32..256), plain (sddmm))",
                  b);
   STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
@@ -121,14 +133,19 @@ int run_bench(const BenchArgs& a) {
         std::optional<sc::SddmmKernel> sdk;
         std::optional<baselines::EigenSpmmBaseline> eig;
         std::optional<baselines::HandwrittenCsrSpmmBaseline> hand;
+        Tensor Xlaid;
         if (mean && (b == "eigen" || b == "handwritten")) continue;  // sum-only baselines
-        if (b == "generated" || b == "reference" || b == "interpreter" || b == "tuned") {
-          const sc::Backend be = b == "tuned" ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
+        const bool tuned = b == "tuned" || b == "tuned_row";
+        if (b == "generated" || b == "reference" || b == "interpreter" || tuned) {
+          const sc::Backend be = tuned ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
           std::optional<sc::KernelPlan> plan;
-          if (b == "generated" && a.format != "auto") plan = plan_from(a.format);
-          if (b == "tuned" || (b == "generated" && a.format == "auto")) {
+          if (b == "generated" && a.format != "auto") plan = plan_from(a, F);
+          if (tuned || (b == "generated" && a.format == "auto")) {
             sc::TuneOptions to;
             to.quiet = true;
+            // 'tuned' may choose the layout X is read in (X is converted outside the
+            // timing, as its producer would write it); 'tuned_row' keeps row-major X.
+            to.x_layouts = b != "tuned_row";
             if (spmm) {
               sc::SpmmOptions so;
               so.feat = F;
@@ -146,7 +163,10 @@ int run_bench(const BenchArgs& a) {
             o.plan = plan;
             spk.emplace(A, o);
             row.plan = spk->plan().str();
-            fn = [&] { spk->run_into(X, out); };
+            // X as its producer would write it for this plan (converted outside the timing).
+            const sc::DenseLayout& xl = spk->plan().x_layout;
+            Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
+            fn = [&] { spk->run_into(Xlaid, out); };
           } else {
             sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
             row.plan = sdk->plan().str();
@@ -212,10 +232,18 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                            ->required();
                        app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
                        app.add_option("--backend", a->backends,
-                                      "generated, tuned, reference, interpreter, eigen, handwritten, plain")
+                                      "generated, tuned, tuned_row (row-major X only), reference, interpreter, eigen, "
+                                      "handwritten, plain")
                            ->capture_default_str();
                        app.add_option("--format", a->format, "plan format for 'generated': csr, coo, dcsr, "
                                                              "ell:w=.., bsr:b=.., hyb:c=..,B=.., or auto (tuned)")
+                           ->capture_default_str();
+                       app.add_option("--prefetch", a->prefetch,
+                                      "'generated': prefetch distance in non-zeros, or auto (~16 KiB ahead)")
+                           ->capture_default_str();
+                       app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->capture_default_str();
+                       app.add_option("--grain", a->grain, "'generated': non-zeros per task (0: default)");
+                       app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)");

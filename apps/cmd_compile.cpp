@@ -29,6 +29,7 @@ struct CompileArgs {
   std::string index = "int32";
   std::string reduce = "sum";
   std::string device = "cpu";
+  std::string x_layout = "row";
   bool weighted = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
@@ -50,6 +51,7 @@ int run_compile(const CompileArgs& a) {
     plan.knobs.grain = a.grain;
     plan.knobs.prefetch = a.prefetch;
     plan.feature_tile = a.tile;
+    plan.x_layout = DenseLayout::parse(a.x_layout, "--x-layout");
   }
   const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
   const bool cuda = parse_device(a.device, "--device").is_cuda();
@@ -63,7 +65,7 @@ int run_compile(const CompileArgs& a) {
     spec.weighted = a.weighted;
     STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: expected sum or mean, got '{}'", a.reduce);
     spec.row_scale = a.reduce == "mean";
-    program = spmm_program(spec);
+    program = spmm_program(spec, plan.x_layout);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
     if (cuda && a.emit == "scheduled") lowered = schedule_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
@@ -109,6 +111,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--prefetch", a->prefetch, "prefetch distance in non-zeros (0: none)")
                            ->capture_default_str();
                        app.add_option("--tile", a->tile, "spmm feature tile (0: none)")->capture_default_str();
+                       app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
+                           ->capture_default_str();
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
                        return [a] { return run_compile(*a); };
                      }});

@@ -1,4 +1,4 @@
-// strata tune spmm|sddmm --graph <dataset> --feat F [--exhaustive] [--no-records]
+// strata tune spmm|sddmm --graph <dataset> --feat F [--exhaustive] [--x-layouts] [--no-records]
 // Runs the tuner and prints one row per candidate (format and schedule, predicted
 // and measured time, padding, speedup over the default CSR plan) and the choice.
 #include <cstdio>
@@ -14,7 +14,7 @@ namespace {
 struct TuneArgs {
   std::string op, graph;
   int64_t feat = 64;
-  bool exhaustive = false, no_records = false, as_stored = false;
+  bool exhaustive = false, no_records = false, as_stored = false, x_layouts = false;
   std::optional<std::string> data_root;
   int threads = 0;
 };
@@ -27,6 +27,7 @@ int run_tune(const TuneArgs& a) {
               sc::cpu_target().c_str(), a.exhaustive ? ", exhaustive" : "");
   sc::TuneOptions o;
   o.exhaustive = a.exhaustive;
+  o.x_layouts = a.x_layouts;
   o.use_records = !a.no_records;
   const sc::TuneResult r = a.op == "spmm" ? sc::tune_spmm(bg.graph, a.feat, o) : sc::tune_sddmm(bg.graph, a.feat, o);
   if (r.from_record) std::printf("using the tuning record %s (no measurements)\n", r.record_file.c_str());
@@ -50,6 +51,8 @@ RegisterCommand reg({"tune", "choose a format and schedule for an op on a graph,
                        app.add_option("--graph", a->graph, "dataset string")->required();
                        app.add_option("--feat", a->feat, "feature size")->capture_default_str();
                        app.add_flag("--exhaustive", a->exhaustive, "measure the whole search space");
+                       app.add_flag("--x-layouts", a->x_layouts,
+                                    "spmm: also try reading X in panel and padded layouts");
                        app.add_flag("--no-records", a->no_records, "neither read nor write tuning records");
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_option("--data-root", a->data_root, "dataset folder");

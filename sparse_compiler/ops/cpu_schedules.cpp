@@ -88,7 +88,9 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
   s.cache_write("Y", "i");
-  for (const auto& l : loops_with_axis(s, "F")) vectorize_feature_loop(s, l, knobs.vector_lanes);
+  // The feature loops: F, or F_i within a feature tile or panel.
+  for (const char* axis : {"F", "F_i"})
+    for (const auto& l : loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
   if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
   return s.kernel();
 }

@@ -11,6 +11,7 @@ namespace strata::sc {
 std::string KernelPlan::str() const {
   std::string s = format.str() + " " + knobs.str();
   if (feature_tile > 0) s += fmt::format(",tile={}", feature_tile);
+  if (!x_layout.is_row()) s += ",x=" + x_layout.str();
   return s;
 }
 
@@ -21,6 +22,7 @@ std::string KernelPlan::to_json() const {
   j["grain"] = knobs.grain;
   j["prefetch"] = knobs.prefetch;
   j["tile"] = feature_tile;
+  j["x_layout"] = x_layout.str();
   return j.dump();
 }
 
@@ -31,12 +33,12 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   } catch (const nlohmann::json::exception& e) {
     STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
   }
-  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile", what);
-  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile"};
+  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout", what);
+  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* x : kKeys) known |= k == x;
-    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile)", what, k);
+    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout)", what, k);
   }
   KernelPlan p;
   auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t fallback) {
@@ -54,6 +56,10 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   p.knobs.grain = integer("grain", 1, int64_t{1} << 40, p.knobs.grain);
   p.knobs.prefetch = integer("prefetch", 0, int64_t{1} << 20, 0);
   p.feature_tile = integer("tile", 0, int64_t{1} << 20, 0);
+  if (j.contains("x_layout")) {
+    STRATA_CHECK(j["x_layout"].is_string(), "{}: 'x_layout' must be a string such as \"panel:64\"", what);
+    p.x_layout = DenseLayout::parse(j["x_layout"].get<std::string>(), what + ".x_layout");
+  }
   return p;
 }
 

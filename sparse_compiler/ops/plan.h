@@ -10,6 +10,7 @@
 #include "sparse_compiler/formats/format_spec.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
 #include "sparse_compiler/ops/cusparse_baseline.h"
+#include "sparse_compiler/ops/dense_layout.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 
 namespace strata::sc {
@@ -18,20 +19,23 @@ struct KernelPlan {
   FormatSpec format;
   CpuKnobs knobs;
   int64_t feature_tile = 0;  // SpMM on CSR: split the features into tiles of this width (0: none)
+  // SpMM on CSR: the layout the kernel reads X in (dense_layout.h); a panel layout
+  // runs panel by panel (its width is the feature tile).
+  DenseLayout x_layout;
   // SpMM on a CUDA device: the GPU schedule's knobs, or the cuSPARSE algorithm for
   // Backend::CuSparse. Not part of str()/to_json(), which describe the CPU plan.
   GpuSpmmKnobs gpu{};
   CusparseSpmmAlgorithm cusparse_algorithm = CusparseSpmmAlgorithm::Default;
 
-  // "csr lanes=16,grain=4096,prefetch=32,tile=64"
+  // "csr lanes=16,grain=4096,prefetch=32,tile=64" (+ ",x=panel:64" for a non-row X)
   std::string str() const;
-  // {"format": "hyb:c=2,B=5", "lanes": 16, "grain": 4096, "prefetch": 0, "tile": 0}
+  // {"format": "hyb:c=2,B=5", "lanes": 16, "grain": 4096, "prefetch": 0, "tile": 0, "x_layout": "row"}
   std::string to_json() const;
   // Parses to_json()'s output; throws UserError naming `what` and the bad key.
   static KernelPlan from_json(const std::string& text, const std::string& what = "plan");
   bool operator==(const KernelPlan& o) const {
     return format == o.format && knobs.vector_lanes == o.knobs.vector_lanes && knobs.grain == o.knobs.grain &&
-           knobs.prefetch == o.knobs.prefetch && feature_tile == o.feature_tile;
+           knobs.prefetch == o.knobs.prefetch && feature_tile == o.feature_tile && x_layout == o.x_layout;
   }
 };
 

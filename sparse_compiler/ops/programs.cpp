@@ -36,21 +36,41 @@ void add_size_params(Kernel& k) {
 }
 }  // namespace
 
-Kernel spmm_program(const SpmmSpec& s) {
+Kernel spmm_program(const SpmmSpec& s, const DenseLayout& x_layout) {
   STRATA_CHECK(s.feat >= 1, "spmm: feature size must be at least 1, got {}", s.feat);
+  x_layout.fits(s.feat, "spmm");
   CsrAxes ax = csr_axes(s.index_dtype);
   Axis F = dense_fixed("F", make_int(s.feat));
   Kernel k;
   k.name = s.name();
+  if (!x_layout.is_row()) k.name += fmt::format("_x{}{}", x_layout.kind == DenseLayout::Kind::Panel ? "panel" : "pad",
+                                                x_layout.param);
   k.stage = Stage::Coordinate;
   k.axes = {ax.I, ax.J, ax.J_detach, F};
   add_structure_params(k, s.index_dtype);
   SparseBuffer A = sparse_buffer("A", {ax.I, ax.J}, DType::F32);
-  SparseBuffer X = sparse_buffer("X", {ax.J_detach, F}, DType::F32);
   SparseBuffer Y = sparse_buffer("Y", {ax.I, F}, DType::F32);
+
+  // The feature iteration: one axis f, or panels f_o x f_i for a panel layout.
+  const bool panels = x_layout.kind == DenseLayout::Kind::Panel;
+  const int64_t W = panels ? x_layout.param : s.feat;
+  Axis F_o = dense_fixed("F_o", make_int(s.feat / W)), F_i = dense_fixed("F_i", make_int(W));
+  SparseBuffer X;
+  if (panels) {
+    k.axes.push_back(F_o);
+    k.axes.push_back(F_i);
+    X = sparse_buffer("X", {F_o, ax.J_detach, F_i}, DType::F32);
+  } else if (x_layout.kind == DenseLayout::Kind::Padded) {
+    Axis FX = dense_fixed("FX", make_int(s.feat + x_layout.param));
+    k.axes.push_back(FX);
+    X = sparse_buffer("X", {ax.J_detach, FX}, DType::F32);
+  } else {
+    X = sparse_buffer("X", {ax.J_detach, F}, DType::F32);
+  }
   k.buffers = {X, Y};
 
-  Expr i = var("i"), j = var("j"), f = var("f");
+  Expr i = var("i"), j = var("j");
+  Expr f = panels ? add(mul(var("f_o"), make_int(W)), var("f_i")) : var("f");
   Expr weight;  // the per-edge multiplier, if any
   auto times = [&](Expr w) { weight = weight.defined() ? mul(weight, w) : w; };
   if (s.weighted) {
@@ -74,11 +94,15 @@ Kernel spmm_program(const SpmmSpec& s) {
   k.params.push_back(Param::buffer("Y", DType::F32, ParamRole::Output));
   add_size_params(k);
 
-  Expr x = sparse_load(X, {j, f});
+  Expr x = panels ? sparse_load(X, {var("f_o"), j, var("f_i")}) : sparse_load(X, {j, f});
   Expr msg = weight.defined() ? mul(weight, x) : x;
   Stmt init = sparse_store(Y, {i, f}, make_float(0));
   Stmt body = sparse_store(Y, {i, f}, add(sparse_load(Y, {i, f}), msg));
-  k.body = sparse_iteration("spmm", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}}, init, body);
+  if (panels)
+    k.body = sparse_iteration("spmm", {{"i", ax.I, false}, {"j", ax.J, true}, {"f_o", F_o, false}, {"f_i", F_i, false}},
+                              init, body);
+  else
+    k.body = sparse_iteration("spmm", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}}, init, body);
   return k;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "sparse_compiler/ir/kernel.h"
+#include "sparse_compiler/ops/dense_layout.h"
 
 namespace strata::sc {
 
@@ -45,7 +46,10 @@ struct CsrAxes {
 };
 CsrAxes csr_axes(DType index_dtype);
 
-Kernel spmm_program(const SpmmSpec& spec);
+// With a non-row X layout (dense_layout.h), X is declared in that layout: padded
+// rows, or panels whose feature iterators are f_o (panel) and f_i (within it), so a
+// schedule can run panel by panel (loops f_o, i, j, f_i).
+Kernel spmm_program(const SpmmSpec& spec, const DenseLayout& x_layout = {});
 Kernel sddmm_program(const SddmmSpec& spec);
 
 }  // namespace strata::sc

@@ -73,6 +73,8 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
       fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(plan.feature_tile == 0, "spmm plan: feature tiles apply to csr only, not {}", plan.format.str());
+    STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: X layout {} applies to csr only, not {}", plan.x_layout.str(),
+                 plan.format.str());
     if (plan.format.kind == FormatKind::Coo) {
       Kernel k = coo_program(spmm_program(spec));
       k.name += suffix;
@@ -82,8 +84,15 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
     k.name += suffix;
     return lower_schedule(schedule_decomposed_spmm_cpu(lower_to_loops(k), plan.format, plan.knobs));
   }
-  Kernel k = spmm_program(spec);
-  if (plan.feature_tile > 0 && plan.feature_tile < spec.feat) {
+  plan.x_layout.fits(spec.feat, "spmm plan");
+  Kernel k = spmm_program(spec, plan.x_layout);
+  if (plan.x_layout.kind == DenseLayout::Kind::Panel) {
+    // Panel by panel: the panel is the feature tile.
+    STRATA_CHECK(plan.feature_tile == 0 || plan.feature_tile == plan.x_layout.param,
+                 "spmm plan: X layout {} runs tiles of its panel width; feature tile {} differs", plan.x_layout.str(),
+                 plan.feature_tile);
+    if (plan.x_layout.param < spec.feat) k = sparse_reorder(k, "spmm", {"f_o", "i", "j", "f_i"});
+  } else if (plan.feature_tile > 0 && plan.feature_tile < spec.feat) {
     STRATA_CHECK(spec.feat % plan.feature_tile == 0, "spmm plan: feature tile {} does not divide the feature size {}",
                  plan.feature_tile, spec.feat);
     k = sparse_split(k, "spmm", "f", plan.feature_tile);
@@ -97,6 +106,7 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  plan_.x_layout.fits(spec_.feat, "spmm plan");
   if (opt_.device.is_cuda()) {
     bind_cuda(std::nullopt);
     return;
@@ -108,7 +118,7 @@ SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::m
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
   } else if (opt_.backend == Backend::Interpreter) {
-    reference_ = lower_to_loops(spmm_program(spec_));
+    reference_ = lower_to_loops(spmm_program(spec_, plan_.x_layout));
   }
   bind();
 }
@@ -136,6 +146,8 @@ const CompiledCudaKernel* SpmmKernel::compiled_cuda() const { return cuda_ ? cud
 
 void SpmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   require_cuda_backend("spmm", opt_.device);
+  STRATA_CHECK(plan_.x_layout.is_row(), "spmm (cuda): X layout {} is a CPU plan choice; GPU kernels read row-major X",
+               plan_.x_layout.str());
   STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
                "spmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
   bind();  // host-side scales
@@ -244,9 +256,12 @@ Tensor SpmmKernel::run(const Tensor& X, const Tensor& edge_values) const {
 }
 
 void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values) const {
-  check_tensor(X, "spmm input X", DType::F32, 2);
+  const Shape x_shape = plan_.x_layout.storage_shape(A_.num_cols(), spec_.feat);
+  const std::string x_what =
+      plan_.x_layout.is_row() ? std::string("spmm input X") : "spmm input X (in the plan's layout " + plan_.x_layout.str() + ")";
+  check_tensor(X, x_what, DType::F32, static_cast<int>(x_shape.size()));
   check_on_device(X, "spmm input X", opt_.device);
-  check_shape(X, "spmm input X", {A_.num_cols(), spec_.feat});
+  check_shape(X, x_what, x_shape);
   check_tensor(Y, "spmm output Y", DType::F32, 2);
   check_on_device(Y, "spmm output Y", opt_.device);
   check_shape(Y, "spmm output Y", {A_.num_rows(), spec_.feat});
@@ -265,7 +280,8 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
     return;
   }
   if (opt_.backend == Backend::Reference) {
-    reference_spmm(A_, X, values, row_scale_, col_scale_, false, Y);
+    const Tensor rows = plan_.x_layout.is_row() ? X : from_layout(X, plan_.x_layout, A_.num_cols(), spec_.feat);
+    reference_spmm(A_, rows, values, row_scale_, col_scale_, false, Y);
     return;
   }
   KernelArgs a = args(X, Y, values);

@@ -68,6 +68,7 @@ class SpmmKernel {
   static Kernel lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan);
   static SpmmPlan default_plan(const SpmmSpec& spec);
 
+  // X in the plan's layout (plan().x_layout; row-major [cols, F] by default).
   Tensor run(const Tensor& X, const Tensor& edge_values = {}) const;
   void run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values = {}) const;
 

@@ -93,7 +93,11 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
   const double tiles = std::ceil(F / tile);
   const double c = kind == FormatKind::Hyb ? static_cast<double>(plan.format.col_parts) : 1.0;
   // X rows gathered: one per stored slot; padding repeats a real column (cached).
-  const double ws = static_cast<double>(g.cols) / c * tile * 4;
+  // A feature tile shrinks the working set only when the tile's part of X is
+  // compact (a panel, or rows padded off the power-of-two stride); over plain
+  // row-major X the lines of one tile are spread over every page of X.
+  const bool compact_tile = !plan.x_layout.is_row() || tile >= F;
+  const double ws = static_cast<double>(g.cols) / c * (compact_tile ? tile : F) * 4;
   const double h = hit_ratio(ws, m.cache_bytes);
   const double x_miss_bytes = nnz * tile * 4 * (1 - h) * tiles + std::min(ws * c, nnz * tile * 4) * tiles * h;
   double struct_bytes = (g.rows + 1) * 8.0 + nnz * idx + (spec.weighted ? nnz * 4 : 0);

@@ -39,14 +39,25 @@ std::vector<int64_t> tiles_for(int64_t F, bool exhaustive) {
 
 }  // namespace
 
-std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive) {
+std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
+                                          bool x_layouts) {
   const int64_t F = spec.feat, d = default_prefetch_distance(F);
   std::vector<KernelPlan> out;
   const std::vector<int64_t> grains = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
   const std::vector<int64_t> prefetches = exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d};
   for (int64_t grain : grains)
     for (int64_t pf : prefetches)
-      for (int64_t tile : tiles_for(F, exhaustive)) out.push_back(make("csr", lanes, grain, pf, tile));
+      for (int64_t tile : tiles_for(F, exhaustive)) {
+        out.push_back(make("csr", lanes, grain, pf, tile));
+        if (!x_layouts || tile == 0) continue;
+        // The same tile over a panel of X (contiguous per tile) or padded rows.
+        out.push_back(make("csr", lanes, grain, pf, tile));
+        out.back().x_layout = DenseLayout::panel(tile);
+        if (exhaustive) {
+          out.push_back(make("csr", lanes, grain, pf, tile));
+          out.back().x_layout = DenseLayout::padded(16);
+        }
+      }
   std::vector<std::string> formats = {"dcsr", "coo", "ell:w=8", "bsr:b=4"};
   for (int64_t c : exhaustive ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2})
     for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));

@@ -1,7 +1,7 @@
 // The plans the tuner chooses among, per op: sparse formats (csr, coo, dcsr, ell,
 // bsr, hyb with column parts and bucket widths) crossed with the schedule knobs
 // that DESIGN.md measured to matter on CPUs (software-prefetch distance, feature
-// tile, task grain). The default space is what the cost model ranks; the
+// tile, the layout X is read in, task grain). The default space is what the cost model ranks; the
 // exhaustive space is the whole grid, measured by `strata tune --exhaustive`.
 #pragma once
 
@@ -16,7 +16,10 @@ namespace strata::sc {
 // The prefetch distance (in non-zeros) that keeps ~16 KiB of X rows in flight.
 int64_t default_prefetch_distance(int64_t feat);
 
-std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive);
+// With `x_layouts`, CSR candidates also read X in panel and padded layouts
+// (dense_layout.h) — only for callers that can supply X in the chosen layout.
+std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
+                                          bool x_layouts = false);
 std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive);
 
 }  // namespace strata::sc

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "core/log.h"
 #include "core/parallel.h"
@@ -156,11 +157,13 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   auto kernels = std::make_shared<std::vector<std::unique_ptr<SpmmKernel>>>();
   auto out = std::make_shared<Tensor>(Tensor::empty({A.num_rows(), spec.feat}, DType::F32));
   OpHooks h;
-  h.op_name = spec.name();
-  h.space = spmm_search_space(g, spec, lanes, o.exhaustive);
+  h.op_name = spec.name() + (o.x_layouts ? "/x_layouts" : "");
+  h.space = spmm_search_space(g, spec, lanes, o.exhaustive, o.x_layouts);
+  // X in each layout a candidate reads, converted once.
+  auto laid = std::make_shared<std::map<std::string, Tensor>>();
   h.predict = [&](const KernelPlan& p) { return predict_spmm_ms(g, spec, p, machine); };
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
-  h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
+  h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     SpmmOptions so;
     so.feat = spec.feat;
     so.weighted = spec.weighted;
@@ -170,9 +173,12 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
     kernels->push_back(std::make_unique<SpmmKernel>(A, so, ck));
     SpmmKernel* k = kernels->back().get();
     padding = k->format() ? k->format()->padding_ratio() : 0;
-    k->run_into(X, *out, values);
+    const std::string layout = p.x_layout.str();
+    if (!laid->count(layout)) (*laid)[layout] = p.x_layout.is_row() ? X : to_layout(X, p.x_layout);
+    const Tensor& x = laid->at(layout);
+    k->run_into(x, *out, values);
     CloseReport r = all_close(*out, want, 1e-3, 1e-3);
-    return std::make_pair(r, std::function<void()>([k, out, &X, &values] { k->run_into(X, *out, values); }));
+    return std::make_pair(r, std::function<void()>([k, out, &x, &values] { k->run_into(x, *out, values); }));
   };
   return tune(A, h, o, g.digest());
 }

@@ -27,6 +27,10 @@ struct TuneOptions {
   int max_repeats = 15;
   double budget_ms = 250;   // per candidate, after warm-up
   bool quiet = true;        // log progress at info level when false
+  // SpMM: also consider plans that read X in a panel or padded layout; the caller
+  // then passes X in the chosen plan's x_layout (to_layout, or written so by the op
+  // producing it). Off by default: a row-major X is what most callers hold.
+  bool x_layouts = false;
 };
 
 struct TuneResult {

@@ -50,11 +50,24 @@ std::vector<Insn> disassemble(const std::string& lib, const std::string& symbol)
 
 TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
   if (run("command -v objdump").empty()) GTEST_SKIP() << "objdump (binutils) not found";
-  for (int64_t F : {32, 64, 128, 256}) {
+  // The default plans, and tiled and panel plans whose row update covers one tile
+  // (F below is the number of features a row update touches).
+  struct Case {
+    int64_t feat, F;
+    int64_t tile;
+    std::string layout;
+  };
+  const std::vector<Case> cases = {{32, 32, 0, "row"},    {64, 64, 0, "row"},        {128, 128, 0, "row"},
+                                   {256, 256, 0, "row"},  {512, 128, 0, "row"},      {256, 64, 64, "row"},
+                                   {128, 64, 0, "panel:64"}, {256, 128, 128, "pad:16"}};
+  for (const Case& c : cases) {
+    const int64_t F = c.F;
     SpmmSpec spec;
-    spec.feat = F;
+    spec.feat = c.feat;
     spec.weighted = true;
     SpmmPlan plan = SpmmKernel::default_plan(spec);
+    if (c.tile) plan.feature_tile = c.tile;
+    plan.x_layout = DenseLayout::parse(c.layout);
     CompiledKernel k = compile_cpu({SpmmKernel::lower(spec, plan)}).front();
     const auto insns = disassemble(k.library->path().string(), cpu_entry_symbol(k.kernel));
     ASSERT_FALSE(insns.empty()) << "no disassembly for " << cpu_entry_symbol(k.kernel);

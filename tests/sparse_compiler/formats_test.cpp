@@ -141,6 +141,63 @@ TEST_P(FormatsDifferential, SddmmEveryFormatMatchesDenseReference) {
   }
 }
 
+// X in a padded or panel layout (and feature tiles over row-major X): the CSR
+// kernel reads X as the layout stores it, the interpreter runs the same program,
+// and both match the dense reference on row-major X.
+TEST_P(FormatsDifferential, SpmmXLayoutsAndFeatureTilesMatchDenseReference) {
+  const bool int64 = GetParam();
+  const DType idt = int64 ? DType::I64 : DType::I32;
+  struct Case {
+    int64_t F;
+    std::string layout;
+    int64_t tile, prefetch;
+  };
+  const std::vector<Case> cases = {{17, "pad:3", 0, 0},     {64, "pad:16", 32, 8}, {96, "panel:32", 0, 4},
+                                   {48, "panel:16", 16, 0}, {64, "panel:64", 0, 0}, {128, "row", 64, 16},
+                                   {33, "panel:11", 0, 0}};
+  std::vector<Kernel> lowered;
+  auto plan_of = [&](const Case& c) {
+    KernelPlan p = plan_for("csr");
+    p.x_layout = DenseLayout::parse(c.layout);
+    p.feature_tile = c.tile;
+    p.knobs.prefetch = c.prefetch;
+    return p;
+  };
+  for (const auto& c : cases)
+    for (bool weighted : {false, true}) {
+      SpmmSpec spec;
+      spec.feat = c.F;
+      spec.index_dtype = idt;
+      spec.weighted = weighted;
+      lowered.push_back(SpmmKernel::lower(spec, plan_of(c)));
+    }
+  const auto compiled = compile_cpu(lowered);
+  Rng rng(33);
+  for (const auto& gc : format_graphs(int64)) {
+    const Graph g = gc.g.with_values(Tensor::uniform({gc.g.nnz()}, -1, 1, rng));
+    for (size_t k = 0; k < cases.size(); ++k)
+      for (bool weighted : {false, true}) {
+        const Case& c = cases[k];
+        SpmmOptions o;
+        o.feat = c.F;
+        o.weighted = weighted;
+        o.plan = plan_of(c);
+        const std::string what = gc.name + " F=" + std::to_string(c.F) + " " + o.plan->str();
+        SpmmKernel kern(g, o, compiled[2 * k + (weighted ? 1 : 0)]);
+        const Tensor X = Tensor::uniform({g.num_cols(), c.F}, -1, 1, rng);
+        const Tensor laid = to_layout(X, o.plan->x_layout);
+        EXPECT_EQ(max_abs_diff(from_layout(laid, o.plan->x_layout, g.num_cols(), c.F), X), 0.0) << what;
+        const Tensor want = testing::reference_spmm(g, X, weighted ? g.values() : Tensor(), Tensor(), Tensor(), false);
+        expect_close(kern.run(laid), want, what);
+        SpmmOptions io = o;
+        io.backend = Backend::Interpreter;
+        expect_close(SpmmKernel(g, io).run(laid), want, what + " (interpreter)");
+        io.backend = Backend::Reference;
+        expect_close(SpmmKernel(g, io).run(laid), want, what + " (reference)");
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IndexWidth, FormatsDifferential, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("int64") : std::string("int32"); });
 
@@ -231,8 +288,12 @@ TEST(Plans, RoundTripThroughJson) {
   p.knobs.grain = 2048;
   p.knobs.prefetch = 24;
   const std::string json = p.to_json();
-  EXPECT_EQ(json, R"({"format":"hyb:c=2,B=5","lanes":8,"grain":2048,"prefetch":24,"tile":0})");
+  EXPECT_EQ(json, R"({"format":"hyb:c=2,B=5","lanes":8,"grain":2048,"prefetch":24,"tile":0,"x_layout":"row"})");
   EXPECT_TRUE(KernelPlan::from_json(json) == p);
+  KernelPlan panel;
+  panel.x_layout = DenseLayout::panel(64);
+  EXPECT_EQ(KernelPlan::from_json(panel.to_json()).x_layout.str(), "panel:64");
+  EXPECT_NE(panel.str().find(",x=panel:64"), std::string::npos) << panel.str();
   // The same plan produces the same code.
   SpmmSpec spec;
   spec.feat = 32;
@@ -250,6 +311,35 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","speed":1})", "plan.json"); },
                              {"unknown key 'speed'"});
   testing::expect_user_error([] { KernelPlan::from_json("{", "plan.json"); }, {"plan.json: not valid JSON"});
+  testing::expect_user_error([] { DenseLayout::parse("panel", "--x-layout"); },
+                             {"--x-layout", "unknown layout 'panel'", "row, pad:P or panel:W"});
+  testing::expect_user_error([] { DenseLayout::parse("pad:0", "--x-layout"); }, {"'pad:0' needs a whole number in [1, 4096]"});
+  {
+    SpmmSpec spec;
+    spec.feat = 48;
+    KernelPlan p;
+    p.x_layout = DenseLayout::panel(32);
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); },
+                               {"layout panel:32 needs a feature size divisible by 32, got 48"});
+    p.x_layout = DenseLayout::panel(16);
+    p.feature_tile = 24;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"runs tiles of its panel width; feature tile 24"});
+    p = plan_for("hyb:c=1,B=2");
+    p.x_layout = DenseLayout::padded(16);
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"X layout pad:16 applies to csr only"});
+  }
+  {
+    // A row-major X given to a kernel whose plan reads panels is refused, naming the shape.
+    const Graph g = Graph::from_coo(3, 4, Tensor::from_list<int64_t>({0, 2}), Tensor::from_list<int64_t>({1, 3}));
+    SpmmOptions o;
+    o.feat = 32;
+    o.plan = plan_for("csr");
+    o.plan->x_layout = DenseLayout::panel(16);
+    o.backend = Backend::Reference;
+    SpmmKernel k(g, o);
+    testing::expect_user_error([&] { k.run(Tensor::zeros({4, 32}, DType::F32)); },
+                               {"spmm input X (in the plan's layout panel:16)", "expected 3 dimension(s)"});
+  }
   // BSR holds one value per position.
   const Graph dup = Graph::from_coo(2, 2, Tensor::from_list<int64_t>({0, 0}), Tensor::from_list<int64_t>({1, 1}));
   testing::expect_user_error([&] { inspect_format(dup, FormatSpec::parse("bsr:b=2"), 64); },

@@ -6,9 +6,12 @@
 #include <cstdlib>
 
 #include "core/file_util.h"
+#include "core/rng.h"
+#include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/cost_model.h"
 #include "sparse_compiler/tune/search_space.h"
 #include "sparse_compiler/tune/tuner.h"
+#include "tests/sparse_compiler/reference_ops.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
@@ -136,6 +139,43 @@ TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
     }
   }
   EXPECT_TRUE(hyb && prefetch && tile);
+  // X layouts only when the caller can supply them; a panel is the plan's tile.
+  for (const auto& p : all) EXPECT_TRUE(p.x_layout.is_row()) << p.str();
+  int panels = 0;
+  for (const auto& p : spmm_search_space(g, spec, 16, true, true))
+    if (p.x_layout.kind == DenseLayout::Kind::Panel) {
+      ++panels;
+      EXPECT_EQ(p.x_layout.param, p.feature_tile) << p.str();
+      EXPECT_TRUE(p.format.kind == FormatKind::Csr) << p.str();
+    }
+  EXPECT_GT(panels, 0);
+}
+
+TEST_F(TunerTest, ChoosesAmongXLayoutsWhenAllowedAndTheChoiceRunsOnLaidOutX) {
+  testing::RandomGraphSpec s;
+  s.rows = s.cols = 3000;
+  s.avg_degree = 12;
+  const Graph g = testing::random_graph(s);
+  TuneOptions o;
+  o.x_layouts = true;
+  o.top_k = 3;
+  o.max_repeats = 3;
+  const TuneResult r = tune_spmm(g, 64, o);
+  bool panel_ranked = false;
+  for (const auto& c : r.candidates) panel_ranked |= !c.plan.x_layout.is_row();
+  EXPECT_TRUE(panel_ranked);
+  SpmmOptions so;
+  so.feat = 64;
+  so.plan = r.chosen;
+  Rng rng(5);
+  const Tensor X = Tensor::uniform({g.num_cols(), 64}, -1, 1, rng);
+  const Tensor want = testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false);
+  const Tensor got = SpmmKernel(g, so).run(to_layout(X, r.chosen.x_layout));
+  EXPECT_TRUE(all_close(got, want, 1e-4, 1e-4).ok) << r.chosen.str();
+  // A record made with layouts is not reused by a caller that holds row-major X.
+  TuneOptions row;
+  row.max_repeats = 3;
+  EXPECT_FALSE(tune_spmm(g, 64, row).from_record);
 }
 
 }  // namespace
