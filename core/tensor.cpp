@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/cuda_driver.h"
+#include "core/host_memory.h"
 #include "core/rng.h"
 
 namespace strata {
@@ -26,9 +27,8 @@ std::shared_ptr<Storage> Storage::allocate(int64_t bytes, Device dev) {
   const size_t rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + kTensorAlignment - 1) /
                                              kTensorAlignment * kTensorAlignment);
   if (dev.is_cpu()) {
-    s->data_ = std::aligned_alloc(kTensorAlignment, rounded);
-    STRATA_CHECK(s->data_ != nullptr, "out of host memory allocating {} bytes", bytes);
-    s->deleter_ = [](void* p) { std::free(p); };
+    s->data_ = allocate_host(rounded, kTensorAlignment);
+    s->deleter_ = [](void* p) { free_host(p); };
   } else {
     const CudaDriver& d = require_cuda_driver("allocating a tensor on " + dev.str());
     cuda_set_device(dev.index);

@@ -7,7 +7,7 @@
 namespace strata::sc {
 
 std::string CpuKnobs::str() const {
-  return fmt::format("lanes={},grain={},prefetch={}", vector_lanes, grain, prefetch);
+  return fmt::format("lanes={},grain={},prefetch={}{}", vector_lanes, grain, prefetch, stream_stores ? ",stream" : "");
 }
 
 int host_vector_lanes() {
@@ -92,6 +92,7 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   for (const char* axis : {"F", "F_i"})
     for (const auto& l : loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
   if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
+  if (knobs.stream_stores) s.stream_stores("Y");
   return s.kernel();
 }
 

@@ -21,7 +21,10 @@ struct CpuKnobs {
   int vector_lanes = 16;   // float lanes of the widest vector (16 = AVX-512)
   int64_t grain = 4096;    // non-zeros per parallel task
   int64_t prefetch = 0;    // prefetch distance in non-zeros; 0 = none
-  std::string str() const;
+  // SpMM: write output rows with non-temporal stores (for a Y larger than the
+  // cache: no read-for-ownership, no eviction of X). Needs F a multiple of the lanes.
+  bool stream_stores = false;
+  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream")
 };
 
 // Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).

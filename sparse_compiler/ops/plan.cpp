@@ -23,6 +23,7 @@ std::string KernelPlan::to_json() const {
   j["prefetch"] = knobs.prefetch;
   j["tile"] = feature_tile;
   j["x_layout"] = x_layout.str();
+  j["stream"] = knobs.stream_stores;
   return j.dump();
 }
 
@@ -33,12 +34,12 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   } catch (const nlohmann::json::exception& e) {
     STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
   }
-  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout", what);
-  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout"};
+  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout, stream", what);
+  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout", "stream"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* x : kKeys) known |= k == x;
-    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout)", what, k);
+    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout, stream)", what, k);
   }
   KernelPlan p;
   auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t fallback) {
@@ -56,6 +57,10 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   p.knobs.grain = integer("grain", 1, int64_t{1} << 40, p.knobs.grain);
   p.knobs.prefetch = integer("prefetch", 0, int64_t{1} << 20, 0);
   p.feature_tile = integer("tile", 0, int64_t{1} << 20, 0);
+  if (j.contains("stream")) {
+    STRATA_CHECK(j["stream"].is_boolean(), "{}: 'stream' must be true or false", what);
+    p.knobs.stream_stores = j["stream"].get<bool>();
+  }
   if (j.contains("x_layout")) {
     STRATA_CHECK(j["x_layout"].is_string(), "{}: 'x_layout' must be a string such as \"panel:64\"", what);
     p.x_layout = DenseLayout::parse(j["x_layout"].get<std::string>(), what + ".x_layout");

@@ -69,9 +69,10 @@ Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
 }
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
-  const std::string suffix =
-      fmt::format("_l{}_g{}_p{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch);
+  const std::string suffix = fmt::format("_l{}_g{}_p{}{}", plan.knobs.vector_lanes, plan.knobs.grain,
+                                         plan.knobs.prefetch, plan.knobs.stream_stores ? "_nt" : "");
   if (plan.format.kind != FormatKind::Csr) {
+    STRATA_CHECK(!plan.knobs.stream_stores, "spmm plan: streaming stores apply to csr only, not {}", plan.format.str());
     STRATA_CHECK(plan.feature_tile == 0, "spmm plan: feature tiles apply to csr only, not {}", plan.format.str());
     STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: X layout {} applies to csr only, not {}", plan.x_layout.str(),
                  plan.format.str());
@@ -85,6 +86,13 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
     return lower_schedule(schedule_decomposed_spmm_cpu(lower_to_loops(k), plan.format, plan.knobs));
   }
   plan.x_layout.fits(spec.feat, "spmm plan");
+  // Vector stores of whole rows (and tiles) are aligned only when F is a multiple
+  // of the vector width (tensors are 64-byte aligned).
+  STRATA_CHECK(!plan.knobs.stream_stores || (spec.feat % plan.knobs.vector_lanes == 0 &&
+                                             plan.feature_tile % plan.knobs.vector_lanes == 0),
+               "spmm plan: streaming stores need the feature size {} (and tile {}) to be a multiple of the {} vector "
+               "lanes",
+               spec.feat, plan.feature_tile, plan.knobs.vector_lanes);
   Kernel k = spmm_program(spec, plan.x_layout);
   if (plan.x_layout.kind == DenseLayout::Kind::Panel) {
     // Panel by panel: the panel is the feature tile.
@@ -266,6 +274,10 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
   check_on_device(Y, "spmm output Y", opt_.device);
   check_shape(Y, "spmm output Y", {A_.num_rows(), spec_.feat});
   STRATA_CHECK(X.raw_data() != Y.raw_data(), "spmm: output Y must not alias input X");
+  STRATA_CHECK(!compiled_ || !plan_.knobs.stream_stores || reinterpret_cast<uintptr_t>(Y.raw_data()) % 64 == 0,
+               "spmm output Y: the plan streams its stores, which needs Y 64-byte aligned (a fresh tensor is; this "
+               "view starts at byte offset {} mod 64)",
+               reinterpret_cast<uintptr_t>(Y.raw_data()) % 64);
   Tensor values;
   if (spec_.weighted) {
     values = edge_values.defined() ? edge_values : cuda_ ? cuda_->values() : A_.values();

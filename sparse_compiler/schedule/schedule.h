@@ -26,6 +26,8 @@
 //                         can be vectorized)
 //   prefetch(j, X, d, n)  inside loop j, prefetch X's rows d iterations ahead
 //                         (positions clamped below scalar n)
+//   stream_stores(Y)      Y's stores become non-temporal (bypass the cache; for an
+//                         output written once and larger than the cache)
 //   partition_tasks(...)  top-level loops -> one parallel loop over owner tasks
 #pragma once
 
@@ -70,6 +72,10 @@ class Schedule {
   RFactor rfactor(const std::string& loop, const std::string& local);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
   void annotate(const std::string& loop, const std::string& key, const std::string& value);
+  // Every store to output `buffer` becomes StoreKind::Streaming. Refused unless
+  // each is a plain store that does not read `buffer` (write-once outputs, e.g.
+  // after cache_write). The caller guarantees vector stores are aligned.
+  void stream_stores(const std::string& buffer);
   // Fuses two consecutive loop nests at their outer `depth` levels, which must
   // run over the same ranges: `for r { for i { A } }; for r2 { for i2 { B } }`
   // becomes `for r { for i { A; B[r2 := r, i2 := i] } }`. Refused unless B, at each

@@ -115,6 +115,10 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
     overhead_rows = nnz;
   }
   struct_bytes *= tiles;  // every feature tile walks the structure again
+  // A plain store of an uncached output line first reads it (read for ownership);
+  // a streaming store does not, but also leaves nothing cached for a small Y.
+  const double y_out = static_cast<double>(g.rows) * F * 4;
+  if (!plan.knobs.stream_stores) y_bytes += y_out * (1 - hit_ratio(y_out, m.cache_bytes));
   const bool prefetch = plan.knobs.prefetch > 0 && kind == FormatKind::Csr;
   const double mem_s = (struct_bytes + y_bytes) / (m.bandwidth_gbs * 1e9) + gather_seconds(x_miss_bytes, prefetch, m);
   const double compute_s = 2 * fe.slots * F / m.flops_per_s;

@@ -58,6 +58,15 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
           out.back().x_layout = DenseLayout::padded(16);
         }
       }
+  // Streaming stores of Y (whole vectors only): the best-guess CSR plans again.
+  if (F % lanes == 0) {
+    const size_t n = out.size();
+    for (size_t k = 0; k < n; ++k)
+      if (exhaustive || (out[k].knobs.prefetch == d && out[k].knobs.grain == grains.back())) {
+        out.push_back(out[k]);
+        out.back().knobs.stream_stores = true;
+      }
+  }
   std::vector<std::string> formats = {"dcsr", "coo", "ell:w=8", "bsr:b=4"};
   for (int64_t c : exhaustive ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2})
     for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));

@@ -2,6 +2,7 @@
 
 #include "core/rng.h"
 #include "core/cuda_driver.h"
+#include "core/host_memory.h"
 #include "core/tensor.h"
 #include "tests/support/test_support.h"
 
@@ -18,6 +19,19 @@ TEST(Tensor, EmptyHasShapeDtypeAndAlignedStorage) {
   EXPECT_EQ(t.nbytes(), 60);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
   EXPECT_EQ(t.describe(), "float32[3, 5] cpu");
+}
+
+TEST(Tensor, LargeStorageIsHugePageAligned) {
+  // 5 MiB of floats: at the 2 MiB boundary huge pages need, and fully usable.
+  Tensor t = Tensor::zeros({5 * 1024 * 256}, DType::F32);
+  const auto addr = reinterpret_cast<uintptr_t>(t.raw_data());
+  if (huge_pages_enabled()) EXPECT_EQ(addr % kHugePageBytes, 0u);
+  EXPECT_EQ(addr % kTensorAlignment, 0u);
+  t.data<float>()[t.numel() - 1] = 3.0f;
+  EXPECT_EQ(t.data<float>()[t.numel() - 1], 3.0f);
+  // Small tensors keep the ordinary alignment (no 2 MiB per tiny tensor).
+  Tensor small = Tensor::zeros({16}, DType::F32);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.raw_data()) % kTensorAlignment, 0u);
 }
 
 TEST(Tensor, AllDtypesRoundTrip) {

@@ -151,16 +151,20 @@ TEST_P(FormatsDifferential, SpmmXLayoutsAndFeatureTilesMatchDenseReference) {
     int64_t F;
     std::string layout;
     int64_t tile, prefetch;
+    bool stream = false;
   };
-  const std::vector<Case> cases = {{17, "pad:3", 0, 0},     {64, "pad:16", 32, 8}, {96, "panel:32", 0, 4},
-                                   {48, "panel:16", 16, 0}, {64, "panel:64", 0, 0}, {128, "row", 64, 16},
-                                   {33, "panel:11", 0, 0}};
+  const int L = host_vector_lanes();
+  const std::vector<Case> cases = {{17, "pad:3", 0, 0},       {64, "pad:16", 32, 8},  {96, "panel:32", 0, 4},
+                                   {48, "panel:16", 16, 0},   {64, "panel:64", 0, 0}, {128, "row", 64, 16},
+                                   {33, "panel:11", 0, 0},    {4 * L, "row", 0, 0, true},
+                                   {8 * L, "panel:" + std::to_string(2 * L), 0, 0, true}};
   std::vector<Kernel> lowered;
   auto plan_of = [&](const Case& c) {
     KernelPlan p = plan_for("csr");
     p.x_layout = DenseLayout::parse(c.layout);
     p.feature_tile = c.tile;
     p.knobs.prefetch = c.prefetch;
+    p.knobs.stream_stores = c.stream;
     return p;
   };
   for (const auto& c : cases)
@@ -288,7 +292,7 @@ TEST(Plans, RoundTripThroughJson) {
   p.knobs.grain = 2048;
   p.knobs.prefetch = 24;
   const std::string json = p.to_json();
-  EXPECT_EQ(json, R"({"format":"hyb:c=2,B=5","lanes":8,"grain":2048,"prefetch":24,"tile":0,"x_layout":"row"})");
+  EXPECT_EQ(json, R"({"format":"hyb:c=2,B=5","lanes":8,"grain":2048,"prefetch":24,"tile":0,"x_layout":"row","stream":false})");
   EXPECT_TRUE(KernelPlan::from_json(json) == p);
   KernelPlan panel;
   panel.x_layout = DenseLayout::panel(64);
@@ -311,6 +315,13 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","speed":1})", "plan.json"); },
                              {"unknown key 'speed'"});
   testing::expect_user_error([] { KernelPlan::from_json("{", "plan.json"); }, {"plan.json: not valid JSON"});
+  {
+    SpmmSpec spec;
+    spec.feat = host_vector_lanes() + 1;
+    KernelPlan p = plan_for("csr");
+    p.knobs.stream_stores = true;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"streaming stores need the feature size"});
+  }
   testing::expect_user_error([] { DenseLayout::parse("panel", "--x-layout"); },
                              {"--x-layout", "unknown layout 'panel'", "row, pad:P or panel:W"});
   testing::expect_user_error([] { DenseLayout::parse("pad:0", "--x-layout"); }, {"'pad:0' needs a whole number in [1, 4096]"});

@@ -4,8 +4,10 @@
 
 #include "core/rng.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
 #include "sparse_compiler/schedule/schedule.h"
@@ -142,7 +144,28 @@ TEST(ScheduleErrorTest, RefusalsNameThePrimitiveTheLoopAndTheReason) {
   expect_schedule_error([&] { s.balance("j", "A_indptr", 64); }, {"balance(j, A_indptr, 64)", "must be a serial loop starting at 0"});
   expect_schedule_error([&] { s.bind("i", ForKind::Parallel); }, {"bind(i)", "not a GPU block or thread axis"});
   expect_schedule_error([&] { s.rfactor("f", "Y"); }, {"rfactor(f, Y)", "not a local allocated around loop f"});
+  expect_schedule_error([&] { s.stream_stores("Y"); }, {"stream_stores(Y)", "reads Y (accumulates in memory)",
+                                                         "cache_write it first"});
+  expect_schedule_error([&] { s.stream_stores("X"); }, {"stream_stores(X)", "X is not an output buffer"});
   EXPECT_TRUE(s.trace().empty());
+}
+
+TEST(Schedule, StreamStoresAfterCacheWriteWriteEachRowOnceNonTemporally) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  s.cache_write("Y", "i");
+  s.stream_stores("Y");
+  EXPECT_NE(to_string(s.kernel()).find("(streaming)"), std::string::npos) << to_string(s.kernel());
+  fx.expect_correct(s.kernel(), "stream_stores");
+  const std::string src = emit_cpu_source({lower_schedule(s.kernel())});
+  EXPECT_NE(src.find("strata_store_fence();"), std::string::npos);
+  // Vectorized rows (the CPU SpMM schedule) store whole vectors non-temporally.
+  SpmmSpec spec;
+  spec.feat = 4 * host_vector_lanes();
+  SpmmPlan plan = SpmmKernel::default_plan(spec);
+  plan.knobs.stream_stores = true;
+  const std::string vsrc = emit_cpu_source({SpmmKernel::lower(spec, plan)});
+  EXPECT_NE(vsrc.find("_stream(&Y["), std::string::npos) << vsrc;
 }
 
 TEST(ScheduleErrorTest, AttemptRestoresTheKernelAndReturnsTheReason) {
