@@ -32,6 +32,11 @@ struct GradCheckOptions {
 int64_t check_gradients(const GradFn& f, const std::vector<Tensor>& inputs, const std::vector<bool>& differentiable,
                         const GradCheckOptions& options = {});
 
+// The same check for the parameters of a layer or model: `f` builds the output from
+// the current parameter values, which the check perturbs in place (and restores).
+int64_t check_parameter_gradients(const std::function<ag::Var(ag::Tape&)>& f, const std::vector<ag::Var>& params,
+                                  const GradCheckOptions& options = {});
+
 // A float32 tensor with entries uniform in ±[lo, hi] (random sign): values kept away
 // from 0 so kinks (relu at 0) are never within eps of a sample.
 Tensor away_from_zero(Shape shape, double lo, double hi, Rng& rng);
