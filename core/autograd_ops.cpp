@@ -55,14 +55,6 @@ void record_unary(Tape& tape, const char* op, const Var& x, const Var& out, doub
   tape.record(op, OpCategory::Other, out, ms, std::move(back));
 }
 
-// splitmix64: a full-avalanche mix of a 64-bit counter.
-inline uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 Var matmul(Tape& tape, const Var& a, const Var& b) {
@@ -161,13 +153,6 @@ Var leaky_relu(Tape& tape, const Var& x, float slope) {
   return out;
 }
 
-bool dropout_keep(uint64_t seed, int64_t index, float p) {
-  // 24 random bits against the threshold p·2^24: exact for the p a config can hold
-  // to 7 digits, and independent of how the loop is split among threads.
-  const uint64_t r = mix64(seed ^ mix64(static_cast<uint64_t>(index))) >> 40;
-  return static_cast<float>(r) >= p * 16777216.0f;
-}
-
 Var dropout(Tape& tape, const Var& x, float p, uint64_t seed) {
   STRATA_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability {} outside [0, 1)", p);
   if (!tape.training() || p == 0.0f) return x;
@@ -177,7 +162,7 @@ Var dropout(Tape& tape, const Var& x, float p, uint64_t seed) {
   const float* xp = x.value().data<float>();
   float* yp = y.data<float>();
   const int64_t n = y.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) yp[i] = dropout_keep(seed, i, p) ? xp[i] * scale : 0.0f;
   Var out = Var::result(std::move(y), tape.needs_grad({&x}));
   std::function<void()> back;
@@ -188,7 +173,7 @@ Var dropout(Tape& tape, const Var& x, float p, uint64_t seed) {
       const float* gp = g.data<float>();
       float* dp = dx.data<float>();
       const int64_t n = g.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
       for (int64_t i = 0; i < n; ++i) dp[i] = dropout_keep(seed, i, p) ? gp[i] * scale : 0.0f;
       x.accumulate_grad(dx, true);
     };

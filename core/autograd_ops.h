@@ -31,7 +31,16 @@ Var leaky_relu(Tape& tape, const Var& x, float slope = 0.01f);
 // recomputed in backward instead of stored, and does not depend on the thread
 // count. The identity in eval mode or when p == 0.
 Var dropout(Tape& tape, const Var& x, float p, uint64_t seed);
-bool dropout_keep(uint64_t seed, int64_t index, float p);
+// Whether element `index` survives dropout p under `seed`: the index-th output of
+// SplitMix64 started at `seed`, its top 24 bits against p·2^24. Inline and
+// branch-free so mask loops vectorise.
+inline bool dropout_keep(uint64_t seed, int64_t index, float p) {
+  uint64_t z = seed + static_cast<uint64_t>(index) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) >= p * 16777216.0f;
+}
 // Column-wise concatenation of matrices with equal row counts.
 Var concat_cols(Tape& tape, const std::vector<Var>& xs);
 // Columns [begin, begin + width) of x, as a copy.
