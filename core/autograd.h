@@ -121,6 +121,10 @@ class Tape {
   // are on, and the op's forward time (ms) in the profile.
   void record(const char* op, OpCategory category, const Var& out, double forward_ms,
               std::function<void()> backward);
+  // The same for an op with several outputs: the backward runs once, when any of
+  // them received a gradient (it must handle outputs that did not).
+  void record(const char* op, OpCategory category, const std::vector<Var>& outs, double forward_ms,
+              std::function<void()> backward);
   // Whether an op with these inputs needs a backward closure.
   bool needs_grad(std::initializer_list<const Var*> inputs) const {
     if (!grad_enabled_) return false;
@@ -159,7 +163,7 @@ class Tape {
     const char* op;
     OpCategory category;
     std::string label;
-    Var out;
+    std::vector<Var> outs;
     std::function<void()> backward;
   };
   std::vector<Entry> entries_;
@@ -169,6 +173,19 @@ class Tape {
   bool profiling_ = true;
   OpProfile profile_;
 };
+
+// Float32 tensors for activations and gradients, from a process-wide pool of
+// buffers. Training allocates the same shapes every epoch; without the pool each
+// buffer above glibc's mmap threshold (32 MB at most) is mapped, page-faulted in
+// and unmapped again every epoch. Buffers of 64 KiB and more are recycled by size
+// (up to a quarter of physical memory is kept), 2 MiB-aligned with transparent huge
+// pages from 2 MiB up; smaller ones come from malloc.
+Tensor empty(Shape shape);
+Tensor zeros(Shape shape);
+struct PoolStats {
+  int64_t hits = 0, misses = 0, cached_bytes = 0;
+};
+PoolStats pool_stats();
 
 // True when every element of a float32 tensor is finite.
 bool all_finite(const Tensor& t);

@@ -1,5 +1,7 @@
 #include "core/autograd_ops.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -19,7 +21,90 @@ void check_matrix(const Var& v, const char* op, const char* what) {
                 what, v.value().describe());
 }
 
-Tensor empty_like(const Tensor& t) { return Tensor::empty(t.shape(), DType::F32); }
+Tensor empty_like(const Tensor& t) { return ag::empty(t.shape()); }
+
+// ---- dense products ----------------------------------------------------------
+// Eigen's own multi-threaded GEMM synchronises its threads with spin-waits per
+// block; on a shared machine where a thread gets descheduled the others spin for
+// the whole time slice (an R-MAT epoch went from 1.3 s on one thread to 12 s on
+// two). So products are split here into one contiguous block of rows per thread,
+// each an independent single-threaded Eigen GEMM, joined once at the end. The
+// split depends only on the sizes and the thread count, so results are
+// deterministic for a given thread count.
+
+constexpr double kParallelFlops = 4e6;
+
+using CMat = Eigen::Map<const RowMatrix<float>>;
+using Mat = Eigen::Map<RowMatrix<float>>;
+
+int gemm_threads(int64_t n, int64_t k, int64_t m, int64_t rows) {
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(m);
+  if (flops < kParallelFlops) return 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows / 16)));
+}
+
+// Runs fn with Eigen's internal threading off (it reads the OpenMP thread count).
+template <class F>
+void serial_eigen(F&& fn) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  fn();
+  omp_set_num_threads(saved);
+}
+
+std::pair<int64_t, int64_t> chunk(int64_t n, int t, int T) {
+  return {n * t / T, n * (t + 1) / T};
+}
+
+// c [n, m] = a [n, k] · b [k, m]
+void gemm_nn(const Tensor& a, const Tensor& b, Tensor& c) {
+  const int64_t n = a.dim(0), k = a.dim(1), m = b.dim(1);
+  const CMat A(a.data<float>(), n, k), B(b.data<float>(), k, m);
+  Mat C(c.data<float>(), n, m);
+  const int T = gemm_threads(n, k, m, n);
+  if (T == 1) return serial_eigen([&] { C.noalias() = A * B; });
+#pragma omp parallel num_threads(T)
+  {
+    const auto [r0, r1] = chunk(n, omp_get_thread_num(), omp_get_num_threads());
+    C.middleRows(r0, r1 - r0).noalias() = A.middleRows(r0, r1 - r0) * B;
+  }
+}
+
+// c [n, k] = a [n, m] · b [k, m]ᵀ
+void gemm_nt(const Tensor& a, const Tensor& b, Tensor& c) {
+  const int64_t n = a.dim(0), m = a.dim(1), k = b.dim(0);
+  const CMat A(a.data<float>(), n, m), B(b.data<float>(), k, m);
+  Mat C(c.data<float>(), n, k);
+  const int T = gemm_threads(n, m, k, n);
+  if (T == 1) return serial_eigen([&] { C.noalias() = A * B.transpose(); });
+#pragma omp parallel num_threads(T)
+  {
+    const auto [r0, r1] = chunk(n, omp_get_thread_num(), omp_get_num_threads());
+    C.middleRows(r0, r1 - r0).noalias() = A.middleRows(r0, r1 - r0) * B.transpose();
+  }
+}
+
+// c [k, m] = a [n, k]ᵀ · b [n, m]: per-thread partial sums over blocks of n, added
+// in thread order.
+void gemm_tn(const Tensor& a, const Tensor& b, Tensor& c) {
+  const int64_t n = a.dim(0), k = a.dim(1), m = b.dim(1);
+  const CMat A(a.data<float>(), n, k), B(b.data<float>(), n, m);
+  Mat C(c.data<float>(), k, m);
+  const int T = gemm_threads(n, k, m, n);
+  if (T == 1) return serial_eigen([&] { C.noalias() = A.transpose() * B; });
+  std::vector<RowMatrix<float>> partial(static_cast<size_t>(T));
+  int used = T;
+#pragma omp parallel num_threads(T)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp single
+    used = omp_get_num_threads();
+    const auto [r0, r1] = chunk(n, t, omp_get_num_threads());
+    partial[t].noalias() = A.middleRows(r0, r1 - r0).transpose() * B.middleRows(r0, r1 - r0);
+  }
+  C = partial[0];
+  for (int t = 1; t < used; ++t) C += partial[t];
+}
 
 template <class F>
 Var unary(Tape& tape, const Var& x, F&& f) {
@@ -63,21 +148,20 @@ Var matmul(Tape& tape, const Var& a, const Var& b) {
   check_matrix(b, "matmul", "right operand");
   STRATA_ASSERT(a.dim(1) == b.dim(0), "matmul: {} · {} (inner sizes differ)", shape_str(a.shape()),
                 shape_str(b.shape()));
-  Tensor y = Tensor::empty({a.dim(0), b.dim(1)}, DType::F32);
-  y.as_matrix<float>().noalias() = a.value().as_matrix<float>() * b.value().as_matrix<float>();
+  Tensor y = ag::empty({a.dim(0), b.dim(1)});
+  gemm_nn(a.value(), b.value(), y);
   Var out = Var::result(std::move(y), tape.needs_grad({&a, &b}));
   std::function<void()> back;
   if (out.requires_grad()) {
     back = [a, b, out] {
-      const auto g = out.grad().as_matrix<float>();
       if (a.requires_grad()) {
         Tensor da = empty_like(a.value());
-        da.as_matrix<float>().noalias() = g * b.value().as_matrix<float>().transpose();
+        gemm_nt(out.grad(), b.value(), da);
         a.accumulate_grad(da, true);
       }
       if (b.requires_grad()) {
         Tensor db = empty_like(b.value());
-        db.as_matrix<float>().noalias() = a.value().as_matrix<float>().transpose() * g;
+        gemm_tn(a.value(), out.grad(), db);
         b.accumulate_grad(db, true);
       }
     };
@@ -121,7 +205,7 @@ Var bias_add(Tape& tape, const Var& x, const Var& bias) {
     back = [x, bias, out] {
       x.accumulate_grad(out.grad(), false);
       if (bias.requires_grad()) {
-        Tensor db = Tensor::empty(bias.shape(), DType::F32);
+        Tensor db = ag::empty(bias.shape());
         db.as_vector<float>() = out.grad().as_matrix<float>().colwise().sum().transpose();
         bias.accumulate_grad(db, true);
       }
@@ -194,7 +278,7 @@ Var concat_cols(Tape& tape, const std::vector<Var>& xs) {
     cols += x.dim(1);
     grad = grad || tape.needs_grad({&x});
   }
-  Tensor y = Tensor::empty({rows, cols}, DType::F32);
+  Tensor y = ag::empty({rows, cols});
   auto ym = y.as_matrix<float>();
   for (int64_t c = 0; const Var& x : xs) {
     ym.middleCols(c, x.dim(1)) = x.value().as_matrix<float>();
@@ -224,19 +308,57 @@ Var narrow_cols(Tape& tape, const Var& x, int64_t begin, int64_t width) {
   check_matrix(x, "narrow_cols", "input");
   STRATA_ASSERT(begin >= 0 && width >= 0 && begin + width <= x.dim(1), "narrow_cols: columns [{}, {}) of {}", begin,
                 begin + width, shape_str(x.shape()));
-  Tensor y = Tensor::empty({x.dim(0), width}, DType::F32);
+  Tensor y = ag::empty({x.dim(0), width});
   y.as_matrix<float>() = x.value().as_matrix<float>().middleCols(begin, width);
   Var out = Var::result(std::move(y), tape.needs_grad({&x}));
   std::function<void()> back;
   if (out.requires_grad()) {
     back = [x, out, begin, width] {
-      Tensor dx = Tensor::zeros(x.shape(), DType::F32);
+      Tensor dx = ag::zeros(x.shape());
       dx.as_matrix<float>().middleCols(begin, width) = out.grad().as_matrix<float>();
       x.accumulate_grad(dx, true);
     };
   }
   tape.record("narrow_cols", OpCategory::Other, out, t.ms(), std::move(back));
   return out;
+}
+
+std::vector<Var> split_cols(Tape& tape, const Var& x, const std::vector<int64_t>& widths) {
+  Timer t;
+  check_matrix(x, "split_cols", "input");
+  int64_t total = 0;
+  for (int64_t w : widths) {
+    STRATA_ASSERT(w >= 0, "split_cols: negative width {}", w);
+    total += w;
+  }
+  STRATA_ASSERT(total == x.dim(1), "split_cols: widths sum to {} for {} columns", total, x.dim(1));
+  const bool grad = tape.needs_grad({&x});
+  std::vector<Var> outs;
+  const auto xm = x.value().as_matrix<float>();
+  for (int64_t c = 0; int64_t w : widths) {
+    Tensor part = ag::empty({x.dim(0), w});
+    part.as_matrix<float>() = xm.middleCols(c, w);
+    outs.push_back(Var::result(std::move(part), grad));
+    c += w;
+  }
+  std::function<void()> back;
+  if (grad) {
+    back = [x, outs] {
+      Tensor dx = ag::empty(x.shape());
+      auto dm = dx.as_matrix<float>();
+      for (int64_t c = 0; const Var& o : outs) {
+        const int64_t w = o.dim(1);
+        if (o.has_grad())
+          dm.middleCols(c, w) = o.grad().as_matrix<float>();
+        else
+          dm.middleCols(c, w).setZero();
+        c += w;
+      }
+      x.accumulate_grad(dx, true);
+    };
+  }
+  tape.record("split_cols", OpCategory::Other, outs, t.ms(), std::move(back));
+  return outs;
 }
 
 Var l2_normalize_rows(Tape& tape, const Var& x, float eps) {
@@ -351,7 +473,7 @@ Var nll_loss(Tape& tape, const Var& log_probs, const Tensor& labels, const Tenso
   if (out.requires_grad()) {
     back = [log_probs, out, labels, index] {
       const float g = out.grad().data<float>()[0] / static_cast<float>(index.numel());
-      Tensor dx = Tensor::zeros(log_probs.shape(), DType::F32);
+      Tensor dx = ag::zeros(log_probs.shape());
       float* dp = dx.data<float>();
       const int64_t cols = log_probs.dim(1);
       const int64_t* ip = index.data<int64_t>();

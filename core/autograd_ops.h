@@ -45,6 +45,10 @@ inline bool dropout_keep(uint64_t seed, int64_t index, float p) {
 Var concat_cols(Tape& tape, const std::vector<Var>& xs);
 // Columns [begin, begin + width) of x, as a copy.
 Var narrow_cols(Tape& tape, const Var& x, int64_t begin, int64_t width);
+// x split into consecutive column blocks of the given widths (summing to x's
+// columns): the inverse of concat_cols, with one backward that writes every
+// block's gradient into one tensor (zeros only where a block got none).
+std::vector<Var> split_cols(Tape& tape, const Var& x, const std::vector<int64_t>& widths);
 // Each row divided by its Euclidean norm (rows of norm < eps are divided by eps).
 Var l2_normalize_rows(Tape& tape, const Var& x, float eps = 1e-12f);
 // Row-wise log(softmax(x)), computed stably (max subtracted).

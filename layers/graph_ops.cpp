@@ -23,14 +23,16 @@ ag::Var aggregate(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x)
   Timer t;
   STRATA_ASSERT(x.value().ndim() == 2 && x.dim(1) == k.feat, "aggregate: input {} for a kernel of width {}",
                 shape_str(x.shape()), k.feat);
-  Tensor y = k.forward->run(x.value());
+  Tensor y = ag::empty({k.forward->graph().num_rows(), k.feat});
+  k.forward->run_into(x.value(), y);
   if (k.self_scale.defined()) add_row_scaled(x.value(), k.self_scale, y);
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&x}));
   std::function<void()> back;
   if (out.requires_grad()) {
     const AggregationKernels* kp = &k;
     back = [kp, x, out] {
-      Tensor dx = kp->backward->run(out.grad());
+      Tensor dx = ag::empty({kp->backward->graph().num_rows(), kp->feat});
+      kp->backward->run_into(out.grad(), dx);
       if (kp->self_scale.defined()) add_row_scaled(out.grad(), kp->self_scale, dx);
       x.accumulate_grad(dx, true);
     };
@@ -50,14 +52,16 @@ ag::Var sparse_features_matmul(ag::Tape& tape, const FeatureProductKernels& k, c
   Tensor values = k.values;
   if (drop) {
     const int64_t nnz = k.values.numel();
-    values = Tensor::empty({nnz}, DType::F32);
+    values = ag::empty({nnz});
     const float* v = k.values.data<float>();
     float* d = values.data<float>();
     const float scale = 1.0f / (1.0f - dropout);
 #pragma omp parallel for schedule(static) if (nnz >= (1 << 15))
     for (int64_t p = 0; p < nnz; ++p) d[p] = ag::dropout_keep(seed, p, dropout) ? v[p] * scale : 0.0f;
   }
-  ag::Var out = ag::Var::result(k.forward->run(w.value(), values), tape.needs_grad({&w}));
+  Tensor y = ag::empty({k.features->rows(), k.feat});
+  k.forward->run_into(w.value(), y, values);
+  ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&w}));
   std::function<void()> back;
   if (out.requires_grad()) {
     const FeatureProductKernels* kp = &k;
@@ -66,14 +70,16 @@ ag::Var sparse_features_matmul(ag::Tape& tape, const FeatureProductKernels& k, c
       if (kp->weighted) {
         // Sᵀ's values: S's (possibly dropped) values in Sᵀ's position order.
         const int64_t nnz = values.numel();
-        vt = Tensor::empty({nnz}, DType::F32);
+        vt = ag::empty({nnz});
         const float* v = values.data<float>();
         const int64_t* perm = kp->transpose.data<int64_t>();
         float* d = vt.data<float>();
 #pragma omp parallel for schedule(static) if (nnz >= (1 << 15))
         for (int64_t q = 0; q < nnz; ++q) d[q] = v[perm[q]];
       }
-      w.accumulate_grad(kp->backward->run(out.grad(), vt), true);
+      Tensor dw = ag::empty({kp->features->cols(), kp->feat});
+      kp->backward->run_into(out.grad(), dw, vt);
+      w.accumulate_grad(dw, true);
     };
   }
   tape.record("sparse_matmul", ag::OpCategory::Sparse, out, t.ms(), std::move(back));

@@ -53,9 +53,11 @@ ag::Var SAGEConv::forward(ag::Tape& tape, const GraphKernels& kernels, const Nod
     ag::Var self, neigh;
     if (root && x.is_sparse()) {
       // One pass over S for both projections: S·[W_self | W_neigh].
-      ag::Var both = project(tape, kernels, x, ag::concat_cols(tape, {weight_self_, weight_neigh_}));
-      self = ag::narrow_cols(tape, both, 0, out_);
-      neigh = ag::narrow_cols(tape, both, out_, out_);
+      const std::vector<ag::Var> parts =
+          ag::split_cols(tape, project(tape, kernels, x, ag::concat_cols(tape, {weight_self_, weight_neigh_})),
+                         {out_, out_});
+      self = parts[0];
+      neigh = parts[1];
     } else {
       if (root) self = project(tape, kernels, x, weight_self_);
       neigh = project(tape, kernels, x, weight_neigh_);

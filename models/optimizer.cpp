@@ -36,6 +36,7 @@ class Adam final : public Optimizer {
     float* m = m_[i].data<float>();
     float* v = v_[i].data<float>();
     // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
+#pragma omp simd
     for (int64_t k = 0; k < n; ++k) {
       m[k] = b1 * m[k] + (1.0f - b1) * g[k];
       v[k] = b2 * v[k] + (1.0f - b2) * g[k] * g[k];

@@ -115,6 +115,25 @@ TEST(AutogradTest, ConcatAndNarrowGradients) {
                   {uniform({5, 6}, rng)}, {true});
 }
 
+TEST(AutogradTest, SplitColsGradients) {
+  Rng rng(17);
+  // Both parts used (one twice), then only the second part used.
+  check_gradients(
+      [](Tape& t, const std::vector<Var>& v) {
+        const auto parts = ag::split_cols(t, v[0], {2, 3});
+        return ag::concat_cols(t, {parts[1], ag::relu(t, parts[0]), parts[1]});
+      },
+      {away_from_zero({4, 5}, 0.1, 1.0, rng)}, {true});
+  check_gradients(
+      [](Tape& t, const std::vector<Var>& v) { return ag::split_cols(t, v[0], {1, 2, 2})[2]; },
+      {uniform({3, 5}, rng)}, {true});
+  Tape t;
+  const Tensor x = uniform({2, 4}, rng);
+  const auto parts = ag::split_cols(t, Var::constant(x), {3, 1});
+  EXPECT_EQ(parts[0].value().data<float>()[4], x.data<float>()[5]);
+  EXPECT_EQ(parts[1].value().data<float>()[1], x.data<float>()[7]);
+}
+
 TEST(AutogradTest, L2NormalizeRowsGradients) {
   Rng rng(8);
   check_gradients([](Tape& t, const std::vector<Var>& v) { return ag::l2_normalize_rows(t, v[0]); },
@@ -222,6 +241,49 @@ TEST(AutogradTest, FirstNonFiniteNamesTheScope) {
   EXPECT_EQ(bad->count, 2);
   EXPECT_EQ(bad->str(), "layers.1.inner (matmul): 2 of 6 values non-finite");
   EXPECT_EQ(t.scope(), "");
+}
+
+TEST(AutogradTest, PooledBuffersAreRecycled) {
+  const ag::PoolStats before = ag::pool_stats();
+  for (int i = 0; i < 3; ++i) {
+    Tensor t = ag::zeros({1000, 70});  // 280 kB: pooled
+    EXPECT_EQ(t.dim(0), 1000);
+    EXPECT_EQ(t.data<float>()[69999], 0.0f);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kTensorAlignment, 0u);
+  }
+  const ag::PoolStats after = ag::pool_stats();
+  EXPECT_GE(after.hits - before.hits, 2);
+  EXPECT_LE(after.misses - before.misses, 1);
+  Tensor small = ag::empty({3, 2});  // below the pooling size: plain allocation
+  EXPECT_EQ(small.numel(), 6);
+}
+
+TEST(AutogradTest, MatmulSplitAcrossThreadsMatchesOneThread) {
+  // Large enough to be split into row blocks; the transposed products too.
+  Rng rng(14);
+  Var a = Var::parameter(uniform({3000, 40}, rng), "a");
+  Var b = Var::parameter(uniform({40, 50}, rng), "b");
+  Tensor seed = uniform({3000, 50}, rng);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    a.zero_grad();
+    b.zero_grad();
+    Tape t;
+    Var y = ag::matmul(t, a, b);
+    t.backward(y, seed);
+    return std::vector<Tensor>{y.value().clone(), a.grad().clone(), b.grad().clone()};
+  };
+  const int threads = num_threads();
+  const auto one = run(1), two = run(2);
+  set_num_threads(threads);
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(one[i], two[i]), 1e-3) << i;
+  // Against plain loops for the weight gradient aᵀ·seed.
+  for (int r = 0; r < 40; r += 13)
+    for (int c = 0; c < 50; c += 17) {
+      double s = 0;
+      for (int n = 0; n < 3000; ++n) s += a.value().data<float>()[n * 40 + r] * seed.data<float>()[n * 50 + c];
+      EXPECT_NEAR(two[2].data<float>()[r * 50 + c], s, 1e-3);
+    }
 }
 
 TEST(AutogradTest, ProfileSplitsCategories) {

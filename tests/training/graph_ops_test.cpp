@@ -193,7 +193,9 @@ TEST_P(GraphOpsTest, KernelsAreBuiltInOneBatchWithTransposes) {
   }
   EXPECT_TRUE(k.note().empty());
   const nn::GraphKernels tuned = nn::build_graph_kernels(g, nullptr, req, {GetParam(), true});
-  if (GetParam() == sc::Backend::Generated) EXPECT_NE(tuned.note().find("not wired"), std::string::npos);
+  if (GetParam() == sc::Backend::Generated) {
+    EXPECT_NE(tuned.note().find("not wired"), std::string::npos);
+  }
 }
 
 TEST_P(GraphOpsTest, GeneratedAndReferenceAgree) {
