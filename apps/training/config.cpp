@@ -125,8 +125,11 @@ std::vector<KeySpec> build_schema() {
   // training
   s.push_back(key_int("training.epochs", "200", 1, 1e7, "full-graph training epochs per run"));
   s.push_back(key_int("training.eval_period", "1", 1, kBig, "evaluate (train/val/test accuracy) every this many epochs"));
+  s.push_back(key_enum("training.select_by", "val_acc", {"val_acc", "val_loss"},
+                       "the best epoch (test accuracy reported, checkpoint kept): highest validation accuracy (ties: "
+                       "lower loss) or lowest validation loss"));
   s.push_back(key_int("training.patience", "0", 0, kBig,
-                      "stop a run after this many evaluations without a better validation accuracy; 0: never"));
+                      "stop a run after this many evaluations without a better best epoch; 0: never"));
   s.push_back(key_int("training.runs", "1", 1, 1000, "independent runs (seeds seed, seed+1, ...); mean ± std reported"));
   s.push_back(key_int("training.seed", "0", 0, kBig, "seed of the first run: initial weights and dropout masks"));
   // runtime
@@ -546,6 +549,7 @@ TrainingConfig typed(const Config& c) {
   l.epochs = c.get_int("training.epochs");
   l.eval_period = c.get_int("training.eval_period");
   l.patience = c.get_int("training.patience");
+  l.select_by_loss = c.get_string("training.select_by") == "val_loss";
   l.runs = c.get_int("training.runs");
   l.seed = static_cast<uint64_t>(c.get_int("training.seed"));
 

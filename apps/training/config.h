@@ -120,6 +120,7 @@ struct DataConfig {
 
 struct LoopConfig {
   int64_t epochs = 200, eval_period = 1, patience = 0, runs = 1;
+  bool select_by_loss = false;  // training.select_by: val_loss
   uint64_t seed = 0;
 };
 

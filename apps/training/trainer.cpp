@@ -316,7 +316,10 @@ Summary run_training(const Config& config, const std::string& config_name, const
         m["train_loss"] = last.train_loss;
         m["val_loss"] = last.val_loss;
         m["eval_ms"] = last.ms;
-        if (last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss)) {
+        const bool better = c.training.select_by_loss
+                                ? best_val < 0 || last.val_loss < best_loss
+                                : last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss);
+        if (better) {
           best_val = last.val_acc;
           best_loss = last.val_loss;
           rr.best = last;
@@ -338,8 +341,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
       rr.epochs = epoch;
       if (eval_now && c.training.patience > 0 && since_best >= c.training.patience && epoch < c.training.epochs) {
         rr.stopped_early = true;
-        out(fmt::format("Early stopping at epoch {}: no better validation accuracy in {} evaluations", epoch_str(epoch),
-                        c.training.patience));
+        out(fmt::format("Early stopping at epoch {}: no better validation {} in {} evaluations", epoch_str(epoch),
+                        c.training.select_by_loss ? "loss" : "accuracy", c.training.patience));
         break;
       }
     }

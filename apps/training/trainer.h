@@ -6,8 +6,9 @@
 //          nodes (+ the L2 weight-decay term) -> backward -> optimizer step;
 //   every eval_period epochs: forward in eval mode, accuracy on train / val / test,
 //          validation loss; the best epoch is the highest validation accuracy (ties:
-//          lower validation loss); test accuracy is reported at that epoch;
-//   early stopping after `patience` evaluations without a better validation accuracy.
+//          lower validation loss), or the lowest validation loss (training.select_by);
+//          test accuracy is reported at that epoch;
+//   early stopping after `patience` evaluations without a better best epoch.
 // A non-finite loss stops everything with the run, the epoch and the layer where
 // non-finite values first appeared.
 //
