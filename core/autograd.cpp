@@ -1,5 +1,6 @@
 #include "core/autograd.h"
 
+#include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -94,6 +95,17 @@ Tensor zeros(Shape shape) {
 
 PoolStats pool_stats() { return BufferPool::get().stats(); }
 
+SerialIfSmall::SerialIfSmall(int64_t work) {
+  if (work < kParallelWork) {
+    saved_ = omp_get_max_threads();
+    omp_set_num_threads(1);
+  }
+}
+
+SerialIfSmall::~SerialIfSmall() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
+
 const char* category_name(OpCategory c) {
   switch (c) {
     case OpCategory::Sparse: return "sparse";
@@ -140,7 +152,7 @@ void Var::accumulate_grad(const Tensor& g, bool owned) const {
   float* dst = data_->grad.data<float>();
   const float* src = g.data<float>();
   const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n >= (1 << 16))
+#pragma omp parallel for simd schedule(static) if (n >= kParallelWork)
   for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
@@ -213,7 +225,7 @@ int64_t count_nonfinite(const Tensor& t) {
   const float* p = t.data<float>();
   const int64_t n = t.numel();
   int64_t bad = 0;
-#pragma omp parallel for reduction(+ : bad) schedule(static) if (n >= (1 << 16))
+#pragma omp parallel for reduction(+ : bad) schedule(static) if (n >= kParallelWork)
   for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(p[i]);
   return bad;
 }

@@ -174,6 +174,29 @@ class Tape {
   OpProfile profile_;
 };
 
+// Work (elements touched, or multiply-adds) below which an op runs on the calling
+// thread alone. Waking a second thread costs little on an idle machine, but on a
+// shared one every parallel region can wait a whole scheduler time slice for a
+// descheduled partner, and idle OpenMP workers spin (GOMP_SPINCOUNT) on the cores
+// the busy thread needs: a Cora epoch (≈2 ms of work) measured 10-180 ms with two
+// threads under load. So only ops with about a millisecond of work or more (4 M
+// elements or multiply-adds) use threads; a small graph's epoch then never starts a
+// parallel region at all. (OMP_WAIT_POLICY=passive also helps on busy machines.)
+inline constexpr int64_t kParallelWork = int64_t{1} << 22;
+
+// While alive, OpenMP regions this thread starts (generated kernels included) use
+// one thread if `work` is below kParallelWork; otherwise it changes nothing.
+class SerialIfSmall {
+ public:
+  explicit SerialIfSmall(int64_t work);
+  ~SerialIfSmall();
+  SerialIfSmall(const SerialIfSmall&) = delete;
+  SerialIfSmall& operator=(const SerialIfSmall&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
 // Float32 tensors for activations and gradients, from a process-wide pool of
 // buffers. Training allocates the same shapes every epoch; without the pool each
 // buffer above glibc's mmap threshold (32 MB at most) is mapped, page-faulted in

@@ -12,8 +12,7 @@ namespace {
 
 // Element-wise loops go parallel only when there is enough work to pay for waking
 // the threads (tiny OpenMP regions are a known slowdown; dmlc/dgl#2412).
-constexpr int64_t kParallelElements = 1 << 15;
-constexpr int64_t kParallelRows = 512;
+constexpr int64_t kParallelElements = kParallelWork;
 
 void check_matrix(const Var& v, const char* op, const char* what) {
   STRATA_ASSERT(v.defined(), "{}: {} is undefined", op, what);
@@ -32,7 +31,7 @@ Tensor empty_like(const Tensor& t) { return ag::empty(t.shape()); }
 // split depends only on the sizes and the thread count, so results are
 // deterministic for a given thread count.
 
-constexpr double kParallelFlops = 4e6;
+constexpr double kParallelFlops = 2.0 * static_cast<double>(kParallelWork);
 
 using CMat = Eigen::Map<const RowMatrix<float>>;
 using Mat = Eigen::Map<RowMatrix<float>>;
@@ -237,28 +236,41 @@ Var leaky_relu(Tape& tape, const Var& x, float slope) {
   return out;
 }
 
+void apply_dropout(const float* in, float* out, int64_t n, float p, uint64_t seed) {
+  const uint32_t threshold = dropout_threshold(p);
+  const float scale = 1.0f / (1.0f - p);
+  const uint32_t lo = static_cast<uint32_t>(seed);
+  // Blocks of 2^16 elements: the index's high word, and so the mixed-in term, is
+  // constant within a block, which leaves a loop of 32-bit integer ops that
+  // vectorises (the same bits as dropout_bits).
+  constexpr int64_t kBlock = int64_t{1} << 16;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t begin = b * kBlock, end = std::min(n, begin + kBlock);
+    const uint32_t hi = static_cast<uint32_t>(seed >> 32) +
+                        static_cast<uint32_t>(static_cast<uint64_t>(begin) >> 32) * 0x85ebca6bU;
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      const uint32_t bits = dropout_hash(dropout_hash(static_cast<uint32_t>(i) * 0x9e3779b9U + lo) ^ hi) >> 8;
+      out[i] = bits >= threshold ? in[i] * scale : 0.0f;
+    }
+  }
+}
+
 Var dropout(Tape& tape, const Var& x, float p, uint64_t seed) {
   STRATA_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability {} outside [0, 1)", p);
   if (!tape.training() || p == 0.0f) return x;
   Timer t;
-  const float scale = 1.0f / (1.0f - p);
   Tensor y = empty_like(x.value());
-  const float* xp = x.value().data<float>();
-  float* yp = y.data<float>();
-  const int64_t n = y.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) yp[i] = dropout_keep(seed, i, p) ? xp[i] * scale : 0.0f;
+  apply_dropout(x.value().data<float>(), y.data<float>(), y.numel(), p, seed);
   Var out = Var::result(std::move(y), tape.needs_grad({&x}));
   std::function<void()> back;
   if (out.requires_grad()) {
-    back = [x, out, p, seed, scale] {
+    back = [x, out, p, seed] {
       const Tensor& g = out.grad();
       Tensor dx = empty_like(g);
-      const float* gp = g.data<float>();
-      float* dp = dx.data<float>();
-      const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-      for (int64_t i = 0; i < n; ++i) dp[i] = dropout_keep(seed, i, p) ? gp[i] * scale : 0.0f;
+      apply_dropout(g.data<float>(), dx.data<float>(), g.numel(), p, seed);
       x.accumulate_grad(dx, true);
     };
   }
@@ -371,7 +383,7 @@ Var l2_normalize_rows(Tape& tape, const Var& x, float eps) {
     const auto xm = x.value().as_matrix<float>();
     auto ym = y.as_matrix<float>();
     float* ip = inv.data<float>();
-#pragma omp parallel for schedule(static) if (rows >= kParallelRows)
+#pragma omp parallel for schedule(static) if (rows * x.dim(1) >= kParallelElements)
     for (int64_t r = 0; r < rows; ++r) {
       ip[r] = 1.0f / std::max(xm.row(r).norm(), eps);
       ym.row(r) = xm.row(r) * ip[r];
@@ -390,7 +402,7 @@ Var l2_normalize_rows(Tape& tape, const Var& x, float eps) {
       Tensor dx = empty_like(x.value());
       auto dm = dx.as_matrix<float>();
       const int64_t rows = g.rows();
-#pragma omp parallel for schedule(static) if (rows >= kParallelRows)
+#pragma omp parallel for schedule(static) if (rows * x.dim(1) >= kParallelElements)
       for (int64_t r = 0; r < rows; ++r) {
         if (xm.row(r).norm() > eps)
           dm.row(r) = (g.row(r) - ym.row(r) * ym.row(r).dot(g.row(r))) * ip[r];

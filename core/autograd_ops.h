@@ -7,6 +7,7 @@
 // tensors [1]. Every op checks its operands and names the op in the message.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -31,16 +32,32 @@ Var leaky_relu(Tape& tape, const Var& x, float slope = 0.01f);
 // recomputed in backward instead of stored, and does not depend on the thread
 // count. The identity in eval mode or when p == 0.
 Var dropout(Tape& tape, const Var& x, float p, uint64_t seed);
-// Whether element `index` survives dropout p under `seed`: the index-th output of
-// SplitMix64 started at `seed`, its top 24 bits against p·2^24. Inline and
-// branch-free so mask loops vectorise.
-inline bool dropout_keep(uint64_t seed, int64_t index, float p) {
-  uint64_t z = seed + static_cast<uint64_t>(index) * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return static_cast<float>(z >> 40) >= p * 16777216.0f;
+// The dropout mask: element `index` survives dropout p under `seed` when its 24
+// random bits (a 32-bit integer hash, lowbias32, of the index mixed with the seed)
+// reach p·2^24. Pure, so masks are recomputed in backward instead of stored, and
+// independent of how loops are split among threads.
+inline uint32_t dropout_hash(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
 }
+inline uint32_t dropout_bits(uint64_t seed, int64_t index) {
+  const uint32_t hi = static_cast<uint32_t>(seed >> 32) +
+                      static_cast<uint32_t>(static_cast<uint64_t>(index) >> 32) * 0x85ebca6bU;
+  return dropout_hash(dropout_hash(static_cast<uint32_t>(index) * 0x9e3779b9U + static_cast<uint32_t>(seed)) ^ hi) >> 8;
+}
+inline uint32_t dropout_threshold(float p) {
+  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
+}
+inline bool dropout_keep(uint64_t seed, int64_t index, float p) {
+  return dropout_bits(seed, index) >= dropout_threshold(p);
+}
+// out[i] = in[i] / (1 - p) where element i survives, else 0 (in == out allowed):
+// vectorised and, for large n, parallel.
+void apply_dropout(const float* in, float* out, int64_t n, float p, uint64_t seed);
 // Column-wise concatenation of matrices with equal row counts.
 Var concat_cols(Tape& tape, const std::vector<Var>& xs);
 // Columns [begin, begin + width) of x, as a copy.

@@ -12,7 +12,7 @@ void add_row_scaled(const Tensor& x, const Tensor& scale, Tensor& y) {
   const float* xp = x.data<float>();
   const float* sp = scale.data<float>();
   float* yp = y.data<float>();
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 15))
+#pragma omp parallel for schedule(static) if (rows * cols >= ag::kParallelWork)
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) yp[r * cols + c] += sp[r] * xp[r * cols + c];
 }
@@ -24,7 +24,10 @@ ag::Var aggregate(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x)
   STRATA_ASSERT(x.value().ndim() == 2 && x.dim(1) == k.feat, "aggregate: input {} for a kernel of width {}",
                 shape_str(x.shape()), k.feat);
   Tensor y = ag::empty({k.forward->graph().num_rows(), k.feat});
-  k.forward->run_into(x.value(), y);
+  {
+    ag::SerialIfSmall serial(k.forward->graph().nnz() * k.feat);
+    k.forward->run_into(x.value(), y);
+  }
   if (k.self_scale.defined()) add_row_scaled(x.value(), k.self_scale, y);
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&x}));
   std::function<void()> back;
@@ -32,7 +35,10 @@ ag::Var aggregate(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x)
     const AggregationKernels* kp = &k;
     back = [kp, x, out] {
       Tensor dx = ag::empty({kp->backward->graph().num_rows(), kp->feat});
-      kp->backward->run_into(out.grad(), dx);
+      {
+        ag::SerialIfSmall serial(kp->backward->graph().nnz() * kp->feat);
+        kp->backward->run_into(out.grad(), dx);
+      }
       if (kp->self_scale.defined()) add_row_scaled(out.grad(), kp->self_scale, dx);
       x.accumulate_grad(dx, true);
     };
@@ -51,16 +57,14 @@ ag::Var sparse_features_matmul(ag::Tape& tape, const FeatureProductKernels& k, c
   STRATA_ASSERT(!drop || k.weighted, "sparse input dropout needs the weighted feature kernels");
   Tensor values = k.values;
   if (drop) {
-    const int64_t nnz = k.values.numel();
-    values = ag::empty({nnz});
-    const float* v = k.values.data<float>();
-    float* d = values.data<float>();
-    const float scale = 1.0f / (1.0f - dropout);
-#pragma omp parallel for schedule(static) if (nnz >= (1 << 15))
-    for (int64_t p = 0; p < nnz; ++p) d[p] = ag::dropout_keep(seed, p, dropout) ? v[p] * scale : 0.0f;
+    values = ag::empty({k.values.numel()});
+    ag::apply_dropout(k.values.data<float>(), values.data<float>(), k.values.numel(), dropout, seed);
   }
   Tensor y = ag::empty({k.features->rows(), k.feat});
-  k.forward->run_into(w.value(), y, values);
+  {
+    ag::SerialIfSmall serial(k.features->S.nnz() * k.feat);
+    k.forward->run_into(w.value(), y, values);
+  }
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&w}));
   std::function<void()> back;
   if (out.requires_grad()) {
@@ -74,11 +78,14 @@ ag::Var sparse_features_matmul(ag::Tape& tape, const FeatureProductKernels& k, c
         const float* v = values.data<float>();
         const int64_t* perm = kp->transpose.data<int64_t>();
         float* d = vt.data<float>();
-#pragma omp parallel for schedule(static) if (nnz >= (1 << 15))
+#pragma omp parallel for schedule(static) if (nnz >= ag::kParallelWork)
         for (int64_t q = 0; q < nnz; ++q) d[q] = v[perm[q]];
       }
       Tensor dw = ag::empty({kp->features->cols(), kp->feat});
-      kp->backward->run_into(out.grad(), dw, vt);
+      {
+        ag::SerialIfSmall serial(kp->features->St.nnz() * kp->feat);
+        kp->backward->run_into(out.grad(), dw, vt);
+      }
       w.accumulate_grad(dw, true);
     };
   }
