@@ -115,7 +115,7 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
   out(fmt::format("{:<11}{}", "model", model.describe()));
   out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
-  out(fmt::format("{:<11}{} threads, backend {}, tuning {}", "runtime", num_threads(),
+  out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
                   sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
   const nn::GraphKernels& k = *ctx.kernels;
   if (c.runtime.kernels.backend == sc::Backend::Generated)
@@ -128,7 +128,7 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
                     k.records().size(), k.build_ms()));
   if (!k.note().empty()) out(fmt::format("{:<11}{}", "", k.note()));
   for (const nn::KernelRecord& r : k.records())
-    out(fmt::format("{:<11}{:<28} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
+    out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
 }
 
 json kernels_json(const nn::GraphKernels& k) {
@@ -174,7 +174,8 @@ json dataset_json(const TrainingData& d) {
 }  // namespace
 
 void apply_runtime(const RuntimeConfig& runtime) {
-  set_num_threads(runtime.threads);
+  // 0 keeps OpenMP's default, so OMP_NUM_THREADS still applies.
+  if (runtime.threads > 0) set_num_threads(runtime.threads);
   if (!runtime.cache_dir.empty()) ::setenv("STRATA_CACHE_DIR", runtime.cache_dir.c_str(), 1);
 }
 
