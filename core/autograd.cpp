@@ -141,19 +141,29 @@ void Var::accumulate_grad(const Tensor& g, bool owned) const {
                 shape_str(g.shape()), shape_str(data_->value.shape()), data_->name);
   STRATA_ASSERT(g.dtype() == DType::F32, "gradient of dtype {}", dtype_name(g.dtype()));
   if (!data_->grad.defined()) {
-    if (owned) {
-      data_->grad = g;
-    } else {
-      data_->grad = empty(g.shape());
-      data_->grad.copy_from(g);
-    }
+    data_->grad = g;
+    data_->grad_shared = !owned;
+    return;
+  }
+  const int64_t n = g.numel();
+  const float* src = g.data<float>();
+  if (data_->grad_shared) {
+    Tensor sum = empty(g.shape());
+    const float* a = data_->grad.data<float>();
+    float* dst = sum.data<float>();
+    for_blocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) dst[i] = a[i] + src[i];
+    });
+    data_->grad = sum;
+    data_->grad_shared = false;
     return;
   }
   float* dst = data_->grad.data<float>();
-  const float* src = g.data<float>();
-  const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelWork)
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  for_blocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+  });
 }
 
 Tape::Scope::Scope(Tape& tape, const std::string& label) : tape_(tape), previous_size_(tape.scope_.size()) {

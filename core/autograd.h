@@ -40,7 +40,8 @@ const char* category_name(OpCategory c);
 
 struct VarData {
   Tensor value;
-  Tensor grad;  // undefined until something flows into it
+  Tensor grad;               // undefined until something flows into it
+  bool grad_shared = false;  // grad is another Var's (complete) gradient: copy before adding into it
   bool requires_grad = false;
   std::string name;
 };
@@ -65,12 +66,20 @@ class Var {
   const Shape& shape() const { return data_->value.shape(); }
   int64_t dim(int i) const { return data_->value.dim(i); }
 
-  // Adds g into the gradient. `owned`: g is a fresh tensor nobody else holds, so
-  // the first accumulation may adopt it instead of copying.
+  // Adds g into the gradient. The first gradient is adopted without a copy: when
+  // `owned` is false (g is, say, an op output's complete gradient, passed through by
+  // add or bias_add) it is shared read-only, and a later accumulation adds into a
+  // fresh tensor instead of writing into it (copy on write).
   void accumulate_grad(const Tensor& g, bool owned) const;
-  void zero_grad() const { data_->grad = Tensor(); }
+  void zero_grad() const {
+    data_->grad = Tensor();
+    data_->grad_shared = false;
+  }
   // Replaces the gradient (optimizers and tests).
-  void set_grad(Tensor g) const { data_->grad = std::move(g); }
+  void set_grad(Tensor g) const {
+    data_->grad = std::move(g);
+    data_->grad_shared = false;
+  }
 
   bool same_as(const Var& o) const { return data_ == o.data_; }
 
@@ -183,6 +192,18 @@ class Tape {
 // elements or multiply-adds) use threads; a small graph's epoch then never starts a
 // parallel region at all. (OMP_WAIT_POLICY=passive also helps on busy machines.)
 inline constexpr int64_t kParallelWork = int64_t{1} << 22;
+
+// Calls body(begin, end) on consecutive blocks covering [0, n), the blocks spread
+// over the threads when n >= kParallelWork. Inner loops over a block, written with
+// `#pragma omp simd`, vectorise where a `parallel for simd` over the whole range
+// with an `if` clause often does not (GCC 12 leaves branches in it).
+template <class F>
+void for_blocks(int64_t n, F&& body) {
+  constexpr int64_t kBlock = int64_t{1} << 14;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kParallelWork)
+  for (int64_t b = 0; b < blocks; ++b) body(b * kBlock, b + 1 == blocks ? n : (b + 1) * kBlock);
+}
 
 // While alive, OpenMP regions this thread starts (generated kernels included) use
 // one thread if `work` is below kParallelWork; otherwise it changes nothing.

@@ -113,8 +113,10 @@ Var unary(Tape& tape, const Var& x, F&& f) {
   const float* xp = xv.data<float>();
   float* yp = y.data<float>();
   const int64_t n = xv.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) yp[i] = f(xp[i]);
+  for_blocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) yp[i] = f(xp[i]);
+  });
   return Var::result(std::move(y), tape.needs_grad({&x}));
 }
 
@@ -131,8 +133,10 @@ void record_unary(Tape& tape, const char* op, const Var& x, const Var& out, doub
       const float* yp = out.value().data<float>();
       float* dp = dx.data<float>();
       const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-      for (int64_t i = 0; i < n; ++i) dp[i] = gp[i] * dfdx(xp[i], yp[i]);
+      for_blocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+        for (int64_t i = begin; i < end; ++i) dp[i] = gp[i] * dfdx(xp[i], yp[i]);
+      });
       x.accumulate_grad(dx, true);
     };
   }
@@ -177,8 +181,10 @@ Var add(Tape& tape, const Var& a, const Var& b) {
   const float* bp = b.value().data<float>();
   float* yp = y.data<float>();
   const int64_t n = y.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) yp[i] = ap[i] + bp[i];
+  for_blocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) yp[i] = ap[i] + bp[i];
+  });
   Var out = Var::result(std::move(y), tape.needs_grad({&a, &b}));
   std::function<void()> back;
   if (out.requires_grad()) {
@@ -431,9 +437,9 @@ Var log_softmax(Tape& tape, const Var& x) {
       float* yr = yp + r * cols;
       float m = xr[0];
       for (int64_t c = 1; c < cols; ++c) m = std::max(m, xr[c]);
-      double s = 0;
-      for (int64_t c = 0; c < cols; ++c) s += std::exp(static_cast<double>(xr[c] - m));
-      const float lse = m + static_cast<float>(std::log(s));
+      float s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += std::exp(xr[c] - m);
+      const float lse = m + std::log(s);
       for (int64_t c = 0; c < cols; ++c) yr[c] = xr[c] - lse;
     }
   }
@@ -450,10 +456,9 @@ Var log_softmax(Tape& tape, const Var& x) {
       float* dp = dx.data<float>();
 #pragma omp parallel for schedule(static) if (rows * cols >= kParallelElements)
       for (int64_t r = 0; r < rows; ++r) {
-        double s = 0;
+        float s = 0;
         for (int64_t c = 0; c < cols; ++c) s += gp[r * cols + c];
-        for (int64_t c = 0; c < cols; ++c)
-          dp[r * cols + c] = gp[r * cols + c] - std::exp(yp[r * cols + c]) * static_cast<float>(s);
+        for (int64_t c = 0; c < cols; ++c) dp[r * cols + c] = gp[r * cols + c] - std::exp(yp[r * cols + c]) * s;
       }
       x.accumulate_grad(dx, true);
     };

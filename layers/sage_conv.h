@@ -5,8 +5,7 @@
 // weight and the bias are optional.
 //
 // Like DGL, the layer projects before aggregating when that makes the aggregation
-// narrower (in > out), and always for sparse inputs (S is never aggregated); with
-// the root weight, the sparse input is projected once by [W_self | W_neigh].
+// narrower (in > out), and always for sparse inputs (S is never aggregated).
 #pragma once
 
 #include "layers/layer.h"

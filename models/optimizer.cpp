@@ -26,7 +26,7 @@ class Adam final : public Optimizer {
       : Optimizer(c, std::move(p)), m_(zeros_like(params_)), v_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, float* p, const float* g, int64_t n) override {
+  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
     const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
     const double t = static_cast<double>(steps_ + 1);
     const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t));
@@ -38,8 +38,9 @@ class Adam final : public Optimizer {
     // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
 #pragma omp simd
     for (int64_t k = 0; k < n; ++k) {
-      m[k] = b1 * m[k] + (1.0f - b1) * g[k];
-      v[k] = b2 * v[k] + (1.0f - b2) * g[k] * g[k];
+      const float gk = g[k] + wd * p[k];
+      m[k] = b1 * m[k] + (1.0f - b1) * gk;
+      v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
       p[k] -= step * m[k] / (std::sqrt(v[k]) / c2_sqrt + eps);
     }
   }
@@ -56,18 +57,20 @@ class Sgd final : public Optimizer {
   Sgd(const OptimizerConfig& c, std::vector<Parameter> p) : Optimizer(c, std::move(p)), buf_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, float* p, const float* g, int64_t n) override {
+  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
     const float lr = static_cast<float>(config_.lr), mu = static_cast<float>(config_.momentum);
     float* b = buf_[i].data<float>();
     if (mu == 0.0f) {
-      for (int64_t k = 0; k < n; ++k) p[k] -= lr * g[k];
+#pragma omp simd
+      for (int64_t k = 0; k < n; ++k) p[k] -= lr * (g[k] + wd * p[k]);
       return;
     }
     // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
     const bool first = steps_ == 0;
     for (int64_t k = 0; k < n; ++k) {
-      b[k] = first ? g[k] : mu * b[k] + g[k];
-      const float d = config_.nesterov ? g[k] + mu * b[k] : b[k];
+      const float gk = g[k] + wd * p[k];
+      b[k] = first ? gk : mu * b[k] + gk;
+      const float d = config_.nesterov ? gk + mu * b[k] : b[k];
       p[k] -= lr * d;
     }
   }
@@ -113,9 +116,10 @@ void Optimizer::step() {
     if (!v.has_grad()) continue;
     float* p = v.mutable_value().data<float>();
     const int64_t n = v.value().numel();
-    if (config_.decoupled && config_.weight_decay > 0 && decayed_[i])
+    const bool decay = config_.weight_decay > 0 && decayed_[i];
+    if (decay && config_.decoupled)
       for (int64_t k = 0; k < n; ++k) p[k] *= shrink;
-    update(i, p, v.grad().data<float>(), n);
+    update(i, p, v.grad().data<float>(), n, decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f);
   }
   ++steps_;
 }
@@ -161,7 +165,7 @@ std::string Optimizer::describe() const {
     s += fmt::format(" (momentum {:g}{})", config_.momentum, config_.nesterov ? ", nesterov" : "");
   if (config_.weight_decay > 0)
     s += fmt::format(", weight decay {:g} {} on {} parameters", config_.weight_decay,
-                     config_.decoupled ? "decoupled" : "as L2 in the loss", decay_scope_name(config_.decay_scope));
+                     config_.decoupled ? "decoupled" : "(L2, added to the gradient)", decay_scope_name(config_.decay_scope));
   else
     s += ", no weight decay";
   return s;

@@ -1,13 +1,15 @@
 // Optimizers over a model's parameters: Adam (Kingma & Ba 2015) and SGD with
 // momentum, with PyTorch's update rules so hyper-parameters carry over.
 //
-// Weight decay. With `decoupled` off (the default), weight decay is an L2 term in
-// the loss, (wd/2)·Σ‖p‖² over the decayed parameters (ag::l2_penalty; the trainer
-// adds it), whose gradient wd·p is exactly what torch.optim.{Adam,SGD}(weight_decay)
-// adds to the gradient. With `decoupled` on, the optimizer shrinks the decayed
-// parameters directly, p <- p - lr·wd·p, before the update (AdamW; for SGD the two
-// are the same). `decay_scope` picks the decayed parameters: all, weights only (no
-// biases), or the first layer's weights (Kipf & Welling's GCN).
+// Weight decay. With `decoupled` off (the default) it is L2 regularisation as in
+// torch.optim.{Adam,SGD}(weight_decay): wd·p is added to the gradient before the
+// update, exactly the gradient of an (wd/2)·Σ‖p‖² term in the loss (ag::l2_penalty
+// computes that term; adding it here saves two passes over the parameters and
+// keeps the reported loss the plain NLL). With `decoupled` on, the optimizer
+// shrinks the decayed parameters directly, p <- p - lr·wd·p, before the update
+// (AdamW; for SGD the two are the same). `decay_scope` picks the decayed
+// parameters: all, weights only (no biases), or the first layer's weights (Kipf &
+// Welling's GCN).
 //
 // State (moments, momentum buffers, the step count) is exposed by name so that
 // checkpoints can save and restore it exactly.
@@ -61,7 +63,8 @@ class Optimizer {
   std::string describe() const;
 
  protected:
-  virtual void update(size_t index, float* p, const float* g, int64_t n) = 0;
+  // One parameter's update from its gradient g; wd > 0 adds wd·p to g first.
+  virtual void update(size_t index, float* p, const float* g, int64_t n, float wd) = 0;
   // (prefix, buffer) pairs per parameter, in state order.
   virtual std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() = 0;
 

@@ -114,7 +114,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_float("optimizer.weight_decay", "0", 0, 1e30, false, false,
                         "weight decay (L2 coefficient, PyTorch semantics)"));
   s.push_back(key_bool("optimizer.decoupled", "false",
-                       "false: weight decay as an L2 term in the loss; true: decoupled (AdamW) shrinkage"));
+                       "false: L2, wd·p added to the gradient (PyTorch's weight_decay); true: decoupled shrinkage (AdamW)"));
   s.push_back(key_enum("optimizer.decay_scope", "all", {"all", "weights", "first_layer"},
                        "parameters weight decay applies to (first_layer: Kipf & Welling's GCN)"));
   s.push_back(key_float("optimizer.beta1", "0.9", 0, 1, false, true, "adam: first-moment decay"));

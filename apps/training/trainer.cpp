@@ -219,11 +219,8 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
   ag::Var loss;
   {
     ag::Tape::Scope scope(tape, "loss");
+    // Weight decay is applied by the optimizer (models/optimizer.h).
     loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
-    if (oc.weight_decay > 0 && !oc.decoupled)
-      loss = ag::add(tape, loss,
-                     ag::l2_penalty(tape, nn::decayed_parameters(state.model->parameters(), oc.decay_scope),
-                                    static_cast<float>(oc.weight_decay)));
   }
   const float value = loss.value().data<float>()[0];
   if (!std::isfinite(value)) {

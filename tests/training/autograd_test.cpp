@@ -210,6 +210,20 @@ TEST(AutogradTest, GradientsAccumulateAcrossBackwardCalls) {
   EXPECT_FALSE(w.has_grad());
 }
 
+TEST(AutogradTest, SharedGradientsAreCopiedOnWrite) {
+  // add passes its output's gradient through to both operands without copying; the
+  // second accumulation into x must not write into the first (shared) tensor.
+  Var x = Var::parameter(Tensor::full({2, 2}, DType::F32, 1.0), "x");
+  Tape t;
+  Var y = ag::add(t, x, x);
+  Tensor seed = Tensor::full({2, 2}, DType::F32, 3.0);
+  t.backward(y, seed);
+  EXPECT_EQ(x.grad().data<float>()[0], 6.0f);
+  EXPECT_EQ(y.grad().data<float>()[0], 3.0f) << "the output's gradient was modified";
+  EXPECT_EQ(seed.data<float>()[0], 3.0f) << "the caller's seed was modified";
+  EXPECT_NE(x.grad().raw_data(), y.grad().raw_data());
+}
+
 TEST(AutogradTest, GradientsOffRecordsNoBackward) {
   Var w = Var::parameter(Tensor::full({2, 2}, DType::F32, 1.0), "w");
   Tape t;

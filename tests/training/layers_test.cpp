@@ -251,7 +251,7 @@ TEST(ModelsTest, GraphSageStackShapesNamesAndDescription) {
   EXPECT_EQ(dense.aggregations, (std::vector<std::pair<Aggregation, int64_t>>{{Aggregation::Mean, 16}, {Aggregation::Mean, 7}}));
   EXPECT_TRUE(dense.feature_products.empty());
   const nn::KernelRequests sparse = m.kernel_requests(true);
-  EXPECT_EQ(sparse.feature_products, std::vector<int64_t>{32});
+  EXPECT_EQ(sparse.feature_products, std::vector<int64_t>{16});
   // The same seed builds the same model.
   Rng a(9), b(9);
   nn::GnnModel m1(c, 20, 3, a), m2(c, 20, 3, b);
