@@ -12,8 +12,9 @@
 // sparse features for the first layer where at most 10% are non-zero, Planetoid
 // split); `rmat` is rmat:scale=17,edge_factor=16,seed=1 with 128 random normal
 // features and 16 random classes (the split and labels only size the loss). Both
-// backends run the same model from the same seed in the same process, one after
-// the other; times are medians over the timed epochs, shares are of their sums.
+// backends run the same model from the same seed in the same process, their epochs
+// interleaved (A B A B ...) so that both see the same load on a shared machine;
+// times are medians over the timed epochs, shares are of the mean epoch.
 // A "tuned" column is left for when the tuner is wired into layers/graph_kernels.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -65,32 +66,44 @@ train::TrainingData rmat_task(const std::string& spec, int64_t features, int64_t
   return td;
 }
 
-Measurement measure(train::Context& ctx, int warmup, int epochs) {
-  Measurement m;
-  train::RunState state(ctx, 0);
-  ctx.build_kernels(*state.model);
-  m.build_ms = ctx.kernels->build_ms();
-  m.compile_ms = ctx.kernels->compile_ms();
-  m.kernels = static_cast<int64_t>(ctx.kernels->records().size());
-  ag::Tape tape;
-  for (int e = 1; e <= warmup; ++e) train::train_step(ctx, state, tape, 1, e);
-  tape.profile().clear();
-  std::vector<double> times;
-  double total = 0;
-  for (int e = 1; e <= epochs; ++e) {
-    const train::StepResult r = train::train_step(ctx, state, tape, 1, warmup + e);
-    times.push_back(r.ms);
-    total += r.ms;
-    if (e == 1) m.loss_first = r.loss;
-    m.loss_last = r.loss;
+// Times every backend on the same data, interleaved epoch by epoch (A B A B ...), so
+// both see the same machine: on a shared machine load comes and goes within a run.
+std::vector<Measurement> measure(std::vector<std::unique_ptr<train::Context>>& ctxs, int warmup, int epochs) {
+  std::vector<Measurement> ms(ctxs.size());
+  std::vector<std::unique_ptr<train::RunState>> states;
+  std::vector<std::unique_ptr<ag::Tape>> tapes;
+  std::vector<std::vector<double>> times(ctxs.size());
+  std::vector<double> totals(ctxs.size(), 0.0);
+  for (size_t b = 0; b < ctxs.size(); ++b) {
+    states.push_back(std::make_unique<train::RunState>(*ctxs[b], 0));
+    ctxs[b]->build_kernels(*states[b]->model);
+    ms[b].build_ms = ctxs[b]->kernels->build_ms();
+    ms[b].compile_ms = ctxs[b]->kernels->compile_ms();
+    ms[b].kernels = static_cast<int64_t>(ctxs[b]->kernels->records().size());
+    tapes.push_back(std::make_unique<ag::Tape>());
   }
-  const ag::OpProfile& p = tape.profile();
-  m.median_ms = median(times);
-  m.mean_ms = total / epochs;
-  m.sparse_ms = p.ms[static_cast<int>(ag::OpCategory::Sparse)] / epochs;
-  m.dense_ms = p.ms[static_cast<int>(ag::OpCategory::Dense)] / epochs;
-  m.other_ms = std::max(0.0, m.mean_ms - m.sparse_ms - m.dense_ms);
-  return m;
+  for (int e = 1; e <= warmup; ++e)
+    for (size_t b = 0; b < ctxs.size(); ++b) train::train_step(*ctxs[b], *states[b], *tapes[b], 1, e);
+  for (auto& t : tapes) t->profile().clear();
+  for (int e = 1; e <= epochs; ++e) {
+    for (size_t b = 0; b < ctxs.size(); ++b) {
+      const train::StepResult r = train::train_step(*ctxs[b], *states[b], *tapes[b], 1, warmup + e);
+      times[b].push_back(r.ms);
+      totals[b] += r.ms;
+      if (e == 1) ms[b].loss_first = r.loss;
+      ms[b].loss_last = r.loss;
+    }
+  }
+  for (size_t b = 0; b < ctxs.size(); ++b) {
+    const ag::OpProfile& p = tapes[b]->profile();
+    Measurement& m = ms[b];
+    m.median_ms = median(times[b]);
+    m.mean_ms = totals[b] / epochs;
+    m.sparse_ms = p.ms[static_cast<int>(ag::OpCategory::Sparse)] / epochs;
+    m.dense_ms = p.ms[static_cast<int>(ag::OpCategory::Dense)] / epochs;
+    m.other_ms = std::max(0.0, m.mean_ms - m.sparse_ms - m.dense_ms);
+  }
+  return ms;
 }
 
 std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.0f}%", 100 * part / whole) : "-"; }
@@ -141,13 +154,19 @@ int main(int argc, char** argv) {
       }
       const train::TrainingData& d = base.data;
       json row = {{"dataset", name}, {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()}, {"features", d.features_text}};
-      std::map<std::string, Measurement> by_backend;
+      std::vector<std::unique_ptr<train::Context>> ctxs;
       for (const std::string& b : backends) {
-        train::Context ctx;
-        ctx.config = base.config;
-        ctx.config.runtime.kernels.backend = sc::parse_backend(b, "--backends");
-        ctx.data = base.data;
-        const Measurement m = measure(ctx, warmup, epochs);
+        auto ctx = std::make_unique<train::Context>();
+        ctx->config = base.config;
+        ctx->config.runtime.kernels.backend = sc::parse_backend(b, "--backends");
+        ctx->data = base.data;
+        ctxs.push_back(std::move(ctx));
+      }
+      const std::vector<Measurement> measured = measure(ctxs, warmup, epochs);
+      std::map<std::string, Measurement> by_backend;
+      for (size_t i = 0; i < backends.size(); ++i) {
+        const std::string& b = backends[i];
+        const Measurement& m = measured[i];
         by_backend[b] = m;
         std::printf("| %s | %lld | %lld | %s | %s | %.2f ms | %.2f ms (%s) | %.2f ms (%s) | %.2f ms (%s) | %.0f ms |\n",
                     name.c_str(), static_cast<long long>(d.num_nodes()), static_cast<long long>(d.graph.nnz()),

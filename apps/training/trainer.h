@@ -98,7 +98,8 @@ struct RunResult {
 struct Summary {
   std::vector<RunResult> runs;
   double test_mean = 0, test_std = 0, val_mean = 0, val_std = 0;
-  double mean_epoch_ms = 0;
+  double mean_epoch_ms = 0;    // mean over runs of each run's mean epoch time
+  double median_epoch_ms = 0;  // median over runs of each run's median epoch time
   std::string run_dir;
 };
 

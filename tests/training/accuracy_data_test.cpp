@@ -20,6 +20,8 @@ train::Summary train_config(const std::string& config, std::vector<std::string> 
   sets.push_back("output.run_dir=" + dir.string());
   sets.push_back("output.log_every=0");
   sets.push_back("output.checkpoint=none");
+  // ctest runs two tests at once on the 2-core CI machines: one thread each.
+  sets.push_back("runtime.threads=1");
   const train::Config c = train::Config::load(fs::path(STRATA_SOURCE_DIR) / config, sets);
   const train::Summary s = train::run_training(c, "accuracy", [](const std::string& line) {
     if (line.rfind("Run ", 0) == 0 || line.rfind("Test accuracy", 0) == 0) std::printf("%s\n", line.c_str());
