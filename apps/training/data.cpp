@@ -132,9 +132,9 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   td.name = ds.name;
   td.source = ds.source;
   STRATA_CHECK(!ds.is_hetero(),
-               "{}: dataset '{}' is heterogeneous ({} node types); strata train runs GraphSAGE and GCN on homogeneous "
-               "graphs",
-               config_source, c.dataset, ds.hetero->num_node_types());
+               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); strata train runs GraphSAGE and GCN "
+               "on homogeneous graphs",
+               config_source, c.dataset, ds.format);
   STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
                "{}: dataset '{}' has no single-label node classes (task: {}); strata train trains node classifiers",
                config_source, c.dataset, data::task_name(ds.task));

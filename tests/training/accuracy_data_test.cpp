@@ -55,5 +55,11 @@ TEST(TrainingAccuracyDataTest, GraphSageFacebookSparseFeatures) {
   EXPECT_GE(s.test_mean, 0.85);
 }
 
+TEST(TrainingInputDataTest, HeterogeneousDatasetIsRejected) {
+  STRATA_REQUIRE_DATA("rdf/aifb");
+  testing::expect_user_error([] { train_config("configs/graphsage_sbm.yaml", {"data.dataset=aifb"}); },
+                             {"dataset 'aifb' is heterogeneous", "runs GraphSAGE and GCN on homogeneous graphs"});
+}
+
 }  // namespace
 }  // namespace strata

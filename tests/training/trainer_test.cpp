@@ -204,6 +204,29 @@ TEST_F(TrainerTest, PlanetoidAndRandomSplits) {
   EXPECT_TRUE(printed("200 train / 80 val / 120 test"));
 }
 
+TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
+  // A MUSAE folder without *_features.json: two communities of 30 nodes, labels by
+  // community. The first layer reads the identity matrix as sparse features.
+  const fs::path folder = dir_ / "tiny";
+  fs::create_directories(folder);
+  std::string edges = "id_1,id_2\n", target = "id,page_type\n";
+  Rng rng(5);
+  for (int v = 0; v < 60; ++v) {
+    const int base = v < 30 ? 0 : 30;
+    for (int k = 0; k < 4; ++k) edges += fmt::format("{},{}\n", v, base + static_cast<int>(rng.below(30)));
+    target += fmt::format("{},{}\n", v, v < 30 ? "left" : "right");
+  }
+  write_file_atomic(folder / "tiny_edges.csv", edges);
+  write_file_atomic(folder / "tiny_target.csv", target);
+  const train::Summary s = train(config(kSbm, {"data.dataset=musae:" + folder.string(), "training.runs=1",
+                                               "training.epochs=30", "data.split.kind=planetoid",
+                                               "data.split.train_per_class=8", "data.split.val_size=14",
+                                               "data.split.test_size=30"}));
+  EXPECT_TRUE(printed("no node features: one-hot node ids (a sparse identity)"));
+  EXPECT_TRUE(printed("features sparse binary [60, 60], 60 non-zeros"));
+  EXPECT_GT(s.test_mean, 0.7);
+}
+
 TEST_F(TrainerErrorTest, DivergingLossNamesEpochAndLayerAndWritesNothing) {
   try {
     train(config(kSbm, {"optimizer.name=sgd", "optimizer.lr=1e30", "optimizer.momentum=0", "model.dropout=0"}));
@@ -225,6 +248,7 @@ TEST_F(TrainerErrorTest, MissingDatasetAndUnusableDatasets) {
                     {"data.dataset 'no-such-dataset' could not be loaded"});
   expect_user_error([&] { train(config(kSbm, {"data.dataset=rmat:scale=6,edge_factor=4"})); },
                     {"dataset 'rmat:scale=6,edge_factor=4' has no single-label node classes"});
+
   expect_user_error([&] { train(config(kSbm, {"data.split.kind=planetoid"})); },
                     {"a planetoid split needs 500 validation + 1000 test nodes"});
   expect_only({});
