@@ -1,0 +1,572 @@
+#include "apps/training/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "core/file_util.h"
+#include "datasets/generator_params.h"
+
+namespace strata::train {
+namespace {
+
+KeySpec make_key(std::string path, ValueType type, std::string def, std::string help) {
+  KeySpec k;
+  k.path = std::move(path);
+  k.type = type;
+  k.default_value = std::move(def);
+  k.help = std::move(help);
+  return k;
+}
+
+KeySpec key_int(std::string path, std::string def, double lo, double hi, std::string help) {
+  KeySpec k = make_key(std::move(path), ValueType::Int, std::move(def), std::move(help));
+  k.has_range = true;
+  k.min = lo;
+  k.max = hi;
+  return k;
+}
+
+KeySpec key_float(std::string path, std::string def, double lo, double hi, bool lo_open, bool hi_open,
+                  std::string help) {
+  KeySpec k = make_key(std::move(path), ValueType::Float, std::move(def), std::move(help));
+  k.has_range = true;
+  k.min = lo;
+  k.max = hi;
+  k.min_open = lo_open;
+  k.max_open = hi_open;
+  return k;
+}
+
+KeySpec key_bool(std::string path, std::string def, std::string help) {
+  return make_key(std::move(path), ValueType::Bool, std::move(def), std::move(help));
+}
+
+KeySpec key_string(std::string path, std::string def, std::string help) {
+  return make_key(std::move(path), ValueType::String, std::move(def), std::move(help));
+}
+
+KeySpec key_enum(std::string path, std::string def, std::vector<std::string> choices, std::string help) {
+  KeySpec k = make_key(std::move(path), ValueType::Enum, std::move(def), std::move(help));
+  k.choices = std::move(choices);
+  return k;
+}
+
+KeySpec required(KeySpec k) {
+  k.required = true;
+  return k;
+}
+
+constexpr double kBig = 9.2e18;  // integer keys without a natural upper bound
+
+std::vector<KeySpec> build_schema() {
+  std::vector<KeySpec> s;
+  s.push_back(required(key_int("version", "", 1, kBig, "config schema version; this Strata reads version 1")));
+  // data
+  s.push_back(required(key_string(
+      "data.dataset", "",
+      "dataset: a short name (cora, citeseer, facebook, ...), prefix:path (linqs:, ogb:, musae:, mtx:, edgelist:, ...) "
+      "or a generator (sbm:nodes=2000,classes=5,seed=1; rmat:scale=17,edge_factor=16,seed=1)")));
+  s.push_back(key_string("data.data_root", "",
+                         "folder holding the datasets; empty: --data-root, $STRATA_DATA_ROOT or ../shared/datasets"));
+  s.push_back(key_bool("data.cache", "true", "read and write the binary dataset cache ($STRATA_CACHE_DIR/datasets)"));
+  s.push_back(key_enum("data.undirected", "auto", {"auto", "true", "false"},
+                       "true: train on A ∪ Aᵀ (symmetrize); false: keep the files' edge direction; auto: symmetrize "
+                       "when the dataset says its edges are undirected"));
+  s.push_back(key_enum("data.self_loops", "auto", {"auto", "add", "remove", "keep"},
+                       "self-loops of the training graph; auto: add for gcn, keep for graphsage"));
+  s.push_back(key_bool("data.normalize_features", "false", "divide each node's features by their sum (row-normalize)"));
+  s.push_back(key_enum("data.feature_storage", "auto", {"auto", "dense", "sparse"},
+                       "how the first layer reads the features; auto: sparse (never densified) when at most 10% of "
+                       "the entries are non-zero"));
+  s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random"},
+                       "dataset: the dataset's own split; planetoid: train_per_class per class, then val_size and "
+                       "test_size nodes; random: train_ratio / val_ratio / rest; auto: dataset if it has one, else "
+                       "planetoid"));
+  s.push_back(key_int("data.split.train_per_class", "20", 1, kBig, "planetoid: labelled training nodes per class"));
+  s.push_back(key_int("data.split.val_size", "500", 1, kBig, "planetoid: validation nodes"));
+  s.push_back(key_int("data.split.test_size", "1000", 1, kBig, "planetoid: test nodes"));
+  s.push_back(key_float("data.split.train_ratio", "0.6", 0, 1, true, true, "random: share of labelled nodes for training"));
+  s.push_back(key_float("data.split.val_ratio", "0.2", 0, 1, true, true, "random: share of labelled nodes for validation"));
+  s.push_back(key_int("data.split.seed", "0", 0, kBig, "seed of planetoid and random splits (the same for every run)"));
+  // model
+  s.push_back(key_enum("model.name", "graphsage", {"graphsage", "gcn"}, "architecture: GraphSAGE (SAGEConv) or GCN (GraphConv)"));
+  s.push_back(key_int("model.layers", "2", 1, 16, "number of graph layers"));
+  s.push_back(key_int("model.hidden", "16", 1, 65536, "width of the hidden layers"));
+  s.push_back(key_enum("model.activation", "relu", {"relu", "elu", "leaky_relu"}, "activation between layers"));
+  s.push_back(key_float("model.negative_slope", "0.01", 0, 1, false, false, "leaky_relu: slope for negative inputs"));
+  s.push_back(key_float("model.dropout", "0.5", 0, 1, false, true, "dropout on hidden representations"));
+  s.push_back(key_float("model.input_dropout", "0", 0, 1, false, true,
+                        "dropout on the input features (sparse inputs: on their stored entries)"));
+  s.push_back(key_enum("model.aggregator", "mean", {"mean", "gcn", "sum"},
+                       "graphsage: neighbour aggregator (gcn: mean over the node and its neighbours)"));
+  s.push_back(key_bool("model.root_weight", "true", "graphsage: add a separate weight for the node's own features"));
+  s.push_back(key_enum("model.norm", "both", {"both", "right", "none"},
+                       "gcn: normalisation, both: D^-1/2 A D^-1/2, right: D^-1 A, none: A"));
+  s.push_back(key_bool("model.l2_normalize", "false", "L2-normalise each hidden representation"));
+  s.push_back(key_bool("model.bias", "true", "learn a bias in every layer"));
+  // optimizer
+  s.push_back(key_enum("optimizer.name", "adam", {"adam", "sgd"}, "optimizer"));
+  s.push_back(key_float("optimizer.lr", "0.01", 0, 1e30, true, false, "learning rate"));
+  s.push_back(key_float("optimizer.weight_decay", "0", 0, 1e30, false, false,
+                        "weight decay (L2 coefficient, PyTorch semantics)"));
+  s.push_back(key_bool("optimizer.decoupled", "false",
+                       "false: L2, wd·p added to the gradient (PyTorch's weight_decay); true: decoupled shrinkage (AdamW)"));
+  s.push_back(key_enum("optimizer.decay_scope", "all", {"all", "weights", "first_layer"},
+                       "parameters weight decay applies to (first_layer: Kipf & Welling's GCN)"));
+  s.push_back(key_float("optimizer.beta1", "0.9", 0, 1, false, true, "adam: first-moment decay"));
+  s.push_back(key_float("optimizer.beta2", "0.999", 0, 1, false, true, "adam: second-moment decay"));
+  s.push_back(key_float("optimizer.eps", "1e-08", 0, 1, true, false, "adam: denominator epsilon"));
+  s.push_back(key_float("optimizer.momentum", "0.9", 0, 1, false, true, "sgd: momentum (0: plain SGD)"));
+  s.push_back(key_bool("optimizer.nesterov", "false", "sgd: Nesterov momentum"));
+  // training
+  s.push_back(key_int("training.epochs", "200", 1, 1e7, "full-graph training epochs per run"));
+  s.push_back(key_int("training.eval_period", "1", 1, kBig, "evaluate (train/val/test accuracy) every this many epochs"));
+  s.push_back(key_enum("training.select_by", "val_acc", {"val_acc", "val_loss"},
+                       "the best epoch (test accuracy reported, checkpoint kept): highest validation accuracy (ties: "
+                       "lower loss) or lowest validation loss"));
+  s.push_back(key_int("training.patience", "0", 0, kBig,
+                      "stop a run after this many evaluations without a better best epoch; 0: never"));
+  s.push_back(key_int("training.runs", "1", 1, 1000, "independent runs (seeds seed, seed+1, ...); mean ± std reported"));
+  s.push_back(key_int("training.seed", "0", 0, kBig, "seed of the first run: initial weights and dropout masks"));
+  // runtime
+  s.push_back(key_int("runtime.threads", "0", 0, 4096, "OpenMP threads; 0: OpenMP's default (OMP_NUM_THREADS, else all cores)"));
+  s.push_back(key_enum("runtime.backend", "generated", {"generated", "reference"},
+                       "sparse kernels: generated by the compiler, or the plain reference loops"));
+  s.push_back(key_bool("runtime.tuning", "false", "tune kernel plans for the graph (default plans until the tuner lands)"));
+  s.push_back(key_string("runtime.cache_dir", "", "kernel and dataset cache; empty: $STRATA_CACHE_DIR or ~/.cache/strata"));
+  // output
+  s.push_back(key_string("output.run_dir", "runs/{config}",
+                         "where results go; {config} is the config file's name without extension"));
+  s.push_back(key_bool("output.overwrite", "true", "replace an existing run dir once the new run has finished"));
+  s.push_back(key_enum("output.checkpoint", "best", {"best", "last", "none"},
+                       "checkpoint per run: the best-validation epoch's model, the last epoch's, or none"));
+  s.push_back(key_int("output.log_every", "1", 0, kBig, "print one epoch line every this many epochs; 0: none"));
+  return s;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string format_number(double v) { return fmt::format("{}", v); }
+
+std::string range_text(const KeySpec& k) {
+  auto num = [&](double v) { return k.type == ValueType::Int && std::abs(v) < 1e15 ? fmt::format("{}", static_cast<int64_t>(v)) : format_number(v); };
+  if (k.max >= kBig) return fmt::format("{} {}", k.min_open ? ">" : ">=", num(k.min));
+  if (k.max >= 1e30) return fmt::format("{} {}", k.min_open ? ">" : ">=", num(k.min));
+  return fmt::format("in {}{}, {}{}", k.min_open ? "(" : "[", num(k.min), num(k.max), k.max_open ? ")" : "]");
+}
+
+bool in_range(const KeySpec& k, double v) {
+  if (!k.has_range) return true;
+  if (k.min_open ? v <= k.min : v < k.min) return false;
+  if (k.max_open ? v >= k.max : v > k.max) return false;
+  return true;
+}
+
+// Canonical text for a raw scalar, or an error message (empty text) when invalid.
+std::optional<std::string> canonical(const KeySpec& k, const std::string& raw, std::string* why) {
+  switch (k.type) {
+    case ValueType::Int: {
+      int64_t v = 0;
+      const char* end = raw.data() + raw.size();
+      auto r = std::from_chars(raw.data() + (!raw.empty() && raw[0] == '+'), end, v);
+      if (raw.empty() || r.ec != std::errc() || r.ptr != end || !in_range(k, static_cast<double>(v))) return std::nullopt;
+      return std::to_string(v);
+    }
+    case ValueType::Float: {
+      char* end = nullptr;
+      const double v = std::strtod(raw.c_str(), &end);
+      if (raw.empty() || end != raw.c_str() + raw.size() || !std::isfinite(v) || !in_range(k, v)) return std::nullopt;
+      return format_number(v);
+    }
+    case ValueType::Bool: {
+      const std::string l = lower(raw);
+      if (l == "true" || l == "yes" || l == "on") return std::string("true");
+      if (l == "false" || l == "no" || l == "off") return std::string("false");
+      return std::nullopt;
+    }
+    case ValueType::String: return raw;
+    case ValueType::Enum: {
+      const std::string l = lower(raw);
+      // YAML writes booleans for `true`/`yes`/`on`: accept them for true/false choices.
+      const std::string b = l == "yes" || l == "on" ? "true" : l == "no" || l == "off" ? "false" : l;
+      for (const auto& c : k.choices)
+        if (c == l || c == b) return c;
+      const std::string hint = data::nearest_name(l, k.choices);
+      if (!hint.empty() && why) *why = fmt::format(" (did you mean '{}'?)", hint);
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+const KeySpec* find_key(const std::string& path) {
+  for (const KeySpec& k : config_schema())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+// The sections: every proper prefix of a key path ("data", "data.split", ...).
+const std::set<std::string>& sections() {
+  static const std::set<std::string> s = [] {
+    std::set<std::string> out;
+    for (const KeySpec& k : config_schema())
+      for (size_t p = k.path.find('.'); p != std::string::npos; p = k.path.find('.', p + 1)) out.insert(k.path.substr(0, p));
+    return out;
+  }();
+  return s;
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t p = path.rfind('.');
+  return p == std::string::npos ? "" : path.substr(0, p);
+}
+
+std::string leaf_of(const std::string& path) {
+  const size_t p = path.rfind('.');
+  return p == std::string::npos ? path : path.substr(p + 1);
+}
+
+// "; did you mean 'model.hidden'?" for an unknown key or section, or "".
+std::string suggestion(const std::string& path) {
+  const std::string parent = parent_of(path), leaf = leaf_of(path);
+  std::vector<std::string> siblings;
+  for (const KeySpec& k : config_schema())
+    if (parent_of(k.path) == parent) siblings.push_back(leaf_of(k.path));
+  for (const std::string& s : sections())
+    if (parent_of(s) == parent) siblings.push_back(leaf_of(s));
+  const std::string near = data::nearest_name(leaf, siblings);
+  if (!near.empty()) return fmt::format("; did you mean '{}'?", parent.empty() ? near : parent + "." + near);
+  // The same name in another section: a misplaced key.
+  for (const KeySpec& k : config_schema())
+    if (leaf_of(k.path) == leaf) return fmt::format("; did you mean '{}'? ('{}' belongs in section '{}')", k.path, leaf, parent_of(k.path));
+  std::vector<std::string> all;
+  for (const KeySpec& k : config_schema()) all.push_back(k.path);
+  const std::string full = data::nearest_name(path, all);
+  if (!full.empty()) return fmt::format("; did you mean '{}'?", full);
+  if (siblings.empty()) return "";
+  std::sort(siblings.begin(), siblings.end());
+  siblings.erase(std::unique(siblings.begin(), siblings.end()), siblings.end());
+  return fmt::format(" (valid {}: {})", parent.empty() ? "sections" : "keys in '" + parent + "'", fmt::join(siblings, ", "));
+}
+
+std::string where(const std::string& source, const YAML::Mark& m) {
+  if (m.line < 0) return source;
+  return SourceLocation{source, m.line + 1, m.column + 1}.str();
+}
+
+}  // namespace
+
+std::string KeySpec::expectation() const {
+  switch (type) {
+    case ValueType::Int: return fmt::format("an integer {}", range_text(*this));
+    case ValueType::Float: return fmt::format("a number {}", range_text(*this));
+    case ValueType::Bool: return "true or false";
+    case ValueType::String: return "a string";
+    case ValueType::Enum: return fmt::format("one of: {}", fmt::join(choices, ", "));
+  }
+  return "?";
+}
+
+const std::vector<KeySpec>& config_schema() {
+  static const std::vector<KeySpec> schema = build_schema();
+  return schema;
+}
+
+std::string schema_help() {
+  std::string out =
+      "Training config keys (YAML; version 1). Every key but version and data.dataset has a default.\n"
+      "Override any key with --set key=value.\n\n";
+  std::string section;
+  for (const KeySpec& k : config_schema()) {
+    const std::string top = k.path.substr(0, k.path.find('.'));
+    if (top != section && k.path.find('.') != std::string::npos) {
+      section = top;
+      out += fmt::format("{}:\n", section);
+    }
+    const std::string def = k.required ? "(required)" : k.default_value.empty() ? "\"\"" : k.default_value;
+    out += fmt::format("  {:<28} {:<14} {}\n", k.path, def, k.help);
+    out += fmt::format("  {:<28} {:<14} expects {}\n", "", "", k.expectation());
+  }
+  return out;
+}
+
+// Builds a Config from YAML and overrides, validating as it goes.
+class ConfigBuilder {
+ public:
+  explicit ConfigBuilder(Config& c) : c_(c) {}
+
+  void walk(const YAML::Node& node, const std::string& prefix, const std::string& source) {
+    if (!node.IsMap()) {
+      STRATA_FAIL("{}: {} must be a mapping of keys to values, got a {}", where(source, node.Mark()),
+                  prefix.empty() ? "the config" : "section '" + prefix + "'", kind(node));
+    }
+    std::set<std::string> seen;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node& key = it->first;
+      const YAML::Node& val = it->second;
+      STRATA_CHECK(key.IsScalar(), "{}: keys must be plain names", where(source, key.Mark()));
+      const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+      STRATA_CHECK(seen.insert(key.Scalar()).second, "{}: duplicate key '{}'", where(source, key.Mark()), path);
+      if (sections().count(path)) {
+        STRATA_CHECK(val.IsMap(), "{}: '{}' is a section; it needs keys under it (e.g. '{}'), not a {}",
+                     where(source, val.Mark().line >= 0 ? val.Mark() : key.Mark()), path, example_key(path), kind(val));
+        walk(val, path, source);
+        continue;
+      }
+      const KeySpec* spec = find_key(path);
+      STRATA_CHECK(spec != nullptr, "{}: unknown key '{}'{}", where(source, key.Mark()), path, suggestion(path));
+      STRATA_CHECK(val.IsScalar() || val.IsNull(), "{}: '{}' expects {}, got a {}",
+                   where(source, val.Mark().line >= 0 ? val.Mark() : key.Mark()), path, spec->expectation(), kind(val));
+      const YAML::Mark m = val.IsNull() ? key.Mark() : val.Mark();
+      set(*spec, val.IsNull() ? std::string() : val.Scalar(), val.IsNull(), where(source, m));
+    }
+  }
+
+  void override(const std::string& arg) {
+    const size_t eq = arg.find('=');
+    STRATA_CHECK(eq != std::string::npos && eq > 0, "--set '{}': expected key=value (e.g. --set model.hidden=64)", arg);
+    const std::string path = arg.substr(0, eq), text = arg.substr(eq + 1);
+    const std::string origin = "--set " + arg;
+    STRATA_CHECK(!sections().count(path), "{}: '{}' is a section; set one of its keys (e.g. {}=...)", origin, path,
+                 example_key(path));
+    const KeySpec* spec = find_key(path);
+    STRATA_CHECK(spec != nullptr, "{}: unknown key '{}'{}", origin, path, suggestion(path));
+    YAML::Node v;
+    try {
+      v = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      STRATA_FAIL("{}: the value is not valid YAML: {}", origin, e.msg);
+    }
+    STRATA_CHECK(v.IsScalar() || v.IsNull(), "{}: '{}' expects {}, got a {}", origin, path, spec->expectation(), kind(v));
+    set(*spec, v.IsNull() ? std::string() : v.Scalar(), v.IsNull(), origin);
+  }
+
+  void finish(const std::string& source) {
+    for (const KeySpec& k : config_schema()) {
+      if (c_.values_.count(k.path)) continue;
+      STRATA_CHECK(!k.required, "{}: missing required key '{}' ({})", source, k.path, k.help);
+      c_.values_[k.path] = {*canonical(k, k.default_value, nullptr), "default"};
+    }
+  }
+
+ private:
+  static std::string kind(const YAML::Node& n) {
+    if (n.IsMap()) return "mapping";
+    if (n.IsSequence()) return "list";
+    if (n.IsNull()) return "null";
+    return fmt::format("value '{}'", n.Scalar());
+  }
+  static std::string example_key(const std::string& section) {
+    for (const KeySpec& k : config_schema())
+      if (k.path.rfind(section + ".", 0) == 0) return k.path;
+    return section;
+  }
+
+  void set(const KeySpec& spec, const std::string& raw, bool null, const std::string& origin) {
+    if (null && spec.type != ValueType::String)
+      STRATA_FAIL("{}: '{}' has no value; it expects {}", origin, spec.path, spec.expectation());
+    if (spec.path == "version" && raw != std::to_string(kConfigVersion) && canonical(spec, raw, nullptr))
+      STRATA_FAIL("{}: config version {} is not supported (this Strata reads version {})", origin, raw, kConfigVersion);
+    std::string why;
+    auto text = canonical(spec, raw, &why);
+    STRATA_CHECK(text.has_value(), "{}: '{}' expects {}, got '{}'{}", origin, spec.path, spec.expectation(), raw, why);
+    if (spec.required && spec.type == ValueType::String)
+      STRATA_CHECK(!text->empty(), "{}: '{}' must not be empty ({})", origin, spec.path, spec.help);
+    c_.values_[spec.path] = {*text, origin};
+  }
+
+  Config& c_;
+};
+
+Config Config::parse(const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides) {
+  Config c;
+  c.source_ = source;
+  c.overrides_ = overrides;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    STRATA_FAIL("{}: YAML syntax error: {}", where(source, e.mark), e.msg);
+  }
+  ConfigBuilder b(c);
+  if (root.IsNull()) {
+    STRATA_FAIL("{}: the config is empty (it needs at least 'version: {}' and 'data.dataset')", source, kConfigVersion);
+  }
+  b.walk(root, "", source);
+  STRATA_CHECK(c.values_.count("version"), "{}: missing 'version' (add 'version: {}' at the top; this Strata reads version {} configs)",
+               source, kConfigVersion, kConfigVersion);
+  for (const std::string& o : overrides) b.override(o);
+  b.finish(source);
+  return c;
+}
+
+Config Config::load(const fs::path& file, const std::vector<std::string>& overrides) {
+  STRATA_CHECK(fs::exists(file), "config '{}' does not exist", file.string());
+  return parse(read_file(file), file.string(), overrides);
+}
+
+const Config::Value& Config::value(const std::string& path, ValueType type) const {
+  auto it = values_.find(path);
+  STRATA_ASSERT(it != values_.end(), "config key '{}' not in the schema", path);
+  const KeySpec* k = find_key(path);
+  STRATA_ASSERT(k->type == type || (type == ValueType::String && k->type == ValueType::Enum),
+                "config key '{}' read with the wrong type", path);
+  return it->second;
+}
+
+int64_t Config::get_int(const std::string& path) const { return std::stoll(value(path, ValueType::Int).text); }
+double Config::get_float(const std::string& path) const { return std::stod(value(path, ValueType::Float).text); }
+bool Config::get_bool(const std::string& path) const { return value(path, ValueType::Bool).text == "true"; }
+const std::string& Config::get_string(const std::string& path) const { return value(path, ValueType::String).text; }
+bool Config::is_default(const std::string& path) const { return values_.at(path).origin == "default"; }
+
+namespace {
+std::string yaml_scalar(const KeySpec& k, const std::string& text) {
+  if (k.type != ValueType::String) return text;
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string Config::to_yaml() const {
+  std::string out = fmt::format("# Resolved training config (every key, defaults filled in).\n# Read from {}{}\n", source_,
+                                overrides_.empty() ? "" : fmt::format(" with --set {}", fmt::join(overrides_, " --set ")));
+  std::vector<std::string> open;  // the currently open sections
+  for (const KeySpec& k : config_schema()) {
+    std::vector<std::string> parts;
+    for (size_t b = 0, e; b <= k.path.size(); b = e + 1) {
+      e = k.path.find('.', b);
+      if (e == std::string::npos) e = k.path.size();
+      parts.push_back(k.path.substr(b, e - b));
+    }
+    size_t common = 0;
+    while (common < open.size() && common + 1 < parts.size() && open[common] == parts[common]) ++common;
+    open.resize(common);
+    for (size_t d = common; d + 1 < parts.size(); ++d) {
+      out += fmt::format("{:{}}{}:\n", "", 2 * d, parts[d]);
+      open.push_back(parts[d]);
+    }
+    const size_t depth = parts.size() - 1;
+    const std::string line = fmt::format("{:{}}{}: {}", "", 2 * depth, parts.back(), yaml_scalar(k, values_.at(k.path).text));
+    out += fmt::format("{:<44} # {}\n", line, k.help);
+  }
+  return out;
+}
+
+std::vector<std::string> Config::summary_lines() const {
+  std::vector<std::string> lines;
+  std::string section, line;
+  for (const KeySpec& k : config_schema()) {
+    if (k.path == "version") continue;
+    const std::string top = k.path.substr(0, k.path.find('.'));
+    if (top != section) {
+      if (!line.empty()) lines.push_back(line);
+      section = top;
+      line = top + ":";
+    } else {
+      line += ",";
+    }
+    line += fmt::format(" {}={}", k.path.substr(top.size() + 1), yaml_scalar(k, values_.at(k.path).text));
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+Hash128 Config::hash() const {
+  Hasher h;
+  for (const auto& [path, v] : values_) h.add(path).add("=").add(v.text).add("\n");
+  return h.digest();
+}
+
+TrainingConfig typed(const Config& c) {
+  TrainingConfig t;
+  auto tri = [](const std::string& s) { return s == "auto" ? Tristate::Auto : s == "true" ? Tristate::Yes : Tristate::No; };
+  DataConfig& d = t.data;
+  d.dataset = c.get_string("data.dataset");
+  d.data_root = c.get_string("data.data_root");
+  d.cache = c.get_bool("data.cache");
+  d.undirected = tri(c.get_string("data.undirected"));
+  const std::string& loops = c.get_string("data.self_loops");
+  d.self_loops = loops == "auto" ? SelfLoops::Auto : loops == "add" ? SelfLoops::Add : loops == "remove" ? SelfLoops::Remove : SelfLoops::Keep;
+  d.normalize_features = c.get_bool("data.normalize_features");
+  const std::string& fs_ = c.get_string("data.feature_storage");
+  d.feature_storage = fs_ == "auto" ? FeatureStorage::Auto : fs_ == "dense" ? FeatureStorage::Dense : FeatureStorage::Sparse;
+  const std::string& sk = c.get_string("data.split.kind");
+  d.split.kind = sk == "auto" ? SplitKind::Auto : sk == "dataset" ? SplitKind::Dataset : sk == "planetoid" ? SplitKind::Planetoid : SplitKind::Random;
+  d.split.train_per_class = c.get_int("data.split.train_per_class");
+  d.split.val_size = c.get_int("data.split.val_size");
+  d.split.test_size = c.get_int("data.split.test_size");
+  d.split.train_ratio = c.get_float("data.split.train_ratio");
+  d.split.val_ratio = c.get_float("data.split.val_ratio");
+  d.split.seed = static_cast<uint64_t>(c.get_int("data.split.seed"));
+  STRATA_CHECK(d.split.train_ratio + d.split.val_ratio < 1.0,
+               "{}: data.split.train_ratio ({}) + data.split.val_ratio ({}) must be below 1 so the test split is not "
+               "empty",
+               c.source(), d.split.train_ratio, d.split.val_ratio);
+
+  nn::ModelConfig& m = t.model;
+  m.kind = c.get_string("model.name") == "gcn" ? nn::ModelKind::Gcn : nn::ModelKind::GraphSage;
+  m.layers = static_cast<int>(c.get_int("model.layers"));
+  m.hidden = c.get_int("model.hidden");
+  const std::string& act = c.get_string("model.activation");
+  m.activation = act == "relu" ? nn::Activation::Relu : act == "elu" ? nn::Activation::Elu : nn::Activation::LeakyRelu;
+  m.negative_slope = static_cast<float>(c.get_float("model.negative_slope"));
+  m.dropout = static_cast<float>(c.get_float("model.dropout"));
+  m.input_dropout = static_cast<float>(c.get_float("model.input_dropout"));
+  const std::string& agg = c.get_string("model.aggregator");
+  m.aggregator = agg == "mean" ? nn::SageAggregator::Mean : agg == "gcn" ? nn::SageAggregator::Gcn : nn::SageAggregator::Sum;
+  m.root_weight = c.get_bool("model.root_weight");
+  const std::string& norm = c.get_string("model.norm");
+  m.norm = norm == "both" ? nn::GcnNorm::Both : norm == "right" ? nn::GcnNorm::Right : nn::GcnNorm::None;
+  m.l2_normalize = c.get_bool("model.l2_normalize");
+  m.bias = c.get_bool("model.bias");
+
+  nn::OptimizerConfig& o = t.optimizer;
+  o.kind = c.get_string("optimizer.name") == "sgd" ? nn::OptimizerKind::Sgd : nn::OptimizerKind::Adam;
+  o.lr = c.get_float("optimizer.lr");
+  o.weight_decay = c.get_float("optimizer.weight_decay");
+  o.decoupled = c.get_bool("optimizer.decoupled");
+  const std::string& scope = c.get_string("optimizer.decay_scope");
+  o.decay_scope = scope == "all" ? nn::DecayScope::All : scope == "weights" ? nn::DecayScope::Weights : nn::DecayScope::FirstLayer;
+  o.beta1 = c.get_float("optimizer.beta1");
+  o.beta2 = c.get_float("optimizer.beta2");
+  o.eps = c.get_float("optimizer.eps");
+  o.momentum = c.get_float("optimizer.momentum");
+  o.nesterov = c.get_bool("optimizer.nesterov");
+
+  LoopConfig& l = t.training;
+  l.epochs = c.get_int("training.epochs");
+  l.eval_period = c.get_int("training.eval_period");
+  l.patience = c.get_int("training.patience");
+  l.select_by_loss = c.get_string("training.select_by") == "val_loss";
+  l.runs = c.get_int("training.runs");
+  l.seed = static_cast<uint64_t>(c.get_int("training.seed"));
+
+  RuntimeConfig& r = t.runtime;
+  r.threads = static_cast<int>(c.get_int("runtime.threads"));
+  r.kernels.backend = sc::parse_backend(c.get_string("runtime.backend"), "runtime.backend");
+  r.kernels.tuning = c.get_bool("runtime.tuning");
+  r.cache_dir = c.get_string("runtime.cache_dir");
+
+  OutputConfig& out = t.output;
+  out.run_dir = c.get_string("output.run_dir");
+  out.overwrite = c.get_bool("output.overwrite");
+  const std::string& ck = c.get_string("output.checkpoint");
+  out.checkpoint = ck == "best" ? CheckpointPolicy::Best : ck == "last" ? CheckpointPolicy::Last : CheckpointPolicy::None;
+  out.log_every = c.get_int("output.log_every");
+  STRATA_CHECK(!out.run_dir.empty(), "{}: output.run_dir must not be empty", c.source());
+  return t;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,269 @@
+#include "apps/training/data.h"
+
+#include <algorithm>
+
+#include "core/rng.h"
+#include "core/timer.h"
+
+namespace strata::train {
+namespace {
+
+std::string percent(double v) { return fmt::format("{:.2f}%", 100.0 * v); }
+
+// Sparse features from a FeatureMatrix, optionally row-normalised.
+nn::SparseFeatures sparse_from(const data::FeatureMatrix& f, bool normalize, bool* binary) {
+  Tensor values = f.values();
+  if (normalize) {
+    const int64_t* ip = f.indptr().data<int64_t>();
+    Tensor v = Tensor::empty({f.stored()}, DType::F32);
+    for (int64_t r = 0; r < f.rows(); ++r) {
+      double sum = 0;
+      for (int64_t p = ip[r]; p < ip[r + 1]; ++p) sum += values.defined() ? values.data<float>()[p] : 1.0;
+      for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
+        const double x = values.defined() ? values.data<float>()[p] : 1.0;
+        v.data<float>()[p] = static_cast<float>(sum != 0 ? x / sum : x);
+      }
+    }
+    values = v;
+  }
+  *binary = !values.defined();
+  return nn::SparseFeatures::from_csr(f.rows(), f.cols(), f.indptr(), f.indices(), values);
+}
+
+// CSR of a dense matrix (binary when every stored value is 1).
+nn::SparseFeatures sparse_from_dense(const Tensor& x, bool* binary) {
+  const int64_t n = x.dim(0), d = x.dim(1);
+  const float* p = x.data<float>();
+  std::vector<int64_t> indptr = {0};
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  bool all_ones = true;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < d; ++c)
+      if (p[r * d + c] != 0.0f) {
+        indices.push_back(static_cast<int32_t>(c));
+        values.push_back(p[r * d + c]);
+        all_ones = all_ones && p[r * d + c] == 1.0f;
+      }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  *binary = all_ones;
+  return nn::SparseFeatures::from_csr(n, d, Tensor::from_vector(indptr), Tensor::from_vector(indices),
+                                      all_ones ? Tensor() : Tensor::from_vector(values));
+}
+
+void normalize_rows(Tensor& x) {
+  auto m = x.as_matrix<float>();
+  for (int64_t r = 0; r < m.rows(); ++r) {
+    const double sum = m.row(r).cast<double>().sum();
+    if (sum != 0) m.row(r) /= static_cast<float>(sum);
+  }
+}
+
+int64_t count_self_loops(const Graph& g) {
+  int64_t k = 0;
+  for (int64_t r = 0; r < g.num_rows(); ++r)
+    for (int64_t p = g.row_begin(r); p < g.row_end(r); ++p) k += g.column(p) == r;
+  return k;
+}
+
+}  // namespace
+
+Graph remove_self_loops(const Graph& g) {
+  std::vector<int64_t> indptr = {0};
+  std::vector<int64_t> cols;
+  cols.reserve(static_cast<size_t>(g.nnz()));
+  for (int64_t r = 0; r < g.num_rows(); ++r) {
+    for (int64_t p = g.row_begin(r); p < g.row_end(r); ++p)
+      if (g.column(p) != r) cols.push_back(g.column(p));
+    indptr.push_back(static_cast<int64_t>(cols.size()));
+  }
+  Tensor indices = Tensor::from_vector(cols);
+  if (g.index_dtype() == DType::I32) indices = indices.cast(DType::I32);
+  return Graph::from_csr(g.num_rows(), g.num_cols(), Tensor::from_vector(indptr), indices);
+}
+
+data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t per_class, int64_t val, int64_t test,
+                             uint64_t seed) {
+  const int64_t* y = labels.data<int64_t>();
+  std::vector<int64_t> labelled;
+  for (int64_t i = 0; i < labels.numel(); ++i)
+    if (y[i] >= 0) labelled.push_back(i);
+  Rng rng(seed);
+  const std::vector<int64_t> perm = rng.permutation(static_cast<int64_t>(labelled.size()));
+  std::vector<int64_t> taken(static_cast<size_t>(num_classes), 0), tr, va, te, rest;
+  for (int64_t k : perm) {
+    const int64_t node = labelled[k];
+    if (taken[y[node]] < per_class) {
+      ++taken[y[node]];
+      tr.push_back(node);
+    } else {
+      rest.push_back(node);
+    }
+  }
+  STRATA_CHECK(static_cast<int64_t>(rest.size()) >= val + test,
+               "data.split: a planetoid split needs {} validation + {} test nodes, but only {} labelled nodes remain "
+               "after the {} training nodes (lower data.split.val_size / test_size, or use data.split.kind: random)",
+               val, test, rest.size(), tr.size());
+  va.assign(rest.begin(), rest.begin() + val);
+  te.assign(rest.begin() + val, rest.begin() + val + test);
+  for (auto* v : {&tr, &va, &te}) std::sort(v->begin(), v->end());
+  data::Splits s;
+  s.train = Tensor::from_vector(tr);
+  s.val = Tensor::from_vector(va);
+  s.test = Tensor::from_vector(te);
+  s.origin = fmt::format("planetoid: {} per class, {} val, {} test, seed {}", per_class, val, test, seed);
+  return s;
+}
+
+TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
+  Timer total;
+  data::LoadOptions lo;
+  if (!c.data_root.empty()) lo.data_root = c.data_root;
+  lo.use_cache = c.cache;
+  lo.seed = c.split.seed;
+  TrainingData td;
+  data::Dataset ds;
+  try {
+    ds = data::load_dataset(c.dataset, lo, &td.load);
+  } catch (const UserError& e) {
+    STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
+  }
+  td.name = ds.name;
+  td.source = ds.source;
+  STRATA_CHECK(!ds.is_hetero(),
+               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); strata train runs GraphSAGE and GCN "
+               "on homogeneous graphs",
+               config_source, c.dataset, ds.format);
+  STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
+               "{}: dataset '{}' has no single-label node classes (task: {}); strata train trains node classifiers",
+               config_source, c.dataset, data::task_name(ds.task));
+  STRATA_CHECK(ds.num_classes >= 2, "{}: dataset '{}' has {} class(es); classification needs at least 2", config_source,
+               c.dataset, ds.num_classes);
+  STRATA_CHECK(ds.graph.num_rows() == ds.graph.num_cols(), "{}: dataset '{}' is not a square graph ({})",
+               config_source, c.dataset, ds.graph.describe());
+
+  // The training graph.
+  Graph g = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
+  if (ds.graph.has_values()) td.notes.push_back("edge weights ignored (unweighted aggregation)");
+  const bool symmetrize = c.undirected == Tristate::Yes || (c.undirected == Tristate::Auto && ds.undirected);
+  if (symmetrize) {
+    const int64_t before = g.nnz();
+    g = g.symmetrized();
+    td.notes.push_back(fmt::format("symmetrized (A ∪ Aᵀ): {} -> {} edges", before, g.nnz()));
+  }
+  SelfLoops loops = c.self_loops;
+  if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
+  if (loops == SelfLoops::Add) {
+    const int64_t before = g.nnz();
+    g = g.with_self_loops();
+    td.notes.push_back(fmt::format("self-loops added: {} -> {} edges", before, g.nnz()));
+  } else if (loops == SelfLoops::Remove) {
+    const int64_t found = count_self_loops(g);
+    if (found > 0) g = remove_self_loops(g);
+    td.notes.push_back(fmt::format("self-loops removed: {}", found));
+  }
+  td.graph = g;
+
+  // Input features in the storage the first layer reads.
+  const int64_t n = g.num_rows();
+  bool binary = false;
+  if (!ds.features.defined()) {
+    std::vector<int64_t> indptr(static_cast<size_t>(n) + 1);
+    std::vector<int32_t> indices(static_cast<size_t>(n));
+    for (int64_t i = 0; i <= n; ++i) indptr[i] = i;
+    for (int64_t i = 0; i < n; ++i) indices[i] = static_cast<int32_t>(i);
+    STRATA_CHECK(n < (int64_t{1} << 31), "{}: '{}' has no node features and too many nodes for one-hot ids",
+                 config_source, c.dataset);
+    td.sparse_features = nn::SparseFeatures::from_csr(n, n, Tensor::from_vector(indptr), Tensor::from_vector(indices), {});
+    binary = true;
+    td.notes.push_back("no node features: one-hot node ids (a sparse identity)");
+    STRATA_CHECK(c.feature_storage != FeatureStorage::Dense || n <= 50000,
+                 "{}: data.feature_storage is dense, but '{}' has no features and one-hot ids for {} nodes would take "
+                 "{} GB dense",
+                 config_source, c.dataset, n, 4.0 * static_cast<double>(n) * static_cast<double>(n) / 1e9);
+  } else {
+    STRATA_CHECK(ds.features.rows() == n, "{}: '{}' has features for {} nodes but the graph has {}", config_source,
+                 c.dataset, ds.features.rows(), n);
+    const double cells = static_cast<double>(ds.features.rows()) * static_cast<double>(ds.features.cols());
+    if (ds.features.is_sparse()) {
+      const double density = static_cast<double>(ds.features.stored()) / cells;
+      if (c.feature_storage == FeatureStorage::Dense) {
+        Tensor x = ds.features.to_dense();
+        if (c.normalize_features) normalize_rows(x);
+        td.dense_features = x;
+        td.notes.push_back(fmt::format("sparse features densified ({} non-zero)", percent(density)));
+      } else {
+        td.sparse_features = sparse_from(ds.features, c.normalize_features, &binary);
+      }
+    } else {
+      Tensor x = ds.features.dense_values();
+      int64_t nonzero = 0;
+      for (int64_t i = 0; i < x.numel(); ++i) nonzero += x.data<float>()[i] != 0.0f;
+      const double density = static_cast<double>(nonzero) / cells;
+      const bool to_sparse =
+          c.feature_storage == FeatureStorage::Sparse || (c.feature_storage == FeatureStorage::Auto && density <= 0.10);
+      if (c.normalize_features) {
+        x = x.clone();
+        normalize_rows(x);
+      }
+      if (to_sparse) {
+        td.sparse_features = sparse_from_dense(x, &binary);
+        td.notes.push_back(fmt::format("dense features stored sparse for the first layer ({} non-zero)", percent(density)));
+      } else {
+        td.dense_features = x;
+      }
+    }
+    if (c.normalize_features) td.notes.push_back("features row-normalized");
+  }
+  if (td.sparse_features) {
+    const auto& s = td.sparse_features->S;
+    td.features_text = fmt::format("sparse{} [{}, {}], {} non-zeros ({})", binary ? " binary" : "", s.num_rows(),
+                                   s.num_cols(), s.nnz(),
+                                   percent(static_cast<double>(s.nnz()) / (static_cast<double>(s.num_rows()) * static_cast<double>(s.num_cols()))));
+  } else {
+    td.features_text = fmt::format("dense [{}, {}]", td.dense_features.dim(0), td.dense_features.dim(1));
+  }
+
+  // Labels and the split.
+  td.labels = ds.labels;
+  td.num_classes = ds.num_classes;
+  td.class_names = ds.class_names;
+  SplitKind kind = c.split.kind;
+  if (kind == SplitKind::Auto) kind = ds.splits.empty() ? SplitKind::Planetoid : SplitKind::Dataset;
+  switch (kind) {
+    case SplitKind::Dataset:
+      STRATA_CHECK(!ds.splits.empty(),
+                   "{}: data.split.kind is 'dataset', but '{}' comes without a split (use planetoid or random)",
+                   config_source, c.dataset);
+      td.splits = ds.splits;
+      break;
+    case SplitKind::Planetoid:
+      td.splits = planetoid_split(td.labels, td.num_classes, c.split.train_per_class, c.split.val_size,
+                                  c.split.test_size, c.split.seed);
+      break;
+    case SplitKind::Random: {
+      std::vector<int64_t> labelled;
+      for (int64_t i = 0; i < td.labels.numel(); ++i)
+        if (td.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+      td.splits = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
+      break;
+    }
+    case SplitKind::Auto: break;
+  }
+  const std::pair<const char*, const Tensor*> parts[] = {
+      {"train", &td.splits.train}, {"validation", &td.splits.val}, {"test", &td.splits.test}};
+  for (const auto& [what, t] : parts) {
+    STRATA_CHECK(data::Splits::size_of(*t) > 0, "{}: the {} split of '{}' is empty ({})", config_source, what,
+                 c.dataset, td.splits.origin);
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      const int64_t node = t->data<int64_t>()[i];
+      STRATA_CHECK(node >= 0 && node < n && td.labels.data<int64_t>()[node] >= 0,
+                   "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset, node);
+    }
+  }
+  td.prepare_ms = total.ms();
+  return td;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,48 @@
+// From a `data:` config section to what training consumes: the dataset loaded
+// (through the binary cache), the training graph after the configured transforms,
+// the input features in the storage the first layer reads, labels and the split.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/training/config.h"
+#include "datasets/load.h"
+#include "layers/graph_kernels.h"
+
+namespace strata::train {
+
+struct TrainingData {
+  std::string name;             // dataset name ("cora")
+  std::string source;           // resolved source
+  data::LoadReport load;        // how the dataset was loaded (time, cache)
+  Graph graph;                  // the training graph: rows = destinations, square, no values
+  Tensor dense_features;        // float32 [N, F], or undefined when sparse
+  std::optional<nn::SparseFeatures> sparse_features;
+  std::string features_text;    // "sparse binary [2708, 1433], 49216 non-zeros (1.27%)"
+  Tensor labels;                // int64 [N], -1 = unlabelled
+  int64_t num_classes = 0;
+  std::vector<std::string> class_names;
+  data::Splits splits;
+  std::vector<std::string> notes;  // what the transforms did ("symmetrized: 5429 -> 10556 edges")
+  double prepare_ms = 0;
+
+  int64_t num_nodes() const { return graph.num_rows(); }
+  int64_t in_features() const { return sparse_features ? sparse_features->cols() : dense_features.dim(1); }
+  bool sparse_input() const { return sparse_features.has_value(); }
+};
+
+// Loads and prepares the data. `model` decides data.self_loops: auto. Throws a
+// UserError naming the config key for anything training cannot use.
+TrainingData prepare_data(const DataConfig& config, nn::ModelKind model, const std::string& config_source);
+
+// The graph without its diagonal entries.
+Graph remove_self_loops(const Graph& g);
+// The seeded Planetoid-style split over the labelled nodes: `per_class` training
+// nodes of every class, then `val` and `test` nodes, in the order of one seeded
+// permutation (PyG's RandomNodeSplit with num_train_per_class).
+data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t per_class, int64_t val, int64_t test,
+                             uint64_t seed);
+
+}  // namespace strata::train

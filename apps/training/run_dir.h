@@ -1,0 +1,45 @@
+// A run directory that appears whole or not at all.
+//
+// A run writes into a staging folder beside the final one (<run_dir>.partial-<pid>);
+// every file in it is written atomically (core AtomicFile) except metrics.jsonl,
+// which grows one line per epoch so `tail -f` can follow a run. commit() moves the
+// staging folder into place (replacing an existing run dir only when overwrite is
+// on); if the run fails first, the destructor removes the staging folder, so an
+// error never leaves a half-written run dir behind.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace strata::train {
+
+namespace fs = std::filesystem;
+
+class RunDirectory {
+ public:
+  // Throws a UserError when `final_dir` exists and overwrite is off, or when the
+  // staging folder cannot be created.
+  RunDirectory(fs::path final_dir, bool overwrite);
+  ~RunDirectory();
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  const fs::path& final_path() const { return final_; }
+  const fs::path& staging_path() const { return staging_; }
+  // Writes `name` (relative; folders created) atomically inside the staging folder.
+  void write(const std::string& name, std::string_view data);
+  // Appends one line to metrics.jsonl.
+  void append_metrics(const std::string& json_line);
+  // Moves the finished run into place.
+  void commit();
+
+ private:
+  fs::path final_, staging_;
+  bool overwrite_;
+  std::FILE* metrics_ = nullptr;
+  bool committed_ = false;
+};
+
+}  // namespace strata::train

@@ -1,0 +1,471 @@
+#include "apps/training/trainer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "apps/training/run_dir.h"
+#include "core/autograd_ops.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/parallel.h"
+#include "core/timer.h"
+
+namespace strata::train {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string commas(int64_t v) {
+  const std::string d = std::to_string(v < 0 ? -v : v);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+std::string epoch_str(int64_t e) { return fmt::format("{:04d}", e); }
+
+// Argmax accuracy and mean NLL of log-probabilities over `index`.
+std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
+  const int64_t c = logp.dim(1), n = index.numel();
+  const float* lp = logp.data<float>();
+  const int64_t* y = labels.data<int64_t>();
+  const int64_t* ip = index.data<int64_t>();
+  int64_t correct = 0;
+  double loss = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const float* row = lp + ip[k] * c;
+    const int64_t pred = std::max_element(row, row + c) - row;
+    correct += pred == y[ip[k]];
+    loss -= row[y[ip[k]]];
+  }
+  return {static_cast<double>(correct) / static_cast<double>(n), loss / static_cast<double>(n)};
+}
+
+std::string logits_hash(const Tensor& logits, const Tensor& index) {
+  Hasher h;
+  const int64_t c = logits.dim(1);
+  for (int64_t k = 0; k < index.numel(); ++k)
+    h.add(logits.data<float>() + index.data<int64_t>()[k] * c, static_cast<size_t>(c) * sizeof(float));
+  return h.digest().hex();
+}
+
+json profile_json(const ag::OpProfile& p, double optimizer_ms, double total_ms) {
+  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
+  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
+  return {{"sparse_ms", sparse},
+          {"dense_ms", dense},
+          {"other_ms", std::max(0.0, total_ms - sparse - dense)},
+          {"optimizer_ms", optimizer_ms},
+          {"total_ms", total_ms}};
+}
+
+std::string shares(const ag::OpProfile& p, double total_ms) {
+  if (total_ms <= 0) return "";
+  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
+  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
+  return fmt::format("sparse {:.0f}%, dense {:.0f}%, other {:.0f}%", 100 * sparse / total_ms, 100 * dense / total_ms,
+                     100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
+}
+
+std::string expand_run_dir(const std::string& pattern, const std::string& config_name) {
+  std::string out = pattern;
+  for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
+  return out;
+}
+
+// Prints and keeps every line (for log.txt).
+struct Console {
+  const Printer& print;
+  std::vector<std::string> lines;
+  void operator()(const std::string& s) {
+    lines.push_back(s);
+    print(s);
+  }
+  std::string text() const {
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+  }
+};
+
+void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
+  const TrainingConfig& c = ctx.config;
+  const TrainingData& d = ctx.data;
+  bool first = true;
+  for (const std::string& line : config.summary_lines()) {
+    out(fmt::format("{:<11}{}", first ? "config" : "", line));
+    first = false;
+  }
+  out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
+                  data::cache_status_name(d.load.cache)));
+  const DegreeStats deg = d.graph.degree_stats();
+  out(fmt::format("{:<11}{} nodes, {} edges; in-degree min {} / median {} / mean {:.2f} / max {}, {} without "
+                  "in-edges",
+                  "", commas(d.num_nodes()), commas(d.graph.nnz()), deg.min, deg.median, deg.mean, deg.max,
+                  commas(deg.empty_rows)));
+  out(fmt::format("{:<11}features {}; {} classes", "", d.features_text, d.num_classes));
+  out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
+                  commas(d.splits.val_size()), commas(d.splits.test_size())));
+  for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
+  out(fmt::format("{:<11}{}", "model", model.describe()));
+  out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
+  out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
+                  sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
+  const nn::GraphKernels& k = *ctx.kernels;
+  if (c.runtime.kernels.backend == sc::Backend::Generated)
+    out(fmt::format("{:<11}{} kernels, {} programs compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
+                    "total {:.1f} ms ({})",
+                    "kernels", k.records().size(), k.distinct_programs(), k.compile_ms(), k.lower_ms(), k.build_ms(),
+                    k.cache_outcome()));
+  else
+    out(fmt::format("{:<11}{} kernels on the reference path (plain loops, nothing compiled): {:.1f} ms", "kernels",
+                    k.records().size(), k.build_ms()));
+  if (!k.note().empty()) out(fmt::format("{:<11}{}", "", k.note()));
+  for (const nn::KernelRecord& r : k.records())
+    out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
+}
+
+json kernels_json(const nn::GraphKernels& k) {
+  json list = json::array();
+  for (const nn::KernelRecord& r : k.records()) {
+    list.push_back({{"role", r.role},
+                    {"graph", r.graph},
+                    {"program", r.program},
+                    {"backend", r.backend},
+                    {"plan", json::parse(r.plan.to_json())},  // replayable: strata compile --plan
+                    {"plan_text", r.plan.str()},
+                    {"cache", r.cache},
+                    {"kernel", r.describe}});
+  }
+  return {{"backend", sc::backend_name(k.runtime().backend)},
+          {"tuning", k.runtime().tuning},
+          {"note", k.note()},
+          {"programs", k.distinct_programs()},
+          {"compile_ms", k.compile_ms()},
+          {"lower_ms", k.lower_ms()},
+          {"build_ms", k.build_ms()},
+          {"cache", k.cache_outcome()},
+          {"kernels", list}};
+}
+
+json dataset_json(const TrainingData& d) {
+  return {{"name", d.name},
+          {"source", d.source},
+          {"nodes", d.num_nodes()},
+          {"edges", d.graph.nnz()},
+          {"features", d.features_text},
+          {"in_features", d.in_features()},
+          {"classes", d.num_classes},
+          {"split", {{"origin", d.splits.origin}, {"train", d.splits.train_size()}, {"val", d.splits.val_size()}, {"test", d.splits.test_size()}}},
+          {"notes", d.notes}};
+}
+
+}  // namespace
+
+void apply_runtime(const RuntimeConfig& runtime) {
+  // 0 keeps OpenMP's default, so OMP_NUM_THREADS still applies.
+  if (runtime.threads > 0) set_num_threads(runtime.threads);
+  if (!runtime.cache_dir.empty()) ::setenv("STRATA_CACHE_DIR", runtime.cache_dir.c_str(), 1);
+}
+
+std::pair<double, double> mean_std(const std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  double m = 0;
+  for (double x : v) m += x;
+  m /= static_cast<double>(v.size());
+  if (v.size() < 2) return {m, 0};
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return {m, std::sqrt(s / static_cast<double>(v.size() - 1))};
+}
+
+nn::NodeFeatures Context::input() const {
+  if (data.sparse_features) return nn::NodeFeatures{ag::Var(), &*data.sparse_features, 0.0f, 0};
+  return nn::NodeFeatures::from_dense(ag::Var::constant(data.dense_features));
+}
+
+void Context::build_kernels(const nn::GnnModel& model) {
+  kernels = std::make_unique<nn::GraphKernels>(nn::build_graph_kernels(
+      data.graph, data.sparse_features ? &*data.sparse_features : nullptr, model.kernel_requests(data.sparse_input()),
+      config.runtime.kernels));
+}
+
+RunState::RunState(const Context& ctx, uint64_t seed) {
+  Rng base(seed);
+  Rng init = base.fork(1);
+  dropout = base.fork(2);
+  model = std::make_unique<nn::GnnModel>(ctx.config.model, ctx.data.in_features(), ctx.data.num_classes, init);
+  optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
+}
+
+StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch) {
+  Timer t;
+  tape.clear();
+  tape.set_training(true);
+  tape.set_grad_enabled(true);
+  const nn::OptimizerConfig& oc = ctx.config.optimizer;
+  ag::Var logits = state.model->forward(tape, *ctx.kernels, ctx.input(), state.dropout.next_u64());
+  ag::Var loss;
+  {
+    ag::Tape::Scope scope(tape, "loss");
+    // Weight decay is applied by the optimizer (models/optimizer.h).
+    loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
+  }
+  const float value = loss.value().data<float>()[0];
+  if (!std::isfinite(value)) {
+    const auto bad = tape.first_nonfinite();
+    std::string where = bad ? fmt::format("the first non-finite values appeared in layer '{}' ({}: {} of {} values)",
+                                          bad->label.empty() ? "(outside any layer)" : bad->label, bad->op, bad->count,
+                                          bad->total)
+                            : "every layer's output was finite, the loss itself overflowed";
+    tape.clear();
+    STRATA_FAIL("training diverged: run {}, epoch {}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
+                "input features",
+                run, epoch_str(epoch), std::isnan(value) ? "NaN" : "infinite", where, oc.lr);
+  }
+  tape.backward(loss);
+  Timer opt;
+  state.optimizer->step();
+  state.optimizer->zero_grad();
+  StepResult r;
+  r.optimizer_ms = opt.ms();
+  tape.clear();
+  r.loss = value;
+  r.ms = t.ms();
+  return r;
+}
+
+Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
+  Timer t;
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.input(), 0);
+  const Tensor logp = ag::log_softmax(tape, logits).value();
+  Evaluation e;
+  std::tie(e.train_acc, e.train_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.train);
+  std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.val);
+  std::tie(e.test_acc, e.test_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.test);
+  e.test_logits_hash = logits_hash(logits.value(), ctx.data.splits.test);
+  e.ms = t.ms();
+  return e;
+}
+
+Summary run_training(const Config& config, const std::string& config_name, const Printer& print) {
+  Context ctx;
+  ctx.config = typed(config);
+  const TrainingConfig& c = ctx.config;
+  apply_runtime(c.runtime);
+  Console out{print, {}};
+  RunDirectory dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite);
+  dir.write("config.yaml", config.to_yaml());
+  out(fmt::format("strata train {} (config {}, version {}{})", config.source(), config.hash().hex().substr(0, 12),
+                  kConfigVersion,
+                  config.overrides().empty() ? "" : fmt::format(", --set {}", fmt::join(config.overrides(), " --set "))));
+
+  ctx.data = prepare_data(c.data, c.model.kind, config.source());
+  RunState first(ctx, c.training.seed);
+  ctx.build_kernels(*first.model);
+  print_header(out, config, ctx, *first.model);
+  const std::string model_text = first.model->describe();
+  const int64_t model_parameters = first.model->num_parameters();
+  out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
+  dir.write("kernels.json", kernels_json(*ctx.kernels).dump(2) + "\n");
+
+  Summary summary;
+  summary.run_dir = dir.final_path().string();
+  std::vector<double> tests, vals, epoch_means, epoch_medians;
+  for (int run = 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
+    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    RunResult rr;
+    rr.run = run;
+    rr.seed = seed;
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    Evaluation last;
+    double best_val = -1, best_loss = 0;
+    int64_t since_best = 0;
+    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
+    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+      const StepResult step = train_step(ctx, state, tape, run, epoch);
+      epoch_ms.push_back(step.ms);
+      rr.optimizer_ms += step.optimizer_ms;
+      json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        last = evaluate(ctx, *state.model);
+        m["train_acc"] = last.train_acc;
+        m["val_acc"] = last.val_acc;
+        m["test_acc"] = last.test_acc;
+        m["train_loss"] = last.train_loss;
+        m["val_loss"] = last.val_loss;
+        m["eval_ms"] = last.ms;
+        const bool better = c.training.select_by_loss
+                                ? best_val < 0 || last.val_loss < best_loss
+                                : last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss);
+        if (better) {
+          best_val = last.val_acc;
+          best_loss = last.val_loss;
+          rr.best = last;
+          rr.best_epoch = epoch;
+          since_best = 0;
+          if (c.output.checkpoint == CheckpointPolicy::Best) {
+            best_params = nn::snapshot_parameters(state.model->parameters());
+            best_optim.clear();
+            for (const auto& [name, t] : state.optimizer->state()) best_optim.emplace_back(name, t.clone());
+          }
+        } else {
+          ++since_best;
+        }
+      }
+      dir.append_metrics(m.dump());
+      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
+        out(fmt::format("Epoch {} | loss {:.4f} | train {:.3f} | val {:.3f} | {:.2f} ms", epoch_str(epoch), step.loss,
+                        last.train_acc, last.val_acc, step.ms));
+      rr.epochs = epoch;
+      if (eval_now && c.training.patience > 0 && since_best >= c.training.patience && epoch < c.training.epochs) {
+        rr.stopped_early = true;
+        out(fmt::format("Early stopping at epoch {}: no better validation {} in {} evaluations", epoch_str(epoch),
+                        c.training.select_by_loss ? "loss" : "accuracy", c.training.patience));
+        break;
+      }
+    }
+    rr.profile = tape.profile();
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
+    rr.median_epoch_ms = median(epoch_ms);
+
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
+      const Evaluation& at = best ? rr.best : last;
+      nn::Checkpoint ck;
+      ck.meta = {{"format", "strata-checkpoint"},
+                 {"model", nn::model_kind_name(c.model.kind)},
+                 {"model_describe", state.model->describe()},
+                 {"config_hash", config.hash().hex()},
+                 {"config", config.to_yaml()},
+                 {"dataset", {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"in_features", ctx.data.in_features()}, {"classes", ctx.data.num_classes}}},
+                 {"run", run},
+                 {"seed", seed},
+                 {"policy", best ? "best" : "last"},
+                 {"epoch", best ? rr.best_epoch : rr.epochs},
+                 {"train_acc", at.train_acc},
+                 {"val_acc", at.val_acc},
+                 {"test_acc", at.test_acc},
+                 {"val_loss", at.val_loss},
+                 {"test_logits_hash", at.test_logits_hash},
+                 {"backend", sc::backend_name(c.runtime.kernels.backend)},
+                 {"threads", num_threads()}};
+      ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
+      ck.optimizer = best ? best_optim : state.optimizer->state();
+      rr.checkpoint = fmt::format("checkpoints/run-{:02d}.ckpt", run);
+      nn::write_checkpoint(dir.staging_path() / rr.checkpoint, ck);
+    }
+    out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} | {} epochs{}, {:.2f} ms/epoch "
+                    "(median; {})",
+                    run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc,
+                    rr.best.test_acc, rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms,
+                    shares(rr.profile, rr.train_ms)));
+    tests.push_back(rr.best.test_acc);
+    vals.push_back(rr.best.val_acc);
+    epoch_means.push_back(rr.mean_epoch_ms);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    summary.runs.push_back(std::move(rr));
+  }
+  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
+  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
+  summary.mean_epoch_ms = mean_std(epoch_means).first;
+  summary.median_epoch_ms = median(epoch_medians);
+  out(fmt::format("Test accuracy over {} run{}: {:.4f} ± {:.4f} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
+                  tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, summary.val_mean,
+                  summary.val_std, summary.median_epoch_ms));
+
+  json runs = json::array();
+  for (const RunResult& r : summary.runs)
+    runs.push_back({{"run", r.run},
+                    {"seed", r.seed},
+                    {"best_epoch", r.best_epoch},
+                    {"epochs", r.epochs},
+                    {"stopped_early", r.stopped_early},
+                    {"train_acc", r.best.train_acc},
+                    {"val_acc", r.best.val_acc},
+                    {"val_loss", r.best.val_loss},
+                    {"test_acc", r.best.test_acc},
+                    {"mean_epoch_ms", r.mean_epoch_ms},
+                    {"median_epoch_ms", r.median_epoch_ms},
+                    {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
+                    {"checkpoint", r.checkpoint}});
+  json s = {{"config", config.source()},
+            {"config_hash", config.hash().hex()},
+            {"overrides", config.overrides()},
+            {"dataset", dataset_json(ctx.data)},
+            {"model", model_text},
+            {"num_parameters", model_parameters},
+            {"runs", runs},
+            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
+            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
+            {"mean_epoch_ms", summary.mean_epoch_ms},
+            {"median_epoch_ms", summary.median_epoch_ms},
+            {"kernels", {{"programs", ctx.kernels->distinct_programs()}, {"compile_ms", ctx.kernels->compile_ms()}, {"build_ms", ctx.kernels->build_ms()}, {"file", "kernels.json"}}}};
+  dir.write("summary.json", s.dump(2) + "\n");
+  dir.write("log.txt", out.text());
+  dir.commit();
+  return summary;
+}
+
+EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  Context ctx;
+  ctx.config = typed(config);
+  apply_runtime(ctx.config.runtime);
+  const nn::Checkpoint ck = nn::read_checkpoint(checkpoint);
+  const std::string file = checkpoint.string();
+  ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
+  RunState state(ctx, ctx.config.training.seed);
+  const json& meta = ck.meta;
+  const std::string trained_model = meta.value("model", std::string());
+  STRATA_CHECK(trained_model == nn::model_kind_name(ctx.config.model.kind),
+               "architecture mismatch: checkpoint '{}' holds a {} model, but the config builds {} (model.name)", file,
+               trained_model.empty() ? "unknown" : trained_model, nn::model_kind_name(ctx.config.model.kind));
+  if (meta.contains("dataset")) {
+    const json& d = meta["dataset"];
+    STRATA_CHECK(d.value("nodes", int64_t{-1}) == ctx.data.num_nodes() && d.value("classes", int64_t{-1}) == ctx.data.num_classes,
+                 "checkpoint '{}' was trained on '{}' ({} nodes, {} classes), but the config loads '{}' ({} nodes, {} "
+                 "classes)",
+                 file, d.value("name", std::string("?")), d.value("nodes", int64_t{-1}), d.value("classes", int64_t{-1}),
+                 ctx.data.name, ctx.data.num_nodes(), ctx.data.num_classes);
+  }
+  nn::load_parameters(ck, state.model->parameters(), file);
+  state.optimizer->load_state(ck.optimizer);
+  ctx.build_kernels(*state.model);
+  print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
+  print(fmt::format("{:<11}{}: {} nodes, {} edges, features {}; split {}", "dataset", ctx.data.name,
+                    commas(ctx.data.num_nodes()), commas(ctx.data.graph.nnz()), ctx.data.features_text,
+                    ctx.data.splits.origin));
+  print(fmt::format("{:<11}{}", "model", state.model->describe()));
+  print(fmt::format("{:<11}run {}, seed {}, {} epoch {} ({} optimizer steps), backend {}", "checkpoint",
+                    meta.value("run", 0), meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
+                    epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
+                    meta.value("backend", std::string("?"))));
+  EvalReport r;
+  r.eval = evaluate(ctx, *state.model);
+  r.recorded_test_acc = meta.value("test_acc", -1.0);
+  r.recorded_logits_hash = meta.value("test_logits_hash", std::string());
+  r.identical = r.eval.test_acc == r.recorded_test_acc && r.eval.test_logits_hash == r.recorded_logits_hash;
+  print(fmt::format("Train accuracy {:.4f} | val accuracy {:.4f} (loss {:.4f})", r.eval.train_acc, r.eval.val_acc,
+                    r.eval.val_loss));
+  print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}): {}", r.eval.test_acc, r.recorded_test_acc,
+                    r.identical ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
+                                : "DIFFERS from the recorded run (different threads, backend or build?)"));
+  return r;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,124 @@
+// Full-graph node-classification training and evaluation, driven by a Config:
+// what `strata train` and `strata eval` run, and what the training benchmark times.
+//
+// One training run (per seed):
+//   epoch: forward (train mode: dropout) -> log-softmax -> NLL over the training
+//          nodes (+ the L2 weight-decay term) -> backward -> optimizer step;
+//   every eval_period epochs: forward in eval mode, accuracy on train / val / test,
+//          validation loss; the best epoch is the highest validation accuracy (ties:
+//          lower validation loss), or the lowest validation loss (training.select_by);
+//          test accuracy is reported at that epoch;
+//   early stopping after `patience` evaluations without a better best epoch.
+// A non-finite loss stops everything with the run, the epoch and the layer where
+// non-finite values first appeared.
+//
+// Console output (one Printer line each): a header (resolved config, dataset
+// statistics, model, optimizer, every kernel's plan and the compile time), a line
+// per epoch `Epoch 0007 | loss 0.5321 | train 0.912 | val 0.784 | 1.23 ms`, a
+// best-epoch line per run and the mean ± std of test accuracy over runs.
+//
+// The run dir (output.run_dir) receives config.yaml (resolved), metrics.jsonl (one
+// object per epoch), summary.json, kernels.json (plans), log.txt (the console
+// lines) and checkpoints/run-NN.ckpt (models/checkpoint.h), all or nothing (see
+// run_dir.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/training/config.h"
+#include "apps/training/data.h"
+#include "core/autograd.h"
+#include "layers/graph_kernels.h"
+#include "models/checkpoint.h"
+#include "models/gnn.h"
+#include "models/optimizer.h"
+
+namespace strata::train {
+
+using Printer = std::function<void(const std::string&)>;
+
+// Applies runtime.threads and runtime.cache_dir (STRATA_CACHE_DIR) to the process.
+// Call before anything compiles or loads; the kernel cache reads the directory once.
+void apply_runtime(const RuntimeConfig& runtime);
+
+// Data and kernels for one config: what every run of a session shares.
+struct Context {
+  TrainingConfig config;
+  TrainingData data;
+  std::unique_ptr<nn::GraphKernels> kernels;
+
+  nn::NodeFeatures input() const;
+  // Kernels for `config.model` on the data (built in one compiler batch).
+  void build_kernels(const nn::GnnModel& model);
+};
+
+// A model with its optimizer and dropout stream, for one run.
+struct RunState {
+  std::unique_ptr<nn::GnnModel> model;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  Rng dropout{0};
+  RunState(const Context& ctx, uint64_t seed);
+};
+
+struct StepResult {
+  double loss = 0;
+  double ms = 0;            // forward + backward + optimizer step
+  double optimizer_ms = 0;  // of which the optimizer step
+};
+
+// One training step; throws a UserError naming the run, the epoch and the layer
+// when the loss is not finite. `tape` is cleared first and keeps the profile.
+StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch);
+
+struct Evaluation {
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  double train_loss = 0, val_loss = 0, test_loss = 0;
+  std::string test_logits_hash;  // XXH3 of the test nodes' logits (bit-exact reproduction check)
+  double ms = 0;
+};
+Evaluation evaluate(const Context& ctx, const nn::GnnModel& model);
+
+struct RunResult {
+  int run = 0;
+  uint64_t seed = 0;
+  int64_t best_epoch = 0, epochs = 0;
+  bool stopped_early = false;
+  Evaluation best;
+  double mean_epoch_ms = 0, median_epoch_ms = 0;
+  ag::OpProfile profile;  // training steps only
+  double optimizer_ms = 0;
+  double train_ms = 0;    // all training steps
+  std::string checkpoint;  // path inside the run dir, or ""
+};
+
+struct Summary {
+  std::vector<RunResult> runs;
+  double test_mean = 0, test_std = 0, val_mean = 0, val_std = 0;
+  double mean_epoch_ms = 0;    // mean over runs of each run's mean epoch time
+  double median_epoch_ms = 0;  // median over runs of each run's median epoch time
+  std::string run_dir;
+};
+
+// `strata train`: runs every seed and writes the run dir. `config_name` replaces
+// {config} in output.run_dir.
+Summary run_training(const Config& config, const std::string& config_name, const Printer& print);
+
+struct EvalReport {
+  Evaluation eval;
+  double recorded_test_acc = 0;
+  std::string recorded_logits_hash;
+  bool identical = false;  // same test accuracy and same test logits, bit for bit
+};
+
+// `strata eval`: rebuilds the data and the model from `config`, loads the
+// checkpoint's parameters (architecture checked by name and shape) and evaluates.
+EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
+
+// Mean and unbiased standard deviation (0 for fewer than two values).
+std::pair<double, double> mean_std(const std::vector<double>& v);
+
+}  // namespace strata::train

@@ -1,0 +1,213 @@
+#include "layers/graph_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/log.h"
+#include "core/timer.h"
+
+namespace strata::nn {
+namespace {
+
+// A kernel to build: graph, options, and where the result goes.
+struct Job {
+  const Graph* graph;
+  sc::SpmmOptions options;
+  std::unique_ptr<sc::SpmmKernel>* slot;
+  KernelRecord record;
+};
+
+// 1 / deg (0 for empty rows), deg^-1/2 (deg clamped to >= 1), or 1 / (deg + 1) per row.
+enum class DegreeFn { Inverse, InverseSqrtClamped, InversePlusOne };
+
+Tensor degree_scale(const Graph& g, DegreeFn fn) {
+  Tensor s = Tensor::empty({g.num_rows()}, DType::F32);
+  float* p = s.data<float>();
+  const int64_t* indptr = g.indptr_data();
+  for (int64_t r = 0; r < g.num_rows(); ++r) {
+    const double d = static_cast<double>(indptr[r + 1] - indptr[r]);
+    switch (fn) {
+      case DegreeFn::Inverse: p[r] = d > 0 ? static_cast<float>(1.0 / d) : 0.0f; break;
+      case DegreeFn::InverseSqrtClamped: p[r] = static_cast<float>(1.0 / std::sqrt(std::max(d, 1.0))); break;
+      case DegreeFn::InversePlusOne: p[r] = static_cast<float>(1.0 / (d + 1.0)); break;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+const char* aggregation_name(Aggregation a) {
+  switch (a) {
+    case Aggregation::Sum: return "sum";
+    case Aggregation::Mean: return "mean";
+    case Aggregation::GcnNorm: return "gcn-norm";
+    case Aggregation::SageGcn: return "sage-gcn";
+  }
+  return "?";
+}
+
+void KernelRequests::add_aggregation(Aggregation kind, int64_t feat) {
+  const auto key = std::make_pair(kind, feat);
+  if (std::find(aggregations.begin(), aggregations.end(), key) == aggregations.end()) aggregations.push_back(key);
+}
+
+void KernelRequests::add_feature_product(int64_t feat) {
+  if (std::find(feature_products.begin(), feature_products.end(), feat) == feature_products.end())
+    feature_products.push_back(feat);
+}
+
+SparseFeatures SparseFeatures::from_csr(int64_t rows, int64_t cols, const Tensor& indptr, const Tensor& indices,
+                                        const Tensor& values) {
+  SparseFeatures f;
+  f.S = Graph::from_csr(rows, cols, indptr, indices, values);
+  f.St = f.S.transpose();
+  return f;
+}
+
+bool GraphKernels::has_aggregation(Aggregation kind, int64_t feat) const {
+  return aggregations_.count({static_cast<int>(kind), feat}) > 0;
+}
+
+const AggregationKernels& GraphKernels::aggregation(Aggregation kind, int64_t feat) const {
+  auto it = aggregations_.find({static_cast<int>(kind), feat});
+  STRATA_ASSERT(it != aggregations_.end(), "no {} aggregation kernel of width {} was built for this graph",
+                aggregation_name(kind), feat);
+  return *it->second;
+}
+
+const FeatureProductKernels& GraphKernels::feature_product(int64_t feat) const {
+  auto it = products_.find(feat);
+  STRATA_ASSERT(it != products_.end(), "no sparse-feature product kernel of width {} was built", feat);
+  return *it->second;
+}
+
+GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features, const KernelRequests& requests,
+                                 const KernelRuntime& runtime) {
+  Timer total;
+  STRATA_CHECK(runtime.backend == sc::Backend::Generated || runtime.backend == sc::Backend::Reference,
+               "kernels: backend '{}' cannot train (expected generated or reference)", sc::backend_name(runtime.backend));
+  STRATA_ASSERT(A.num_rows() == A.num_cols(), "message passing over a non-square graph {}", A.describe());
+  GraphKernels out;
+  out.runtime_ = runtime;
+  if (runtime.tuning && runtime.backend == sc::Backend::Generated) {
+    out.note_ = "tuning requested, but the tuner is not wired into training yet: default plans used";
+    log_warn("kernels: {}", out.note_);
+  }
+
+  std::vector<Job> jobs;
+  const bool any_aggregation = !requests.aggregations.empty();
+  // Shared by every aggregation: the transpose and the degree scales.
+  Graph At;
+  Tensor inv_deg, inv_sqrt_in, inv_sqrt_out, inv_deg_plus_one;
+  if (any_aggregation) {
+    At = A.transpose();
+    inv_deg = degree_scale(A, DegreeFn::Inverse);
+    inv_sqrt_in = degree_scale(A, DegreeFn::InverseSqrtClamped);
+    inv_sqrt_out = degree_scale(At, DegreeFn::InverseSqrtClamped);
+    inv_deg_plus_one = degree_scale(A, DegreeFn::InversePlusOne);
+  }
+  for (const auto& [kind, feat] : requests.aggregations) {
+    auto k = std::make_shared<AggregationKernels>();
+    k->kind = kind;
+    k->feat = feat;
+    sc::SpmmOptions fwd, bwd;
+    fwd.feat = bwd.feat = feat;
+    fwd.backend = bwd.backend = runtime.backend;
+    switch (kind) {
+      case Aggregation::Sum: break;
+      case Aggregation::Mean:
+        fwd.reduce = sc::Reduce::Mean;
+        bwd.col_scale = inv_deg;
+        break;
+      case Aggregation::GcnNorm:
+        fwd.row_scale = inv_sqrt_in;
+        fwd.col_scale = inv_sqrt_out;
+        bwd.row_scale = inv_sqrt_out;
+        bwd.col_scale = inv_sqrt_in;
+        break;
+      case Aggregation::SageGcn:
+        fwd.row_scale = inv_deg_plus_one;
+        bwd.col_scale = inv_deg_plus_one;
+        k->self_scale = inv_deg_plus_one;
+        break;
+    }
+    const std::string what = fmt::format("{} f={}", aggregation_name(kind), feat);
+    jobs.push_back({&A, fwd, &k->forward, {what + " forward", "A", "", {}, "", "", ""}});
+    jobs.push_back({&At, bwd, &k->backward, {what + " backward", "Aᵀ", "", {}, "", "", ""}});
+    out.aggregations_[{static_cast<int>(kind), feat}] = std::move(k);
+  }
+  if (!requests.feature_products.empty()) {
+    STRATA_ASSERT(features != nullptr, "sparse-feature product kernels requested without sparse features");
+    STRATA_ASSERT(features->rows() == A.num_rows(), "sparse features with {} rows for a graph of {} nodes",
+                  features->rows(), A.num_rows());
+  }
+  for (int64_t feat : requests.feature_products) {
+    auto k = std::make_shared<FeatureProductKernels>();
+    k->feat = feat;
+    k->features = features;
+    k->weighted = requests.feature_dropout || features->S.has_values();
+    if (k->weighted) {
+      k->values = features->S.has_values() ? features->S.values() : Tensor::full({features->S.nnz()}, DType::F32, 1.0);
+      k->transpose = features->St.edge_ids();
+    }
+    sc::SpmmOptions fwd, bwd;
+    fwd.feat = bwd.feat = feat;
+    fwd.backend = bwd.backend = runtime.backend;
+    fwd.weighted = bwd.weighted = k->weighted;
+    const std::string what = fmt::format("features f={}", feat);
+    jobs.push_back({&features->S, fwd, &k->forward, {what + " forward", "S", "", {}, "", "", ""}});
+    jobs.push_back({&features->St, bwd, &k->backward, {what + " weight gradient", "Sᵀ", "", {}, "", "", ""}});
+    out.products_[feat] = std::move(k);
+  }
+
+  // Plans and programs; then one compiler batch for every distinct generated program.
+  Timer lowering;
+  std::vector<sc::Kernel> batch;
+  std::map<std::string, size_t> batch_index;  // lowered kernel name -> position in batch
+  std::vector<size_t> job_program(jobs.size(), 0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
+    const sc::SpmmSpec spec = sc::SpmmKernel::spec(*j.graph, j.options);
+    // The tuner plugs in here (per graph, op and width); until then, the default plan.
+    j.options.plan = sc::SpmmKernel::default_plan(spec);
+    j.record.program = spec.name();
+    j.record.plan = *j.options.plan;
+    j.record.backend = sc::backend_name(runtime.backend);
+    if (runtime.backend != sc::Backend::Generated) continue;
+    sc::Kernel lowered = sc::SpmmKernel::lower(spec, *j.options.plan);
+    auto [it, fresh] = batch_index.emplace(lowered.name, batch.size());
+    if (fresh) batch.push_back(std::move(lowered));
+    job_program[i] = it->second;
+  }
+  out.lower_ms_ = lowering.ms();
+  out.distinct_programs_ = static_cast<int64_t>(batch.size());
+  std::vector<sc::CompiledKernel> compiled;
+  if (!batch.empty()) {
+    compiled = sc::compile_cpu(batch);
+    out.compile_ms_ = compiled.front().compile_ms;
+    out.cache_outcome_ = sc::to_string(compiled.front().outcome);
+  } else {
+    out.cache_outcome_ = "-";
+  }
+
+  std::vector<bool> used(batch.size(), false);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
+    if (runtime.backend == sc::Backend::Generated) {
+      const size_t p = job_program[i];
+      *j.slot = std::make_unique<sc::SpmmKernel>(*j.graph, j.options, compiled[p]);
+      j.record.cache = used[p] ? "shared" : sc::to_string(compiled[p].outcome);
+      used[p] = true;
+    } else {
+      *j.slot = std::make_unique<sc::SpmmKernel>(*j.graph, j.options);
+      j.record.cache = "-";
+    }
+    j.record.describe = (*j.slot)->describe();
+    out.records_.push_back(std::move(j.record));
+  }
+  out.build_ms_ = total.ms();
+  return out;
+}
+
+}  // namespace strata::nn

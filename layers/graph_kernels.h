@@ -1,0 +1,140 @@
+// The sparse kernels a model runs over one graph, built together at graph-load time.
+//
+// A model states what it needs (KernelRequests: which aggregations at which feature
+// sizes, which widths of sparse-feature products); build_graph_kernels() then makes
+// every forward kernel and the kernel its backward needs, lowers them all and
+// compiles them in ONE compiler invocation (sc::SpmmKernel::lower + sc::compile_cpu),
+// and binds each to its graph. The feature size is compiled into a kernel, so each
+// (aggregation, width) pair is its own kernel; identical programs (say a sum over A
+// and a sum over Aᵀ at the same width) are compiled once and bound twice.
+//
+// Aggregation over A (rows = destinations, see core/graph.h) and its backward:
+//
+//   kind     forward Y =                     backward dX =
+//   Sum      A X                             Aᵀ dY
+//   Mean     D⁻¹ A X                         Aᵀ (D⁻¹ dY)       SpMM over Aᵀ, col_scale 1/deg
+//   GcnNorm  D⁻½ A Dₒ⁻½ X                    Dₒ⁻½ Aᵀ D⁻½ dY    row/col scales swapped over Aᵀ
+//   SageGcn  D̃⁻¹ (A X + X)                   Aᵀ (D̃⁻¹ dY) + D̃⁻¹ dY
+//
+// D = in-degrees (A's row lengths), Dₒ = out-degrees (Aᵀ's row lengths), D̃ = D + I.
+// Mean gives 0 on rows without in-neighbours; GcnNorm clamps degrees to at least 1
+// (as DGL's GraphConv does), which matters only for isolated nodes. The graph is
+// never assumed symmetric.
+//
+// Sparse input features S [N, F] (bag-of-words, MUSAE's binary vectors) are treated
+// as a graph too: the first layer's S·W is an SpMM over S with W as the dense
+// operand, and the weight gradient Sᵀ·dY an SpMM over Sᵀ, so S is never densified.
+// With input dropout the kernels are weighted and take per-call values (the kept
+// entries of S, scaled by 1/(1-p)).
+//
+// Plans: with tuning off every kernel uses sc::SpmmKernel::default_plan. The tuner
+// (sparse_compiler/tune) is not wired in yet: with tuning on the default plans are
+// used as well and the returned note says so. This function is the one place the
+// tuner is to be called from.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::nn {
+
+enum class Aggregation : uint8_t { Sum, Mean, GcnNorm, SageGcn };
+const char* aggregation_name(Aggregation a);
+
+// Which kernels to build and how.
+struct KernelRuntime {
+  sc::Backend backend = sc::Backend::Generated;  // Generated or Reference
+  bool tuning = false;
+};
+
+struct KernelRequests {
+  std::vector<std::pair<Aggregation, int64_t>> aggregations;  // (kind, feature width)
+  std::vector<int64_t> feature_products;                      // widths of S·W
+  bool feature_dropout = false;  // S·W takes per-call values (input dropout on S)
+  void add_aggregation(Aggregation kind, int64_t feat);
+  void add_feature_product(int64_t feat);
+};
+
+// Sparse input features S [N, F] as a graph (rows = nodes, columns = feature ids),
+// with its transpose; Sᵀ's edge ids are positions in S (S is built without edge ids).
+struct SparseFeatures {
+  Graph S, St;
+  // CSR arrays (int64 indptr, int32 indices, optional float32 values) of a feature matrix.
+  static SparseFeatures from_csr(int64_t rows, int64_t cols, const Tensor& indptr, const Tensor& indices,
+                                 const Tensor& values);
+  int64_t rows() const { return S.num_rows(); }
+  int64_t cols() const { return S.num_cols(); }
+};
+
+// One aggregation at one width: the forward kernel over A and the backward over Aᵀ.
+struct AggregationKernels {
+  Aggregation kind = Aggregation::Sum;
+  int64_t feat = 0;
+  std::unique_ptr<sc::SpmmKernel> forward, backward;
+  Tensor self_scale;  // SageGcn: D̃⁻¹ per node (the self term's weight)
+};
+
+// S·W at one width: forward over S, weight gradient over Sᵀ.
+struct FeatureProductKernels {
+  int64_t feat = 0;
+  bool weighted = false;  // the kernels multiply by per-call edge values
+  const SparseFeatures* features = nullptr;
+  std::unique_ptr<sc::SpmmKernel> forward, backward;
+  Tensor values;     // S's values (all ones for binary features) when weighted
+  Tensor transpose;  // int64 [nnz]: position in S of each of Sᵀ's non-zeros
+};
+
+// What the run header and the run dir's kernels.json show for one kernel.
+struct KernelRecord {
+  std::string role;      // "mean f=16 forward"
+  std::string graph;     // "A", "Aᵀ", "S" (features), "Sᵀ"
+  std::string program;   // the op program's name, "spmm_f16_i32_rs"
+  sc::SpmmPlan plan;
+  std::string backend;   // "generated" | "reference"
+  std::string cache;     // "compiled" | "disk hit" | "memory hit" | "shared" | "-"
+  std::string describe;  // sc::SpmmKernel::describe()
+};
+
+class GraphKernels {
+ public:
+  const AggregationKernels& aggregation(Aggregation kind, int64_t feat) const;
+  const FeatureProductKernels& feature_product(int64_t feat) const;
+  bool has_aggregation(Aggregation kind, int64_t feat) const;
+
+  const std::vector<KernelRecord>& records() const { return records_; }
+  double build_ms() const { return build_ms_; }      // everything, from requests to bound kernels
+  double compile_ms() const { return compile_ms_; }  // the compiler's time for the batch (0: all cached)
+  double lower_ms() const { return lower_ms_; }      // lowering and scheduling
+  int64_t distinct_programs() const { return distinct_programs_; }
+  const std::string& cache_outcome() const { return cache_outcome_; }
+  const std::string& note() const { return note_; }  // e.g. the tuner is not wired
+  const KernelRuntime& runtime() const { return runtime_; }
+
+ private:
+  friend GraphKernels build_graph_kernels(const Graph&, const SparseFeatures*, const KernelRequests&,
+                                          const KernelRuntime&);
+  KernelRuntime runtime_;
+  std::map<std::pair<int, int64_t>, std::shared_ptr<AggregationKernels>> aggregations_;
+  std::map<int64_t, std::shared_ptr<FeatureProductKernels>> products_;
+  std::vector<KernelRecord> records_;
+  double build_ms_ = 0, compile_ms_ = 0, lower_ms_ = 0;
+  int64_t distinct_programs_ = 0;
+  std::string cache_outcome_;
+  std::string note_;
+};
+
+// Builds, compiles in one batch, and binds every kernel `requests` names for the
+// graph A (square, rows = destinations) and, when given, the sparse features.
+// `features` must outlive the result.
+GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features, const KernelRequests& requests,
+                                 const KernelRuntime& runtime);
+
+}  // namespace strata::nn

@@ -1,0 +1,171 @@
+#include "models/checkpoint.h"
+
+#include <cstring>
+
+#include "core/file_util.h"
+#include "core/hash.h"
+
+namespace strata::nn {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'C', 'K'};
+constexpr size_t kPrefixBytes = 24;
+constexpr size_t kChecksumBytes = 16;
+constexpr int64_t kAlign = 64;
+
+int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+template <class T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+template <class T>
+T get(const std::string& in, size_t at) {
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof v);
+  return v;
+}
+
+DType dtype_from_name(const std::string& name, const std::string& file) {
+  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64})
+    if (dtype_name(d) == name) return d;
+  STRATA_FAIL("checkpoint '{}': unknown tensor dtype '{}'", file, name);
+}
+
+}  // namespace
+
+void write_checkpoint(const std::filesystem::path& path, const Checkpoint& ckpt) {
+  nlohmann::ordered_json index = nlohmann::ordered_json::array();
+  int64_t offset = 0;
+  auto add = [&](const std::string& section, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+    for (const auto& [name, t] : tensors) {
+      STRATA_ASSERT(t.defined() && t.device().is_cpu(), "checkpoint tensor '{}' must be a defined host tensor", name);
+      index.push_back({{"name", section + "/" + name},
+                       {"dtype", dtype_name(t.dtype())},
+                       {"shape", t.shape()},
+                       {"offset", offset},
+                       {"bytes", t.nbytes()}});
+      offset = align_up(offset + t.nbytes());
+    }
+  };
+  add("model", ckpt.model);
+  add("optimizer", ckpt.optimizer);
+  const std::string header = nlohmann::ordered_json{{"meta", ckpt.meta}, {"tensors", index}}.dump();
+
+  std::string out;
+  out.append(kMagic, sizeof kMagic);
+  put<uint32_t>(out, kCheckpointVersion);
+  put<uint32_t>(out, 0);
+  put<uint64_t>(out, header.size());
+  out += header;
+  out.resize(static_cast<size_t>(align_up(static_cast<int64_t>(out.size()))), '\0');
+  const size_t payload = out.size();
+  out.resize(payload + static_cast<size_t>(offset), '\0');
+  size_t k = 0;
+  for (const auto* tensors : {&ckpt.model, &ckpt.optimizer})
+    for (const auto& [name, t] : *tensors) {
+      const int64_t at = index[k++]["offset"].get<int64_t>();
+      std::memcpy(out.data() + payload + at, t.raw_data(), static_cast<size_t>(t.nbytes()));
+    }
+  const Hash128 h = hash_bytes(out.data(), out.size());
+  put<uint64_t>(out, h.lo);
+  put<uint64_t>(out, h.hi);
+
+  AtomicFile file(path);
+  file.write(out);
+  file.commit();
+}
+
+Checkpoint read_checkpoint(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  STRATA_CHECK(std::filesystem::exists(path), "checkpoint '{}' does not exist", file);
+  const std::string in = read_file(path);
+  STRATA_CHECK(in.size() >= sizeof kMagic && std::memcmp(in.data(), kMagic, sizeof kMagic) == 0,
+               "'{}' is not a Strata checkpoint (no STRATACK header)", file);
+  STRATA_CHECK(in.size() >= kPrefixBytes + kChecksumBytes,
+               "checkpoint '{}': checksum mismatch: the file is truncated ({} bytes)", file, in.size());
+  const uint32_t version = get<uint32_t>(in, 8);
+  const size_t body = in.size() - kChecksumBytes;
+  const Hash128 want{get<uint64_t>(in, body), get<uint64_t>(in, body + 8)};
+  const Hash128 got = hash_bytes(in.data(), body);
+  STRATA_CHECK(got == want,
+               "checkpoint '{}': checksum mismatch (stored {}, computed {}): the file is corrupt or truncated", file,
+               want.hex(), got.hex());
+  STRATA_CHECK(version <= kCheckpointVersion,
+               "checkpoint '{}' has format version {}, newer than this Strata reads ({})", file, version,
+               kCheckpointVersion);
+  const uint64_t header_bytes = get<uint64_t>(in, 16);
+  STRATA_CHECK(header_bytes <= body - kPrefixBytes, "checkpoint '{}': header length {} runs past the end", file,
+               header_bytes);
+  nlohmann::ordered_json header;
+  try {
+    header = nlohmann::ordered_json::parse(in.substr(kPrefixBytes, header_bytes));
+  } catch (const nlohmann::json::exception& e) {
+    STRATA_FAIL("checkpoint '{}': malformed header: {}", file, e.what());
+  }
+  const size_t payload = static_cast<size_t>(align_up(static_cast<int64_t>(kPrefixBytes + header_bytes)));
+  Checkpoint ckpt;
+  try {
+    ckpt.meta = header.at("meta");
+    for (const auto& e : header.at("tensors")) {
+      const std::string name = e.at("name").get<std::string>();
+      const DType dtype = dtype_from_name(e.at("dtype").get<std::string>(), file);
+      const Shape shape = e.at("shape").get<Shape>();
+      const int64_t offset = e.at("offset").get<int64_t>(), bytes = e.at("bytes").get<int64_t>();
+      Tensor t = Tensor::empty(shape, dtype);
+      STRATA_CHECK(t.nbytes() == bytes && offset >= 0 && payload + static_cast<size_t>(offset + bytes) <= body,
+                   "checkpoint '{}': tensor '{}' ({} bytes at {}) does not fit the file", file, name, bytes, offset);
+      std::memcpy(t.raw_data(), in.data() + payload + offset, static_cast<size_t>(bytes));
+      const size_t slash = name.find('/');
+      STRATA_CHECK(slash != std::string::npos, "checkpoint '{}': tensor name '{}' has no section", file, name);
+      const std::string section = name.substr(0, slash), rest = name.substr(slash + 1);
+      if (section == "model")
+        ckpt.model.emplace_back(rest, std::move(t));
+      else if (section == "optimizer")
+        ckpt.optimizer.emplace_back(rest, std::move(t));
+      else
+        STRATA_FAIL("checkpoint '{}': tensor '{}' in unknown section '{}'", file, name, section);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    STRATA_FAIL("checkpoint '{}': malformed header: {}", file, e.what());
+  }
+  return ckpt;
+}
+
+void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
+  std::vector<bool> used(ckpt.model.size(), false);
+  for (const Parameter& p : params) {
+    size_t k = 0;
+    while (k < ckpt.model.size() && ckpt.model[k].first != p.name) ++k;
+    if (k == ckpt.model.size()) {
+      std::string names;
+      for (const auto& [n, t] : ckpt.model) names += (names.empty() ? "" : ", ") + n;
+      STRATA_FAIL("architecture mismatch: checkpoint '{}' has no parameter '{}' (shape {} in the model built from "
+                  "the config); it holds: {}",
+                  source, p.name, shape_str(p.var.shape()), names);
+    }
+    const Tensor& t = ckpt.model[k].second;
+    STRATA_CHECK(t.shape() == p.var.shape() && t.dtype() == DType::F32,
+                 "architecture mismatch: parameter '{}' is {} {} in checkpoint '{}' but {} in the model built from "
+                 "the config",
+                 p.name, dtype_name(t.dtype()), shape_str(t.shape()), source, shape_str(p.var.shape()));
+    used[k] = true;
+  }
+  for (size_t k = 0; k < ckpt.model.size(); ++k)
+    STRATA_CHECK(used[k],
+                 "architecture mismatch: checkpoint '{}' holds parameter '{}' {} that the model built from the config "
+                 "does not have",
+                 source, ckpt.model[k].first, shape_str(ckpt.model[k].second.shape()));
+  for (const Parameter& p : params)
+    for (const auto& [n, t] : ckpt.model)
+      if (n == p.name) p.var.mutable_value().copy_from(t);
+}
+
+std::vector<std::pair<std::string, Tensor>> snapshot_parameters(const std::vector<Parameter>& params) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const Parameter& p : params) out.emplace_back(p.name, p.var.value().clone());
+  return out;
+}
+
+}  // namespace strata::nn

@@ -1,0 +1,105 @@
+#include "models/gnn.h"
+
+#include "core/autograd_ops.h"
+
+namespace strata::nn {
+namespace {
+
+std::string with_commas(int64_t v) {
+  std::string d = std::to_string(v), out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+// A per-layer dropout seed from the step's seed (splitmix-style).
+uint64_t layer_seed(uint64_t seed, int layer) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(layer + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+const char* model_kind_name(ModelKind k) { return k == ModelKind::GraphSage ? "graphsage" : "gcn"; }
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::Relu: return "relu";
+    case Activation::Elu: return "elu";
+    case Activation::LeakyRelu: return "leaky_relu";
+  }
+  return "?";
+}
+
+GnnModel::GnnModel(const ModelConfig& config, int64_t in_features, int64_t num_classes, Rng& init)
+    : config_(config), in_(in_features), classes_(num_classes) {
+  STRATA_CHECK(config.layers >= 1, "model.layers must be at least 1, got {}", config.layers);
+  STRATA_CHECK(in_features >= 1, "the model needs at least one input feature, got {}", in_features);
+  STRATA_CHECK(num_classes >= 2, "node classification needs at least 2 classes, got {}", num_classes);
+  int64_t width = in_features;
+  for (int i = 0; i < config.layers; ++i) {
+    const int64_t out = i + 1 == config.layers ? num_classes : config.hidden;
+    if (config.kind == ModelKind::GraphSage)
+      layers_.push_back(
+          std::make_unique<SAGEConv>(width, out, config.aggregator, config.root_weight, config.bias, init, i));
+    else
+      layers_.push_back(std::make_unique<GraphConv>(width, out, config.norm, config.bias, init, i));
+    for (const Parameter& p : layers_.back()->parameters()) params_.push_back(p);
+    width = out;
+  }
+}
+
+KernelRequests GnnModel::kernel_requests(bool sparse_input) const {
+  KernelRequests r;
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->request_kernels(r, i == 0 && sparse_input);
+  r.feature_dropout = sparse_input && config_.input_dropout > 0.0f;
+  return r;
+}
+
+ag::Var GnnModel::forward(ag::Tape& tape, const GraphKernels& kernels, const NodeFeatures& input,
+                          uint64_t dropout_seed) const {
+  NodeFeatures x = input;
+  if (x.is_sparse()) {
+    x.sparse_dropout = config_.input_dropout;
+    x.sparse_seed = layer_seed(dropout_seed, 0);
+  } else if (config_.input_dropout > 0.0f) {
+    ag::Tape::Scope scope(tape, "input");
+    x.dense = ag::dropout(tape, x.dense, config_.input_dropout, layer_seed(dropout_seed, 0));
+  }
+  ag::Var h;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    ag::Tape::Scope scope(tape, fmt::format("layers.{}", i));
+    h = layers_[i]->forward(tape, kernels, x);
+    if (i + 1 == layers_.size()) break;
+    switch (config_.activation) {
+      case Activation::Relu: h = ag::relu(tape, h); break;
+      case Activation::Elu: h = ag::elu(tape, h, config_.elu_alpha); break;
+      case Activation::LeakyRelu: h = ag::leaky_relu(tape, h, config_.negative_slope); break;
+    }
+    if (config_.l2_normalize) h = ag::l2_normalize_rows(tape, h);
+    h = ag::dropout(tape, h, config_.dropout, layer_seed(dropout_seed, static_cast<int>(i) + 1));
+    x = NodeFeatures::from_dense(h);
+  }
+  return h;
+}
+
+std::string GnnModel::describe() const {
+  std::string widths = std::to_string(in_);
+  for (const auto& l : layers_) widths += " -> " + std::to_string(l->out_features());
+  std::string detail;
+  if (config_.kind == ModelKind::GraphSage)
+    detail = fmt::format("{} aggregator{}", sage_aggregator_name(config_.aggregator),
+                         config_.root_weight ? ", root weight" : "");
+  else
+    detail = fmt::format("norm {}", gcn_norm_name(config_.norm));
+  return fmt::format("{}: {} layer{} {} ({}), {}, dropout {:g}, input dropout {:g}{}, {} parameters",
+                     model_kind_name(config_.kind), layers_.size(), layers_.size() == 1 ? "" : "s", widths, detail,
+                     activation_name(config_.activation), config_.dropout, config_.input_dropout,
+                     config_.l2_normalize ? ", L2-normalised hidden" : "", with_commas(num_parameters()));
+}
+
+}  // namespace strata::nn

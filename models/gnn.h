@@ -1,0 +1,73 @@
+// GraphSAGE and GCN stacks built from a ModelConfig (the `model:` section of a
+// training config, see apps/training/config.h).
+//
+//   input ─ dropout(input_dropout) ─ layer 0 ─ act ─ [l2norm] ─ dropout ─ layer 1 ─ … ─ layer L-1 ─ logits
+//
+// Layer widths: in -> hidden -> … -> hidden -> classes (one layer: in -> classes).
+// GraphSAGE stacks SAGEConv (layers/sage_conv.h), GCN stacks GraphConv
+// (layers/graph_conv.h). Parameters are Glorot-initialised from the Rng given to the
+// constructor, layer by layer, so a seed fixes the initial model exactly. Sparse
+// inputs go to the first layer as S (never densified); input dropout then drops
+// S's stored entries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "layers/graph_conv.h"
+#include "layers/layer.h"
+#include "layers/sage_conv.h"
+
+namespace strata::nn {
+
+enum class ModelKind : uint8_t { GraphSage, Gcn };
+enum class Activation : uint8_t { Relu, Elu, LeakyRelu };
+const char* model_kind_name(ModelKind k);
+const char* activation_name(Activation a);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::GraphSage;
+  int layers = 2;
+  int64_t hidden = 16;
+  Activation activation = Activation::Relu;
+  float negative_slope = 0.01f;  // leaky_relu
+  float elu_alpha = 1.0f;        // elu
+  float dropout = 0.5f;          // between layers
+  float input_dropout = 0.0f;    // on the input features
+  SageAggregator aggregator = SageAggregator::Mean;  // graphsage
+  bool root_weight = true;                            // graphsage
+  GcnNorm norm = GcnNorm::Both;                       // gcn
+  bool l2_normalize = false;  // L2-normalise hidden representations (GraphSAGE paper)
+  bool bias = true;
+};
+
+class GnnModel {
+ public:
+  GnnModel(const ModelConfig& config, int64_t in_features, int64_t num_classes, Rng& init);
+
+  // The kernels forward() needs for an input that is sparse or dense.
+  KernelRequests kernel_requests(bool sparse_input) const;
+  // Logits [N, classes]. Dropout draws its masks from `dropout_seed` (training mode).
+  ag::Var forward(ag::Tape& tape, const GraphKernels& kernels, const NodeFeatures& input,
+                  uint64_t dropout_seed) const;
+
+  const std::vector<Parameter>& parameters() const { return params_; }
+  int64_t num_parameters() const { return count_parameters(params_); }
+  const ModelConfig& config() const { return config_; }
+  int64_t in_features() const { return in_; }
+  int64_t num_classes() const { return classes_; }
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  const GraphLayer& layer(int i) const { return *layers_[i]; }
+  // "graphsage: 2 layers 1433 -> 16 -> 7 (mean aggregator, root weight), relu, dropout 0.5, 46,103 parameters"
+  std::string describe() const;
+
+ private:
+  ModelConfig config_;
+  int64_t in_, classes_;
+  std::vector<std::unique_ptr<GraphLayer>> layers_;
+  std::vector<Parameter> params_;
+};
+
+}  // namespace strata::nn

@@ -1,0 +1,179 @@
+#include "models/optimizer.h"
+
+#include <cmath>
+
+namespace strata::nn {
+namespace {
+
+bool is_decayed(const Parameter& p, DecayScope scope) {
+  switch (scope) {
+    case DecayScope::All: return true;
+    case DecayScope::Weights: return !p.is_bias;
+    case DecayScope::FirstLayer: return !p.is_bias && p.layer == 0;
+  }
+  return true;
+}
+
+std::vector<Tensor> zeros_like(const std::vector<Parameter>& params) {
+  std::vector<Tensor> v;
+  for (const Parameter& p : params) v.push_back(Tensor::zeros(p.var.shape(), DType::F32));
+  return v;
+}
+
+class Adam final : public Optimizer {
+ public:
+  Adam(const OptimizerConfig& c, std::vector<Parameter> p)
+      : Optimizer(c, std::move(p)), m_(zeros_like(params_)), v_(zeros_like(params_)) {}
+
+ protected:
+  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
+    const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
+    const double t = static_cast<double>(steps_ + 1);
+    const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t));
+    const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(config_.beta2, t)));
+    const float step = static_cast<float>(config_.lr) / c1;
+    const float eps = static_cast<float>(config_.eps);
+    float* m = m_[i].data<float>();
+    float* v = v_[i].data<float>();
+    // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
+#pragma omp simd
+    for (int64_t k = 0; k < n; ++k) {
+      const float gk = g[k] + wd * p[k];
+      m[k] = b1 * m[k] + (1.0f - b1) * gk;
+      v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
+      p[k] -= step * m[k] / (std::sqrt(v[k]) / c2_sqrt + eps);
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() override {
+    return {{"adam.m", &m_}, {"adam.v", &v_}};
+  }
+
+ private:
+  std::vector<Tensor> m_, v_;
+};
+
+class Sgd final : public Optimizer {
+ public:
+  Sgd(const OptimizerConfig& c, std::vector<Parameter> p) : Optimizer(c, std::move(p)), buf_(zeros_like(params_)) {}
+
+ protected:
+  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
+    const float lr = static_cast<float>(config_.lr), mu = static_cast<float>(config_.momentum);
+    float* b = buf_[i].data<float>();
+    if (mu == 0.0f) {
+#pragma omp simd
+      for (int64_t k = 0; k < n; ++k) p[k] -= lr * (g[k] + wd * p[k]);
+      return;
+    }
+    // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
+    const bool first = steps_ == 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const float gk = g[k] + wd * p[k];
+      b[k] = first ? gk : mu * b[k] + gk;
+      const float d = config_.nesterov ? gk + mu * b[k] : b[k];
+      p[k] -= lr * d;
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() override {
+    return {{"sgd.momentum", &buf_}};
+  }
+
+ private:
+  std::vector<Tensor> buf_;
+};
+
+}  // namespace
+
+const char* optimizer_kind_name(OptimizerKind k) { return k == OptimizerKind::Adam ? "adam" : "sgd"; }
+
+const char* decay_scope_name(DecayScope s) {
+  switch (s) {
+    case DecayScope::All: return "all";
+    case DecayScope::Weights: return "weights";
+    case DecayScope::FirstLayer: return "first_layer";
+  }
+  return "?";
+}
+
+std::vector<ag::Var> decayed_parameters(const std::vector<Parameter>& params, DecayScope scope) {
+  std::vector<ag::Var> out;
+  for (const Parameter& p : params)
+    if (is_decayed(p, scope)) out.push_back(p.var);
+  return out;
+}
+
+Optimizer::Optimizer(const OptimizerConfig& config, std::vector<Parameter> params)
+    : config_(config), params_(std::move(params)) {
+  STRATA_CHECK(config.lr > 0 && std::isfinite(config.lr), "optimizer.lr must be positive, got {}", config.lr);
+  STRATA_CHECK(config.weight_decay >= 0, "optimizer.weight_decay must be >= 0, got {}", config.weight_decay);
+  for (const Parameter& p : params_) decayed_.push_back(is_decayed(p, config.decay_scope));
+}
+
+void Optimizer::step() {
+  const float shrink = static_cast<float>(1.0 - config_.lr * config_.weight_decay);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ag::Var& v = params_[i].var;
+    if (!v.has_grad()) continue;
+    float* p = v.mutable_value().data<float>();
+    const int64_t n = v.value().numel();
+    const bool decay = config_.weight_decay > 0 && decayed_[i];
+    if (decay && config_.decoupled)
+      for (int64_t k = 0; k < n; ++k) p[k] *= shrink;
+    update(i, p, v.grad().data<float>(), n, decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f);
+  }
+  ++steps_;
+}
+
+void Optimizer::zero_grad() {
+  for (const Parameter& p : params_) p.var.zero_grad();
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  out.emplace_back("step", Tensor::from_vector(std::vector<int64_t>{steps_}));
+  for (const auto& [prefix, tensors] : const_cast<Optimizer*>(this)->buffers())
+    for (size_t i = 0; i < params_.size(); ++i) out.emplace_back(prefix + "/" + params_[i].name, (*tensors)[i]);
+  return out;
+}
+
+void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state) {
+  auto find = [&](const std::string& name) -> const Tensor& {
+    for (const auto& [n, t] : state)
+      if (n == name) return t;
+    STRATA_FAIL("optimizer state: no entry '{}' (the checkpoint was saved by another optimizer or model)", name);
+  };
+  const Tensor& step = find("step");
+  STRATA_CHECK(step.dtype() == DType::I64 && step.numel() == 1, "optimizer state: 'step' is {}", step.describe());
+  for (const auto& [prefix, tensors] : buffers()) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const std::string name = prefix + "/" + params_[i].name;
+      const Tensor& t = find(name);
+      STRATA_CHECK(t.dtype() == DType::F32 && t.shape() == params_[i].var.shape(),
+                   "optimizer state '{}' is {}, but the parameter is {}", name, t.describe(),
+                   shape_str(params_[i].var.shape()));
+      (*tensors)[i].copy_from(t);
+    }
+  }
+  steps_ = step.data<int64_t>()[0];
+}
+
+std::string Optimizer::describe() const {
+  std::string s = fmt::format("{} lr {:g}", optimizer_kind_name(config_.kind), config_.lr);
+  if (config_.kind == OptimizerKind::Adam)
+    s += fmt::format(" (betas {:g}, {:g}, eps {:g})", config_.beta1, config_.beta2, config_.eps);
+  else
+    s += fmt::format(" (momentum {:g}{})", config_.momentum, config_.nesterov ? ", nesterov" : "");
+  if (config_.weight_decay > 0)
+    s += fmt::format(", weight decay {:g} {} on {} parameters", config_.weight_decay,
+                     config_.decoupled ? "decoupled" : "(L2, added to the gradient)", decay_scope_name(config_.decay_scope));
+  else
+    s += ", no weight decay";
+  return s;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<Parameter> params) {
+  if (config.kind == OptimizerKind::Adam) return std::make_unique<Adam>(config, std::move(params));
+  return std::make_unique<Sgd>(config, std::move(params));
+}
+
+}  // namespace strata::nn

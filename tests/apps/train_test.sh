@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End-to-end checks of `strata train` and `strata eval`: the console contract, the
+# run dir, bit-exact evaluation of a checkpoint, and the exit codes and messages of
+# bad input (mode "error"); mode "data" trains the shipped Cora config briefly.
+# Usage: train_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
+set -uo pipefail
+strata="$1"
+mode="$2"
+src="$3"
+data_root="${STRATA_DATA_ROOT:-$4}"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+# Reuse the test run's kernel cache when there is one (compiles are the slow part).
+export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
+fails=0
+
+expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
+  if ! grep -Eq -- "$3" <<<"$2"; then
+    echo "FAIL: $1: output lacks /$3/"
+    fails=$((fails + 1))
+  fi
+}
+expect_rc() {  # expect_rc NAME GOT WANT
+  if [ "$2" -ne "$3" ]; then
+    echo "FAIL: $1: exit code $2, expected $3"
+    fails=$((fails + 1))
+  fi
+}
+
+sbm="$src/configs/graphsage_sbm.yaml"
+quick=(--set training.epochs=20 --set training.runs=2 --set runtime.threads=2 --set output.log_every=5)
+
+case "$mode" in
+  unit)
+    out="$("$strata" train "$sbm" "${quick[@]}" --set output.run_dir="$scratch/run")"
+    expect_rc train $? 0
+    echo "$out"
+    expect header "$out" '^strata train .*graphsage_sbm.yaml \(config [0-9a-f]{12}, version 1, --set training.epochs=20'
+    expect header "$out" '^config +data: dataset="sbm:nodes=2000,classes=5,avg_degree=10,seed=1"'
+    expect header "$out" '^dataset +sbm \(sbm:nodes=2000,'
+    expect header "$out" '^ +2,000 nodes, 20,000 edges; in-degree min'
+    expect header "$out" '^model +graphsage: 2 layers 32 -> 32 -> 5 \(mean aggregator, root weight\)'
+    expect header "$out" '^kernels +4 kernels, 4 programs compiled in one batch: compiler [0-9.]+ ms'
+    expect header "$out" '^ +mean f=32 forward +A +spmm_f32_i32_rs +csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+'
+    expect header "$out" '^ +mean f=32 backward +Aᵀ +spmm_f32_i32_cs'
+    expect epoch "$out" '^Run 1/2 \(seed 0\)$'
+    expect epoch "$out" '^Epoch 0005 \| loss [0-9]\.[0-9]{4} \| train 0\.[0-9]{3} \| val 0\.[0-9]{3} \| [0-9]+\.[0-9]{2} ms$'
+    expect summary "$out" '^Run 2/2: best epoch 00[0-9]{2} \| train 0\.[0-9]{4} \| val 0\.[0-9]{4} \| test 0\.[0-9]{4} \| 20 epochs'
+    expect summary "$out" '^Test accuracy over 2 runs: 0\.9[0-9]{3} ± 0\.[0-9]{4}'
+    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
+      [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
+    done
+    [ "$(wc -l < "$scratch/run/metrics.jsonl")" -eq 40 ] || { echo "FAIL: metrics.jsonl line count"; fails=$((fails + 1)); }
+    ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
+    expect_rc eval $? 0
+    echo "$ev"
+    expect eval "$ev" '^checkpoint +run 2, seed 1, best epoch'
+    expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
+    help="$("$strata" train --help-config)"
+    expect_rc help-config $? 0
+    expect help-config "$help" '^  model.hidden +16 +width of the hidden layers'
+    expect help-config "$help" 'runtime.backend +generated'
+    resolved="$("$strata" train "$sbm" --print-config --set model.hidden=48)"
+    expect print-config "$resolved" '^  hidden: 48 '
+    ;;
+  error)
+    printf 'version: 1\ndata:\n  dataset: sbm:nodes=200,classes=2\nmodel:\n  hiden: 64\n' > "$scratch/typo.yaml"
+    err="$("$strata" train "$scratch/typo.yaml" 2>&1 >/dev/null)"
+    expect_rc unknown-key $? 1
+    expect unknown-key "$err" "^strata: error: .*typo.yaml:5:3: unknown key 'model.hiden'; did you mean 'model.hidden'\?"
+    err="$("$strata" train "$sbm" --set optimizer.lr=fast 2>&1 >/dev/null)"
+    expect_rc set-value $? 1
+    expect set-value "$err" "--set optimizer.lr=fast: 'optimizer.lr' expects a number > 0, got 'fast'"
+    err="$("$strata" train "$scratch/none.yaml" 2>&1 >/dev/null)"
+    expect_rc missing-config $? 1
+    expect missing-config "$err" "config '.*none.yaml' does not exist"
+    err="$("$strata" train "$sbm" --set data.dataset=linqs:/nonexistent/cora.tgz --set output.run_dir="$scratch/r1" 2>&1 >/dev/null)"
+    expect_rc missing-dataset $? 1
+    expect missing-dataset "$err" "data.dataset 'linqs:/nonexistent/cora.tgz' could not be loaded"
+    err="$("$strata" train "$sbm" --set optimizer.name=sgd --set optimizer.lr=1e30 --set optimizer.momentum=0 \
+            --set output.run_dir="$scratch/nan" 2>&1 >/dev/null)"
+    expect_rc nan $? 1
+    expect nan "$err" "training diverged: run 1, epoch [0-9]{4}: the loss is NaN; the first non-finite values appeared in layer 'layers\.[0-9]'"
+    [ -e "$scratch/nan" ] && { echo "FAIL: a diverged run left $scratch/nan behind"; fails=$((fails + 1)); }
+    ls "$scratch" | grep -q partial && { echo "FAIL: a staging folder was left behind"; fails=$((fails + 1)); }
+    "$strata" train "$sbm" --set training.epochs=2 --set training.runs=1 --set output.run_dir="$scratch/ok" >/dev/null
+    expect_rc short-train $? 0
+    err="$("$strata" eval "$sbm" --checkpoint "$scratch/ok/checkpoints/run-01.ckpt" --set model.hidden=8 2>&1 >/dev/null)"
+    expect_rc mismatch $? 1
+    expect mismatch "$err" "architecture mismatch: parameter 'layers.0.weight_self' is float32 \[32, 32\] in checkpoint .* but \[32, 8\] in the model built from the config"
+    head -c 2000 "$scratch/ok/checkpoints/run-01.ckpt" > "$scratch/cut.ckpt"
+    err="$("$strata" eval "$sbm" --checkpoint "$scratch/cut.ckpt" 2>&1 >/dev/null)"
+    expect_rc truncated $? 1
+    expect truncated "$err" "checkpoint '.*cut.ckpt': checksum mismatch .*: the file is corrupt or truncated"
+    "$strata" train "$sbm" --bogus-flag >/dev/null 2>&1
+    expect_rc cli $? 2
+    ;;
+  data)
+    if [ ! -e "$data_root/citation/cora.tgz" ]; then
+      echo "dataset file not found: $data_root/citation/cora.tgz"
+      exit 77
+    fi
+    out="$("$strata" train "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+           --set training.epochs=60 --set output.run_dir="$scratch/cora")"
+    expect_rc cora $? 0
+    echo "$out"
+    expect cora "$out" '^ +2,708 nodes, 10,556 edges'
+    expect cora "$out" '^ +features sparse \[2708, 1433\], 49216 non-zeros'
+    expect cora "$out" 'split planetoid: 20 per class, 500 val, 1000 test, seed 0: 140 train / 500 val / 1,000 test'
+    expect cora "$out" '^Test accuracy over 1 run: 0\.[7-9]'
+    ev="$("$strata" eval "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+          --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt")"
+    expect_rc cora-eval $? 0
+    expect cora-eval "$ev" 'reproduced bit for bit'
+    ;;
+esac
+[ "$fails" -eq 0 ] && echo "PASS ($mode)"
+exit $((fails > 0))

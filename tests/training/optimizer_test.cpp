@@ -1,0 +1,198 @@
+// Adam and SGD against the update rules written out in float64, weight decay
+// (L2 in the loss and decoupled), and state save/restore.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/autograd_ops.h"
+#include "models/optimizer.h"
+
+namespace strata {
+namespace {
+
+using nn::OptimizerConfig;
+using nn::OptimizerKind;
+
+std::vector<nn::Parameter> make_params(std::vector<float> w, std::vector<float> b) {
+  return {{"layers.0.weight", ag::Var::parameter(Tensor::from_vector(w, {static_cast<int64_t>(w.size()), 1}), "w"), 0, false},
+          {"layers.1.bias", ag::Var::parameter(Tensor::from_vector(b), "b"), 1, true}};
+}
+
+// Gradients that change every step (deterministic).
+float grad_at(int step, int i) { return std::sin(1.3f * static_cast<float>(step) + 0.7f * static_cast<float>(i)) * 0.5f; }
+
+void set_grads(const std::vector<nn::Parameter>& ps, int step) {
+  int i = 0;
+  for (const auto& p : ps) {
+    Tensor g = Tensor::empty(p.var.shape(), DType::F32);
+    for (int64_t k = 0; k < g.numel(); ++k) g.data<float>()[k] = grad_at(step, i++);
+    p.var.set_grad(g);
+  }
+}
+
+std::vector<double> values(const std::vector<nn::Parameter>& ps) {
+  std::vector<double> v;
+  for (const auto& p : ps)
+    for (int64_t k = 0; k < p.var.value().numel(); ++k) v.push_back(p.var.value().data<float>()[k]);
+  return v;
+}
+
+TEST(OptimizerTest, AdamFollowsTheUpdateRule) {
+  OptimizerConfig c;
+  c.lr = 0.05;
+  auto ps = make_params({0.5f, -1.0f, 2.0f}, {0.1f});
+  auto opt = nn::make_optimizer(c, ps);
+  std::vector<double> p = values(ps), m(4, 0), v(4, 0);
+  for (int t = 1; t <= 5; ++t) {
+    set_grads(ps, t);
+    opt->step();
+    for (int i = 0; i < 4; ++i) {
+      const double g = grad_at(t, i);
+      m[i] = 0.9 * m[i] + 0.1 * g;
+      v[i] = 0.999 * v[i] + 0.001 * g * g;
+      const double mh = m[i] / (1 - std::pow(0.9, t)), vh = v[i] / (1 - std::pow(0.999, t));
+      p[i] -= 0.05 * mh / (std::sqrt(vh) + 1e-8);
+    }
+    const auto got = values(ps);
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], p[i], 2e-6) << "step " << t << " element " << i;
+  }
+  EXPECT_EQ(opt->steps(), 5);
+}
+
+TEST(OptimizerTest, SgdWithMomentumAndNesterov) {
+  for (bool nesterov : {false, true}) {
+    OptimizerConfig c;
+    c.kind = OptimizerKind::Sgd;
+    c.lr = 0.1;
+    c.momentum = 0.8;
+    c.nesterov = nesterov;
+    auto ps = make_params({1.0f, 2.0f}, {-0.5f});
+    auto opt = nn::make_optimizer(c, ps);
+    std::vector<double> p = values(ps), buf(3, 0);
+    for (int t = 1; t <= 4; ++t) {
+      set_grads(ps, t);
+      opt->step();
+      for (int i = 0; i < 3; ++i) {
+        const double g = grad_at(t, i);
+        buf[i] = t == 1 ? g : 0.8 * buf[i] + g;
+        p[i] -= 0.1 * (nesterov ? g + 0.8 * buf[i] : buf[i]);
+      }
+      const auto got = values(ps);
+      for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], p[i], 1e-6) << "nesterov " << nesterov << " step " << t;
+    }
+  }
+}
+
+TEST(OptimizerTest, PlainSgdAndParametersWithoutGradients) {
+  OptimizerConfig c;
+  c.kind = OptimizerKind::Sgd;
+  c.momentum = 0;
+  c.lr = 0.5;
+  auto ps = make_params({1.0f}, {3.0f});
+  ps[0].var.set_grad(Tensor::full({1, 1}, DType::F32, 2.0));
+  auto opt = nn::make_optimizer(c, ps);
+  opt->step();
+  EXPECT_FLOAT_EQ(ps[0].var.value().data<float>()[0], 0.0f);
+  EXPECT_FLOAT_EQ(ps[1].var.value().data<float>()[0], 3.0f);  // no gradient: untouched
+  opt->zero_grad();
+  EXPECT_FALSE(ps[0].var.has_grad());
+}
+
+TEST(OptimizerTest, CoupledWeightDecayEqualsAnL2TermInTheLoss) {
+  // The optimizer's weight decay adds wd·p to the gradient: the same steps as
+  // training on loss + (wd/2)·Σ‖p‖² (ag::l2_penalty) without weight decay.
+  for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
+    OptimizerConfig with, without;
+    with.kind = without.kind = kind;
+    with.weight_decay = 0.1;
+    with.decay_scope = nn::DecayScope::Weights;
+    auto a = make_params({1.0f, -2.0f}, {0.5f});
+    auto b = make_params({1.0f, -2.0f}, {0.5f});
+    auto oa = nn::make_optimizer(with, a), ob = nn::make_optimizer(without, b);
+    for (int t = 1; t <= 3; ++t) {
+      set_grads(a, t);
+      set_grads(b, t);
+      ag::Tape tape;
+      std::vector<ag::Var> decayed = nn::decayed_parameters(b, nn::DecayScope::Weights);
+      ASSERT_EQ(decayed.size(), 1u);
+      tape.backward(ag::l2_penalty(tape, decayed, 0.1f));  // adds 0.1·p to b's weight gradient
+      oa->step();
+      ob->step();
+      const auto va = values(a), vb = values(b);
+      for (size_t i = 0; i < va.size(); ++i) EXPECT_NEAR(va[i], vb[i], 1e-6) << nn::optimizer_kind_name(kind) << t;
+    }
+  }
+  auto ps = make_params({1.0f, -2.0f}, {0.5f});
+  ag::Tape t;
+  EXPECT_NEAR(ag::l2_penalty(t, nn::decayed_parameters(ps, nn::DecayScope::All), 0.1f).value().data<float>()[0],
+              0.05 * (1 + 4 + 0.25), 1e-7);
+  EXPECT_EQ(nn::decayed_parameters(ps, nn::DecayScope::All).size(), 2u);
+  EXPECT_EQ(nn::decayed_parameters(ps, nn::DecayScope::FirstLayer).size(), 1u);
+}
+
+TEST(OptimizerTest, DecoupledWeightDecayShrinksBeforeTheUpdate) {
+  OptimizerConfig c;
+  c.kind = OptimizerKind::Sgd;
+  c.momentum = 0;
+  c.lr = 0.1;
+  c.weight_decay = 0.5;
+  c.decoupled = true;
+  c.decay_scope = nn::DecayScope::Weights;
+  auto ps = make_params({2.0f}, {2.0f});
+  ps[0].var.set_grad(Tensor::full({1, 1}, DType::F32, 1.0));
+  ps[1].var.set_grad(Tensor::full({1}, DType::F32, 1.0));
+  nn::make_optimizer(c, ps)->step();
+  EXPECT_FLOAT_EQ(ps[0].var.value().data<float>()[0], 2.0f * 0.95f - 0.1f);
+  EXPECT_FLOAT_EQ(ps[1].var.value().data<float>()[0], 2.0f - 0.1f);  // biases not decayed
+}
+
+TEST(OptimizerTest, StateRoundTripContinuesIdentically) {
+  for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
+    OptimizerConfig c;
+    c.kind = kind;
+    auto a = make_params({0.5f, 0.25f, -1.0f}, {0.0f});
+    auto b = make_params({0.0f, 0.0f, 0.0f}, {0.0f});
+    auto oa = nn::make_optimizer(c, a);
+    for (int t = 1; t <= 3; ++t) {
+      set_grads(a, t);
+      oa->step();
+    }
+    // b gets a's parameters and optimizer state, then both take the same steps.
+    for (size_t i = 0; i < a.size(); ++i) b[i].var.mutable_value().copy_from(a[i].var.value());
+    auto ob = nn::make_optimizer(c, b);
+    ob->load_state(oa->state());
+    EXPECT_EQ(ob->steps(), 3);
+    for (int t = 4; t <= 6; ++t) {
+      set_grads(a, t);
+      set_grads(b, t);
+      oa->step();
+      ob->step();
+    }
+    EXPECT_EQ(values(a), values(b)) << nn::optimizer_kind_name(kind);
+  }
+}
+
+TEST(OptimizerErrorTest, StateFromAnotherOptimizerIsRejected) {
+  auto ps = make_params({1.0f}, {1.0f});
+  OptimizerConfig adam, sgd;
+  sgd.kind = OptimizerKind::Sgd;
+  auto state = nn::make_optimizer(sgd, ps)->state();
+  try {
+    nn::make_optimizer(adam, ps)->load_state(state);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no entry 'adam.m/layers.0.weight'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OptimizerTest, Describe) {
+  OptimizerConfig c;
+  c.weight_decay = 5e-4;
+  auto ps = make_params({1.0f}, {1.0f});
+  EXPECT_EQ(nn::make_optimizer(c, ps)->describe(),
+            "adam lr 0.01 (betas 0.9, 0.999, eps 1e-08), weight decay 0.0005 (L2, added to the gradient) on all "
+            "parameters");
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,292 @@
+// The trainer end to end on small synthetic graphs: learning, the run dir, exact
+// reproduction by evaluation, determinism, early stopping, and every error path
+// (diverging loss, missing dataset, wrong or corrupt checkpoints, existing run dir).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "apps/training/trainer.h"
+#include "core/file_util.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_user_error;
+using train::Config;
+
+const std::string kSbm =
+    "version: 1\n"
+    "data:\n"
+    "  dataset: sbm:nodes=400,classes=4,avg_degree=8,feature_dim=16,seed=3\n"
+    "model:\n"
+    "  hidden: 16\n"
+    "training:\n"
+    "  epochs: 40\n"
+    "  runs: 2\n"
+    "runtime:\n"
+    "  threads: 2\n"
+    "output:\n"
+    "  log_every: 10\n";
+
+class TrainerFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("strata-trainer-test-{}-{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Config config(const std::string& yaml, std::vector<std::string> sets = {}) {
+    sets.push_back("output.run_dir=" + (dir_ / "run").string());
+    return Config::parse(yaml, (dir_ / "test.yaml").string(), sets);
+  }
+  train::Summary train(const Config& c) {
+    lines_.clear();
+    return train::run_training(c, "test", [this](const std::string& l) { lines_.push_back(l); });
+  }
+  bool printed(const std::string& part) const {
+    for (const auto& l : lines_)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+  // Nothing but `keep` in the test folder: no run dir, no staging leftovers.
+  void expect_only(std::set<std::string> keep) {
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_TRUE(keep.count(e.path().filename().string())) << "left behind: " << e.path();
+  }
+
+  fs::path dir_;
+  std::vector<std::string> lines_;
+};
+
+class TrainerTest : public TrainerFixture {};
+class TrainerErrorTest : public TrainerFixture {};
+
+TEST_F(TrainerTest, GraphSageLearnsTheBlocksAndWritesTheRunDir) {
+  const train::Summary s = train(config(kSbm));
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_GT(s.test_mean, 0.85) << "GraphSAGE should separate the SBM blocks";
+  for (const auto& r : s.runs) {
+    EXPECT_EQ(r.epochs, 40);
+    EXPECT_GE(r.best_epoch, 1);
+    EXPECT_GT(r.profile.ms[static_cast<int>(ag::OpCategory::Sparse)], 0.0);
+    EXPECT_GT(r.profile.ms[static_cast<int>(ag::OpCategory::Dense)], 0.0);
+  }
+  EXPECT_NE(s.runs[0].best.test_logits_hash, s.runs[1].best.test_logits_hash) << "runs use different seeds";
+  // Console: header, epoch lines, per-run and final summaries.
+  EXPECT_TRUE(printed("strata train "));
+  EXPECT_TRUE(printed("2 kernels") || printed("4 kernels"));
+  EXPECT_TRUE(printed("mean f=16 forward"));
+  EXPECT_TRUE(printed("Epoch 0010 | loss "));
+  EXPECT_TRUE(printed("Run 2/2: best epoch "));
+  EXPECT_TRUE(printed("Test accuracy over 2 runs: "));
+  // The run dir.
+  const fs::path run = dir_ / "run";
+  for (const char* f : {"config.yaml", "metrics.jsonl", "summary.json", "kernels.json", "log.txt",
+                        "checkpoints/run-01.ckpt", "checkpoints/run-02.ckpt"})
+    EXPECT_TRUE(fs::exists(run / f)) << f;
+  expect_only({"run"});
+  std::ifstream metrics(run / "metrics.jsonl");
+  int lines = 0;
+  for (std::string l; std::getline(metrics, l); ++lines) {
+    const auto j = nlohmann::json::parse(l);
+    EXPECT_TRUE(j.contains("loss") && j.contains("val_acc") && j.contains("epoch_ms"));
+  }
+  EXPECT_EQ(lines, 80);
+  const auto summary = nlohmann::json::parse(read_file(run / "summary.json"));
+  EXPECT_DOUBLE_EQ(summary["test_acc"]["mean"].get<double>(), s.test_mean);
+  EXPECT_EQ(summary["runs"].size(), 2u);
+  EXPECT_EQ(summary["runs"][0]["checkpoint"], "checkpoints/run-01.ckpt");
+  const auto kernels = nlohmann::json::parse(read_file(run / "kernels.json"));
+  EXPECT_EQ(kernels["backend"], "generated");
+  EXPECT_EQ(kernels["kernels"][0]["graph"], "A");
+  EXPECT_EQ(kernels["kernels"][1]["graph"], "Aᵀ");
+  EXPECT_EQ(kernels["kernels"][0]["plan"]["format"], "csr");
+  // The resolved config reads back to the same config.
+  EXPECT_EQ(Config::load(run / "config.yaml").hash(), config(kSbm).hash());
+}
+
+TEST_F(TrainerTest, EvalReproducesTheCheckpointBitForBit) {
+  const Config c = config(kSbm);
+  const train::Summary s = train(c);
+  for (int run = 1; run <= 2; ++run) {
+    std::vector<std::string> out;
+    const train::EvalReport r = train::run_evaluation(c, dir_ / "run" / fmt::format("checkpoints/run-{:02d}.ckpt", run),
+                                                      [&](const std::string& l) { out.push_back(l); });
+    EXPECT_TRUE(r.identical);
+    EXPECT_EQ(r.eval.test_acc, s.runs[run - 1].best.test_acc);
+    EXPECT_EQ(r.eval.val_acc, s.runs[run - 1].best.val_acc);
+    EXPECT_EQ(r.eval.test_logits_hash, s.runs[run - 1].best.test_logits_hash);
+    EXPECT_NE(out.back().find("reproduced bit for bit"), std::string::npos) << out.back();
+  }
+}
+
+TEST_F(TrainerTest, TrainingIsDeterministic) {
+  const train::Summary a = train(config(kSbm, {"training.runs=1"}));
+  fs::remove_all(dir_ / "run");
+  const train::Summary b = train(config(kSbm, {"training.runs=1"}));
+  EXPECT_EQ(a.runs[0].best_epoch, b.runs[0].best_epoch);
+  EXPECT_EQ(a.runs[0].best.test_logits_hash, b.runs[0].best.test_logits_hash);
+  EXPECT_EQ(a.test_mean, b.test_mean);
+}
+
+TEST_F(TrainerTest, GcnSparseInputsReferenceBackendAndLastCheckpoint) {
+  // GCN, features forced through the sparse path with input dropout, and the
+  // reference backend; the generated kernels must give the same losses.
+  const std::vector<std::string> sets = {"model.name=gcn", "data.feature_storage=sparse", "model.input_dropout=0.2",
+                                         "training.runs=1", "training.epochs=15", "output.checkpoint=last"};
+  const train::Summary gen = train(config(kSbm, sets));
+  EXPECT_TRUE(printed("self-loops added"));
+  EXPECT_TRUE(printed("features f=16 forward"));
+  auto losses = [&] {
+    std::vector<double> v;
+    std::ifstream m(dir_ / "run" / "metrics.jsonl");
+    for (std::string l; std::getline(m, l);) v.push_back(nlohmann::json::parse(l)["loss"].get<double>());
+    return v;
+  };
+  const std::vector<double> lg = losses();
+  std::vector<std::string> ref_sets = sets;
+  ref_sets.push_back("runtime.backend=reference");
+  const train::Summary ref = train(config(kSbm, ref_sets));
+  EXPECT_TRUE(printed("reference path"));
+  const std::vector<double> lr = losses();
+  ASSERT_EQ(lg.size(), lr.size());
+  for (size_t i = 0; i < lg.size(); ++i) EXPECT_NEAR(lg[i], lr[i], 1e-4 * std::max(1.0, std::abs(lg[i]))) << i;
+  EXPECT_GT(gen.test_mean, 0.6);
+  // output.checkpoint=last stores the last epoch; eval reproduces that epoch's accuracy.
+  const train::EvalReport r = train::run_evaluation(config(kSbm, ref_sets), dir_ / "run/checkpoints/run-01.ckpt",
+                                                    [](const std::string&) {});
+  EXPECT_TRUE(r.identical);
+}
+
+TEST_F(TrainerTest, EarlyStoppingAndEvalPeriod) {
+  const train::Summary s =
+      train(config(kSbm, {"training.runs=1", "training.epochs=200", "training.patience=3", "training.eval_period=2",
+                          "optimizer.lr=0.05"}));
+  EXPECT_TRUE(s.runs[0].stopped_early);
+  EXPECT_LT(s.runs[0].epochs, 200);
+  EXPECT_EQ(s.runs[0].best_epoch % 2, 0) << "only evaluated epochs can be best";
+  EXPECT_TRUE(printed("Early stopping at epoch "));
+}
+
+TEST_F(TrainerTest, PlanetoidAndRandomSplits) {
+  const Tensor labels = Tensor::from_vector<int64_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, -1, 0, 1, 2, 0, 1, 2, 2});
+  const data::Splits s = train::planetoid_split(labels, 3, 2, 4, 5, 11);
+  EXPECT_EQ(s.train_size(), 6);
+  EXPECT_EQ(s.val_size(), 4);
+  EXPECT_EQ(s.test_size(), 5);
+  std::vector<int> per_class(3, 0);
+  std::set<int64_t> seen;
+  for (const Tensor* t : {&s.train, &s.val, &s.test})
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      EXPECT_TRUE(seen.insert(t->data<int64_t>()[i]).second) << "splits overlap";
+      EXPECT_NE(t->data<int64_t>()[i], 12) << "unlabelled node in a split";
+    }
+  for (int64_t i = 0; i < 6; ++i) ++per_class[labels.data<int64_t>()[s.train.data<int64_t>()[i]]];
+  EXPECT_EQ(per_class, (std::vector<int>{2, 2, 2}));
+  const data::Splits again = train::planetoid_split(labels, 3, 2, 4, 5, 11);
+  EXPECT_EQ(max_abs_diff(s.test, again.test), 0.0);
+  expect_user_error([&] { train::planetoid_split(labels, 3, 2, 10, 10, 1); },
+                    {"needs 10 validation + 10 test nodes, but only 13 labelled nodes remain"});
+  // Through the trainer: the SBM's own split by default, planetoid on request.
+  train(config(kSbm, {"training.runs=1", "training.epochs=2", "data.split.kind=planetoid",
+                      "data.split.train_per_class=10", "data.split.val_size=100", "data.split.test_size=200"}));
+  EXPECT_TRUE(printed("planetoid: 10 per class, 100 val, 200 test, seed 0: 40 train / 100 val / 200 test"));
+  train(config(kSbm, {"training.runs=1", "training.epochs=2", "data.split.kind=random", "data.split.train_ratio=0.5"}));
+  EXPECT_TRUE(printed("200 train / 80 val / 120 test"));
+}
+
+TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
+  // A MUSAE folder without *_features.json: two communities of 30 nodes, labels by
+  // community. The first layer reads the identity matrix as sparse features.
+  const fs::path folder = dir_ / "tiny";
+  fs::create_directories(folder);
+  std::string edges = "id_1,id_2\n", target = "id,page_type\n";
+  Rng rng(5);
+  for (int v = 0; v < 60; ++v) {
+    const int base = v < 30 ? 0 : 30;
+    for (int k = 0; k < 4; ++k) edges += fmt::format("{},{}\n", v, base + static_cast<int>(rng.below(30)));
+    target += fmt::format("{},{}\n", v, v < 30 ? "left" : "right");
+  }
+  write_file_atomic(folder / "tiny_edges.csv", edges);
+  write_file_atomic(folder / "tiny_target.csv", target);
+  const train::Summary s = train(config(kSbm, {"data.dataset=musae:" + folder.string(), "training.runs=1",
+                                               "training.epochs=30", "data.split.kind=planetoid",
+                                               "data.split.train_per_class=8", "data.split.val_size=14",
+                                               "data.split.test_size=30"}));
+  EXPECT_TRUE(printed("no node features: one-hot node ids (a sparse identity)"));
+  EXPECT_TRUE(printed("features sparse binary [60, 60], 60 non-zeros"));
+  EXPECT_GT(s.test_mean, 0.7);
+}
+
+TEST_F(TrainerErrorTest, DivergingLossNamesEpochAndLayerAndWritesNothing) {
+  try {
+    train(config(kSbm, {"optimizer.name=sgd", "optimizer.lr=1e30", "optimizer.momentum=0", "model.dropout=0"}));
+    FAIL() << "expected the run to diverge";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("training diverged: run 1, epoch 00"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the loss is NaN"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the first non-finite values appeared in layer 'layers."), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Lower optimizer.lr (now 1e+30)"), std::string::npos) << msg;
+  }
+  expect_only({});
+}
+
+TEST_F(TrainerErrorTest, MissingDatasetAndUnusableDatasets) {
+  expect_user_error([&] { train(config(kSbm, {"data.dataset=linqs:/nonexistent/cora.tgz"})); },
+                    {"test.yaml: data.dataset 'linqs:/nonexistent/cora.tgz' could not be loaded", "/nonexistent/cora.tgz"});
+  expect_user_error([&] { train(config(kSbm, {"data.dataset=no-such-dataset"})); },
+                    {"data.dataset 'no-such-dataset' could not be loaded"});
+  expect_user_error([&] { train(config(kSbm, {"data.dataset=rmat:scale=6,edge_factor=4"})); },
+                    {"dataset 'rmat:scale=6,edge_factor=4' has no single-label node classes"});
+
+  expect_user_error([&] { train(config(kSbm, {"data.split.kind=planetoid"})); },
+                    {"a planetoid split needs 500 validation + 1000 test nodes"});
+  expect_only({});
+}
+
+TEST_F(TrainerErrorTest, ExistingRunDirWithoutOverwrite) {
+  fs::create_directories(dir_ / "run");
+  write_file_atomic(dir_ / "run" / "keep.txt", "previous run");
+  expect_user_error([&] { train(config(kSbm, {"output.overwrite=false"})); },
+                    {"output.run_dir '", "already exists", "output.overwrite: true"});
+  EXPECT_EQ(read_file(dir_ / "run" / "keep.txt"), "previous run");
+  // With overwrite, the old run is replaced only once the new one has finished.
+  train(config(kSbm, {"training.runs=1", "training.epochs=2"}));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "keep.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "summary.json"));
+  expect_only({"run"});
+}
+
+TEST_F(TrainerErrorTest, EvalRejectsWrongAndCorruptCheckpoints) {
+  const Config c = config(kSbm, {"training.runs=1", "training.epochs=3"});
+  train(c);
+  const fs::path ckpt = dir_ / "run/checkpoints/run-01.ckpt";
+  auto quiet = [](const std::string&) {};
+  expect_user_error([&] { train::run_evaluation(config(kSbm, {"model.hidden=32"}), ckpt, quiet); },
+                    {"architecture mismatch: parameter 'layers.0.weight_self' is float32 [16, 16]", "run-01.ckpt",
+                     "but [16, 32] in the model built from the config"});
+  expect_user_error([&] { train::run_evaluation(config(kSbm, {"model.name=gcn"}), ckpt, quiet); },
+                    {"architecture mismatch: checkpoint", "holds a graphsage model, but the config builds gcn"});
+  expect_user_error(
+      [&] { train::run_evaluation(config(kSbm, {"data.dataset=sbm:nodes=300,classes=4,feature_dim=16"}), ckpt, quiet); },
+      {"was trained on 'sbm' (400 nodes, 4 classes), but the config loads 'sbm' (300 nodes, 4 classes)"});
+  std::string bytes = read_file(ckpt);
+  bytes[bytes.size() / 3] ^= 0x01;
+  write_file_atomic(dir_ / "bad.ckpt", bytes);
+  expect_user_error([&] { train::run_evaluation(c, dir_ / "bad.ckpt", quiet); },
+                    {"bad.ckpt", "checksum mismatch", "corrupt or truncated"});
+  expect_user_error([&] { train::run_evaluation(c, dir_ / "none.ckpt", quiet); }, {"none.ckpt", "does not exist"});
+}
+
+}  // namespace
+}  // namespace strata
