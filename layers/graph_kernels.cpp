@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sparse_compiler/tune/tuner.h"
 #include "core/log.h"
 #include "core/timer.h"
 
@@ -90,10 +91,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   STRATA_ASSERT(A.num_rows() == A.num_cols(), "message passing over a non-square graph {}", A.describe());
   GraphKernels out;
   out.runtime_ = runtime;
-  if (runtime.tuning && runtime.backend == sc::Backend::Generated) {
-    out.note_ = "tuning requested, but the tuner is not wired into training yet: default plans used";
-    log_warn("kernels: {}", out.note_);
-  }
+  const bool tuning = runtime.tuning && runtime.backend == sc::Backend::Generated;
 
   std::vector<Job> jobs;
   const bool any_aggregation = !requests.aggregations.empty();
@@ -161,7 +159,26 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     out.products_[feat] = std::move(k);
   }
 
-  // Plans and programs; then one compiler batch for every distinct generated program.
+  // Plans: tuned per (graph, program, width) when asked — a recorded choice is
+  // reused without measuring — else the default plan. Then one compiler batch for
+  // every distinct generated program.
+  int tuned = 0, from_records = 0;
+  Timer tuning_timer;
+  for (Job& j : jobs) {
+    const sc::SpmmSpec spec = sc::SpmmKernel::spec(*j.graph, j.options);
+    if (!tuning) {
+      j.options.plan = sc::SpmmKernel::default_plan(spec);
+      continue;
+    }
+    sc::TuneOptions to;  // row-major X: the layers hold activations row-major
+    const sc::TuneResult r = sc::tune_spmm(*j.graph, spec, to);
+    j.options.plan = r.chosen;
+    ++tuned;
+    from_records += r.from_record ? 1 : 0;
+  }
+  out.tune_ms_ = tuning ? tuning_timer.ms() : 0;
+  if (tuning)
+    out.note_ = fmt::format("tuned {} kernels in {:.0f} ms ({} from tuning records)", tuned, out.tune_ms_, from_records);
   Timer lowering;
   std::vector<sc::Kernel> batch;
   std::map<std::string, size_t> batch_index;  // lowered kernel name -> position in batch
@@ -169,8 +186,6 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job& j = jobs[i];
     const sc::SpmmSpec spec = sc::SpmmKernel::spec(*j.graph, j.options);
-    // The tuner plugs in here (per graph, op and width); until then, the default plan.
-    j.options.plan = sc::SpmmKernel::default_plan(spec);
     j.record.program = spec.name();
     j.record.plan = *j.options.plan;
     j.record.backend = sc::backend_name(runtime.backend);
