@@ -457,12 +457,13 @@ int64_t gpu_inspector_grain(const FormatSpec& format, const GpuSpmmKnobs& knobs,
 std::vector<GpuSpmmKnobs> gpu_spmm_search_space(const SpmmSpec& spec, const FormatSpec& format) {
   if (format.kind == FormatKind::Csr) return gpu_spmm_search_space(spec);
   // Feature mappings: the default, and each coarsening with lanes spread evenly
-  // over as few 32-lane tiles as it allows, 256 threads per block.
+  // over as few 32-lane tiles as it allows, 256 or 128 threads per block.
   std::vector<GpuSpmmKnobs> mappings = {default_gpu_spmm_knobs(spec, format)};
   for (int64_t cf : {1, 2, 4}) {
     if (cf > spec.feat || spec.feat % cf) continue;
     const int64_t ext = spec.feat / cf, tiles = (ext + 31) / 32, L = (ext + tiles - 1) / tiles;
     mappings.push_back({std::max<int64_t>(1, 256 / L), L, cf, 1, false, 0});
+    mappings.push_back({std::max<int64_t>(1, 128 / L), L, cf, 1, false, 0});
   }
   std::vector<int64_t> slots = {0};
   if (ell_like(format)) {
