@@ -1,8 +1,8 @@
 // strata compile <op> --feat F [--format csr|coo|dcsr|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
 //                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition
-// for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: CSR with the
-// default GPU schedule; needs no GPU). A plan file replays a tuned plan exactly: the
+// for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: any format
+// with its default GPU schedule, or --deterministic; needs no GPU). A plan file replays a tuned plan exactly: the
 // same plan always prints the same code.
 #include <cstdio>
 
@@ -11,6 +11,7 @@
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/sddmm.h"
@@ -31,6 +32,7 @@ struct CompileArgs {
   std::string device = "cpu";
   std::string x_layout = "row";
   bool weighted = false;
+  bool deterministic = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
   std::string plan_file;
@@ -55,8 +57,7 @@ int run_compile(const CompileArgs& a) {
   }
   const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
   const bool cuda = parse_device(a.device, "--device").is_cuda();
-  STRATA_CHECK(!cuda || plan.format.kind == FormatKind::Csr,
-               "--device cuda: only the csr format has GPU schedules so far, got '{}'", plan.format.str());
+  STRATA_CHECK(!a.deterministic || cuda, "--deterministic: applies to --device cuda (CPU kernels have no atomics)");
   Kernel program, lowered;
   if (a.op == "spmm") {
     SpmmSpec spec;
@@ -68,16 +69,21 @@ int run_compile(const CompileArgs& a) {
     program = spmm_program(spec, plan.x_layout);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
-    if (cuda && a.emit == "scheduled") lowered = schedule_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
-    else if (cuda && scheduled) lowered = lower_spmm_gpu(spec, default_gpu_spmm_knobs(spec));
+    GpuSpmmKnobs knobs = default_gpu_spmm_knobs(spec, plan.format);
+    knobs.deterministic = a.deterministic;
+    if (a.deterministic && plan.format.kind == FormatKind::Csr) knobs.row_parts = 2;  // csr: ordered row parts
+    if (cuda && a.emit == "scheduled") lowered = schedule_spmm_gpu(spec, plan.format, knobs);
+    else if (cuda && scheduled) lowered = lower_spmm_gpu(spec, plan.format, knobs);
     else if (scheduled) lowered = SpmmKernel::lower(spec, plan);
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
     program = sddmm_program(spec);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
-    if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
-    else if (cuda && scheduled) lowered = lower_sddmm_gpu(spec, default_gpu_sddmm_knobs(spec));
+    // SDDMM has no atomics on any format: --deterministic changes nothing.
+    const GpuSddmmKnobs knobs = default_gpu_sddmm_knobs(spec, plan.format);
+    if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, plan.format, knobs);
+    else if (cuda && scheduled) lowered = lower_sddmm_gpu(spec, plan.format, knobs);
     else if (scheduled) lowered = SddmmKernel::lower(spec, plan);
   } else {
     STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
@@ -102,10 +108,12 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
                            ->capture_default_str();
                        app.add_option("--index", a->index, "index dtype: int32 or int64")->capture_default_str();
-                       app.add_option("--device", a->device, "target: cpu (C++) or cuda (CUDA C, default GPU schedule)")
+                       app.add_option("--device", a->device, "target: cpu (C++) or cuda (CUDA C, the format's default GPU schedule)")
                            ->capture_default_str();
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
                        app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
+                       app.add_flag("--deterministic", a->deterministic,
+                                    "cuda spmm: the schedule without atomics (owner tasks; csr: ordered row parts)");
                        app.add_option("--lanes", a->lanes, "vector lanes (default: the host's)");
                        app.add_option("--grain", a->grain, "non-zeros per parallel task")->capture_default_str();
                        app.add_option("--prefetch", a->prefetch, "prefetch distance in non-zeros (0: none)")

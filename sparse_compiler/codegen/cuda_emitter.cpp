@@ -246,6 +246,7 @@ bool param_only(const Expr& e, const std::set<std::string>& scalars) {
 struct Part {
   Stmt stmt;
   std::set<std::string> reads, writes, atomic_writes;  // kernel parameters only
+  std::set<std::string> exclusive_writes;              // plain stores declared exclusive (kGpuExclusiveWrites)
   CudaPartGrid grid;
   std::array<int64_t, 3> threads{1, 1, 1};
 };
@@ -322,13 +323,34 @@ bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) 
 }
 
 // Two parts may run in one launch when neither reads or plainly writes what the
-// other writes; atomic adds into a common buffer commute.
+// other writes; atomic adds into a common buffer commute, and so do exclusive
+// stores with atomic adds and other exclusive stores (their elements are disjoint).
 bool independent(const Part& a, const Part& b) {
-  if (intersects(a.writes, b.reads) || intersects(a.writes, b.writes) || intersects(a.writes, b.atomic_writes))
-    return false;
-  if (intersects(b.writes, a.reads) || intersects(b.writes, a.atomic_writes)) return false;
-  if (intersects(a.atomic_writes, b.reads) || intersects(b.atomic_writes, a.reads)) return false;
-  return true;
+  auto one_way = [](const Part& x, const Part& y) {
+    if (intersects(x.writes, y.reads) || intersects(x.writes, y.writes) || intersects(x.writes, y.atomic_writes) ||
+        intersects(x.writes, y.exclusive_writes))
+      return false;
+    return !intersects(x.atomic_writes, y.reads) && !intersects(x.exclusive_writes, y.reads);
+  };
+  return one_way(a, b) && one_way(b, a);
+}
+
+// The buffers a part's top-level loop declares it writes exclusively.
+std::set<std::string> declared_exclusive(const Stmt& s) {
+  std::set<std::string> out;
+  const auto* f = s.as<ForNode>();
+  if (!f) return out;
+  auto it = f->annotations.find(kGpuExclusiveWrites);
+  if (it == f->annotations.end()) return out;
+  size_t pos = 0;
+  const std::string& list = it->second;
+  while (pos <= list.size()) {
+    size_t c = list.find(',', pos);
+    if (c == std::string::npos) c = list.size();
+    if (c > pos) out.insert(list.substr(pos, c - pos));
+    pos = c + 1;
+  }
+  return out;
 }
 
 std::vector<Stmt> top_level_parts(const Stmt& s) {
@@ -427,6 +449,12 @@ class Emitter {
       Part p;
       p.stmt = s;
       PartScanner(k_, p, scalars_).scan();
+      for (const auto& b : declared_exclusive(s)) {
+        STRATA_ASSERT(!p.atomic_writes.count(b),
+                      "CUDA emitter, kernel {}: a part declares exclusive writes to {} but also adds to it atomically",
+                      k_.name, b);
+        if (p.writes.erase(b)) p.exclusive_writes.insert(b);
+      }
       parts.push_back(std::move(p));
     }
     // Greedy grouping of consecutive independent parts.

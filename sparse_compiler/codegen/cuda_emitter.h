@@ -23,6 +23,13 @@
 // buffer another part of the launch writes (atomic adds to a common output are
 // independent). A dependent part starts a new launch, in order, so the result is
 // the serial one; this is also how deterministic schedules (no atomics) run.
+// A part may declare, with the annotation kGpuExclusiveWrites = "Y" (a comma-separated
+// list of buffers) on its top-level loop, that its plain stores to Y go to elements
+// no other part of the body writes with an atomic or another exclusive store (the
+// schedule knows it: the rows of one bucket of one column part, or edge-indexed
+// outputs where every edge has one slot). Such stores do not separate it from parts
+// that atomically or exclusively write Y; a part that reads Y or writes it plainly
+// without the annotation still does.
 //
 // The preprocess body (hoisted binary searches) is planned the same way and runs
 // once per bound graph.
@@ -36,6 +43,9 @@
 #include "sparse_compiler/ir/kernel.h"
 
 namespace strata::sc {
+
+// Loop annotation (on a part's top-level loop): buffers the part writes exclusively.
+inline constexpr const char* kGpuExclusiveWrites = "gpu.exclusive_writes";
 
 // The grid extents of one fused part; undefined Exprs mean 1.
 struct CudaPartGrid {

@@ -17,7 +17,8 @@
 namespace strata::sc {
 
 std::string GpuSpmmKnobs::str() const {
-  return fmt::format("r{}_l{}_c{}_p{}{}", rows_per_block, lanes, coarsen, row_parts, deterministic ? "_det" : "");
+  return fmt::format("r{}_l{}_c{}_p{}{}{}", rows_per_block, lanes, coarsen, row_parts, deterministic ? "_det" : "",
+                     group_slots > 0 ? fmt::format("_g{}", group_slots) : "");
 }
 
 std::string GpuSddmmKnobs::str() const { return fmt::format("e{}_l{}_v{}", edges_per_block, lanes, vec); }
@@ -222,6 +223,8 @@ void validate(const SpmmSpec& spec, const GpuSpmmKnobs& k) {
   check_knob(k.lanes * k.rows_per_block <= kMaxThreads, "rows_per_block", k.rows_per_block,
              fmt::format("with {} lanes gives more than {} threads per block", k.lanes, kMaxThreads));
   check_knob(k.row_parts >= 1, "row_parts", k.row_parts, "must be positive");
+  check_knob(k.group_slots == 0, "group_slots", k.group_slots,
+             "applies to the decomposed formats (ell, hyb, bsr, dcsr, coo), not csr");
 }
 
 void validate(const SddmmSpec& spec, const GpuSddmmKnobs& k) {
@@ -401,49 +404,94 @@ Kernel schedule_sddmm_gpu(const SddmmSpec& spec, const GpuSddmmKnobs& knobs) {
   k.name += "_gpu_" + knobs.str();
   Schedule s(lower_to_loops(k));
   const std::string edge = "i_j";
-  const int64_t F = spec.feat;
-  if (dot) {
-    const std::string acc = s.cache_write("O", edge);
-    const int64_t vec = std::min(knobs.vec, F);
-    std::string fl = "f";
-    if (vec > 1 && vec < F) {
-      s.split("f", vec);
-      fl = "f_o";
-    }
-    const int64_t ext = vec < F ? F / vec : 1;
-    const int64_t L = std::min(knobs.lanes, floor_pow2(ext));
-    if (L > 1) {
-      std::string lane = fl;
-      if (L < ext) {
-        s.split(fl, L, TailStrategy::Guard);
-        s.reorder(fl + "_o", fl + "_i");
-        lane = fl + "_i";
-        if (ceil_div(ext, L) <= 8) s.unroll(fl + "_o");
-      }
-      const Schedule::RFactor rf = s.rfactor(lane, acc);
-      s.bind(rf.init_loop, ForKind::GpuThreadX);
-      s.bind(lane, ForKind::GpuThreadX);
-      s.bind(rf.sum_loop, ForKind::GpuThreadX);
-    } else if (ext > 1 && ext <= 8) {
-      s.unroll(fl);
-    }
-    if (vec == F && vec > 1) s.vectorize("f");
-    else if (vec > 1) s.vectorize("f_i");
-  } else {
-    const int64_t L = std::min(knobs.lanes, F);
-    if (L > 1 && L < F) {
-      s.split("h", L, TailStrategy::Guard);
-      s.reorder("h_o", "h_i");
-      s.bind("h_i", ForKind::GpuThreadX);
-    } else if (L > 1) {
-      s.bind("h", ForKind::GpuThreadX);
-    }
-  }
+  if (dot) gpu_parts::schedule_sddmm_dot_features(s, spec, knobs, "f", s.cache_write("O", edge));
+  else gpu_parts::schedule_sddmm_add_heads(s, spec, knobs, "h");
   bind_rows(s, edge, knobs.edges_per_block);
   Kernel out = bind_preprocess_gpu(s.kernel());
   out.attrs["schedule"] = "gpu " + knobs.str();
   return out;
 }
+
+namespace gpu_parts {
+
+void schedule_sddmm_dot_features(Schedule& s, const SddmmSpec& spec, const GpuSddmmKnobs& knobs,
+                                 const std::string& f, const std::string& acc) {
+  const int64_t F = spec.feat;
+  const int64_t vec = std::min(knobs.vec, F);
+  std::string fl = f;
+  if (vec > 1 && vec < F) {
+    s.split(f, vec);
+    fl = f + "_o";
+  }
+  const int64_t ext = vec < F ? F / vec : 1;
+  const int64_t L = std::min(knobs.lanes, floor_pow2(ext));
+  if (L > 1) {
+    std::string lane = fl;
+    if (L < ext) {
+      s.split(fl, L, TailStrategy::Guard);
+      s.reorder(fl + "_o", fl + "_i");
+      lane = fl + "_i";
+      if (ceil_div(ext, L) <= 8) s.unroll(fl + "_o");
+    }
+    const Schedule::RFactor rf = s.rfactor(lane, acc);
+    s.bind(rf.init_loop, ForKind::GpuThreadX);
+    s.bind(lane, ForKind::GpuThreadX);
+    s.bind(rf.sum_loop, ForKind::GpuThreadX);
+  } else if (ext > 1 && ext <= 8) {
+    s.unroll(fl);
+  }
+  if (vec == F && vec > 1) s.vectorize(f);
+  else if (vec > 1) s.vectorize(f + "_i");
+}
+
+void schedule_sddmm_add_heads(Schedule& s, const SddmmSpec& spec, const GpuSddmmKnobs& knobs, const std::string& h) {
+  const int64_t F = spec.feat;
+  const int64_t L = std::min(knobs.lanes, F);
+  if (L > 1 && L < F) {
+    s.split(h, L, TailStrategy::Guard);
+    s.reorder(h + "_o", h + "_i");
+    s.bind(h + "_i", ForKind::GpuThreadX);
+  } else if (L > 1) {
+    s.bind(h, ForKind::GpuThreadX);
+  }
+}
+
+std::string bind_groups(Schedule& s, const std::string& loop, int64_t per_block, int64_t per_group) {
+  std::string outer = loop;
+  if (per_block > 1) {
+    s.split(loop, per_block, TailStrategy::Guard);
+    s.bind(loop + "_i", ForKind::GpuThreadY);
+    outer = loop + "_o";
+  }
+  if (per_group > 1) {
+    s.split(outer, per_group, TailStrategy::Guard);
+    s.bind(outer + "_o", ForKind::GpuBlockX);
+    return outer + "_o";
+  }
+  s.bind(outer, ForKind::GpuBlockX);
+  return outer;
+}
+
+void vectorize_thread_elements(Schedule& s, const std::string& loop) { ::strata::sc::vectorize_thread_elements(s, loop); }
+
+void bind_flat(Schedule& s, const std::string& loop, int64_t threads) { ::strata::sc::bind_flat(s, loop, threads); }
+
+bool has_atomic_store(const Stmt& s) { return ::strata::sc::has_atomic_store(s); }
+
+void validate_knobs(const SpmmSpec& spec, const GpuSpmmKnobs& knobs, bool csr) {
+  if (csr) {
+    validate(spec, knobs);
+    return;
+  }
+  GpuSpmmKnobs k = knobs;
+  k.group_slots = 0;
+  validate(spec, k);
+  check_knob(knobs.group_slots >= 0, "group_slots", knobs.group_slots, "must not be negative (0: the format's default)");
+}
+
+void validate_knobs(const SddmmSpec& spec, const GpuSddmmKnobs& knobs) { validate(spec, knobs); }
+
+}  // namespace gpu_parts
 
 Kernel lower_spmm_gpu(const SpmmSpec& spec, const GpuSpmmKnobs& knobs) {
   return lower_schedule(schedule_spmm_gpu(spec, knobs));

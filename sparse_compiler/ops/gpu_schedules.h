@@ -27,6 +27,7 @@
 
 #include "sparse_compiler/ir/kernel.h"
 #include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/schedule/schedule.h"
 
 namespace strata::sc {
 
@@ -35,8 +36,14 @@ struct GpuSpmmKnobs {
   int64_t lanes = 32;          // threadIdx.x: threads sharing one row's features
   int64_t coarsen = 1;         // consecutive features per thread (must divide F)
   int64_t row_parts = 1;       // parts each row's non-zeros are split into
-  bool deterministic = false;  // row_parts > 1: ordered launches instead of atomics
-  std::string str() const;     // "r8_l32_c1_p1" (+ "_det")
+  bool deterministic = false;  // row_parts > 1: ordered launches instead of atomics; decomposed
+                               // formats: owner tasks instead of atomics (formats/gpu_format_schedule.h)
+  // Decomposed formats only (0: the format's default). Atomic mode: the padded slots
+  // each thread group handles in every bucket (a bucket of width w gives a group
+  // group_slots / w rows; coo: non-zeros per group). Deterministic mode: the slots of
+  // one owner task (the inspector's grain).
+  int64_t group_slots = 0;
+  std::string str() const;     // "r8_l32_c1_p1" (+ "_det") (+ "_g32" when group_slots is set)
 };
 
 struct GpuSddmmKnobs {
@@ -65,5 +72,30 @@ Kernel lower_sddmm_gpu(const SddmmSpec& spec, const GpuSddmmKnobs& knobs);
 // that starts at 0 and has an extent over scalar parameters: one thread per
 // iteration, 256 threads per block.
 Kernel bind_preprocess_gpu(const Kernel& k);
+
+// Building blocks the decomposed formats' GPU schedules (formats/gpu_format_schedule.h)
+// share with the CSR ones.
+namespace gpu_parts {
+// SDDMM dot: the reduction loop `f` of one edge, whose output accumulator is `acc`
+// (from cache_write): `vec` features per lane per step, `lanes` lanes with per-lane
+// partial sums (rfactor) reduced by shuffles.
+void schedule_sddmm_dot_features(Schedule& s, const SddmmSpec& spec, const GpuSddmmKnobs& knobs,
+                                 const std::string& f, const std::string& acc);
+// SDDMM add: heads loop `h` over threadIdx.x lanes.
+void schedule_sddmm_add_heads(Schedule& s, const SddmmSpec& spec, const GpuSddmmKnobs& knobs, const std::string& h);
+// Thread groups over loop `loop`: `per_block` groups per block along threadIdx.y,
+// each running `per_group` consecutive iterations of the block's share serially,
+// blocks along blockIdx.x. Returns the outermost loop (the one bound to blockIdx.x).
+std::string bind_groups(Schedule& s, const std::string& loop, int64_t per_block, int64_t per_group);
+// A thread's few consecutive elements as vectors of up to 4 lanes (unrolled rest).
+void vectorize_thread_elements(Schedule& s, const std::string& loop);
+// A loop over [0, extent): one thread per iteration, `threads` per block.
+void bind_flat(Schedule& s, const std::string& loop, int64_t threads);
+bool has_atomic_store(const Stmt& s);
+// The knob checks of the CSR schedules (UserError naming the knob); with csr = false,
+// group_slots is allowed.
+void validate_knobs(const SpmmSpec& spec, const GpuSpmmKnobs& knobs, bool csr);
+void validate_knobs(const SddmmSpec& spec, const GpuSddmmKnobs& knobs);
+}  // namespace gpu_parts
 
 }  // namespace strata::sc

@@ -120,31 +120,33 @@ inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, 8); r
 
 namespace strata_emu {
 // Runs `kernel` on every thread of a grid, one block at a time, the threads of a
-// block concurrently. Returns 0, or 1 when a barrier gave up.
+// block concurrently: blockDim OS threads are started once per launch and walk the
+// blocks together, a barrier between blocks. Returns 0, or 1 when a barrier gave up.
 inline int launch(const int64_t* dims, const std::function<void()>& kernel) {
   g_failed = false;
   gridDim = {(unsigned)dims[0], (unsigned)dims[1], (unsigned)dims[2]};
   blockDim = {(unsigned)dims[3], (unsigned)dims[4], (unsigned)dims[5]};
   const int n = (int)(blockDim.x * blockDim.y * blockDim.z);
-  for (unsigned bz = 0; bz < gridDim.z; ++bz)
-    for (unsigned by = 0; by < gridDim.y; ++by)
-      for (unsigned bx = 0; bx < gridDim.x; ++bx) {
-        Block block;
-        block.sync = std::make_unique<Barrier>(n);
-        g_block = &block;
-        std::vector<std::thread> threads;
-        for (int t = 0; t < n; ++t)
-          threads.emplace_back([&, t] {
-            threadIdx = {(unsigned)(t % blockDim.x), (unsigned)(t / blockDim.x % blockDim.y),
-                         (unsigned)(t / (blockDim.x * blockDim.y))};
-            blockIdx = {bx, by, bz};
-            kernel();
-          });
-        for (auto& th : threads) th.join();
-        g_block = nullptr;
-        if (g_failed) return 1;
+  const int64_t blocks = (int64_t)gridDim.x * gridDim.y * gridDim.z;
+  Block block;
+  block.sync = std::make_unique<Barrier>(n);
+  g_block = &block;
+  Barrier between(n);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {(unsigned)(t % blockDim.x), (unsigned)(t / blockDim.x % blockDim.y),
+                   (unsigned)(t / (blockDim.x * blockDim.y))};
+      for (int64_t b = 0; b < blocks && !g_failed; ++b) {
+        blockIdx = {(unsigned)(b % gridDim.x), (unsigned)(b / gridDim.x % gridDim.y),
+                    (unsigned)(b / ((int64_t)gridDim.x * gridDim.y))};
+        kernel();
+        between.wait();  // the block is done before the next one starts
       }
-  return 0;
+    });
+  for (auto& th : threads) th.join();
+  g_block = nullptr;
+  return g_failed ? 1 : 0;
 }
 }  // namespace strata_emu
 )";

@@ -11,6 +11,7 @@
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/codegen/nvrtc_compiler.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/cublas_gemm.h"
 #include "sparse_compiler/ops/cusparse_baseline.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
@@ -71,6 +72,29 @@ std::vector<Kernel> every_default_kernel() {
   return out;
 }
 
+// Every decomposed format (and coo) x op with its default GPU schedule, and the
+// deterministic SpMM where the format has atomics, both index widths.
+std::vector<Kernel> every_format_kernel() {
+  std::vector<Kernel> out;
+  for (const char* fs : {"ell:w=8", "hyb:c=1,B=5", "hyb:c=4,B=3", "bsr:b=4", "dcsr", "coo"}) {
+    const FormatSpec f = FormatSpec::parse(fs);
+    for (DType idt : {DType::I32, DType::I64}) {
+      for (const auto& v : {cuda_testing::kSpmmVariants[0], cuda_testing::kSpmmVariants[3]})
+        for (int64_t F : {1, 17, 64, 128}) {
+          const SpmmSpec spec = cuda_testing::spmm_spec(v, F, idt);
+          GpuSpmmKnobs k = default_gpu_spmm_knobs(spec, f);
+          out.push_back(lower_spmm_gpu(spec, f, k));
+          k.deterministic = true;
+          if (F == 64 && gpu_uses_tasks(f, k)) out.push_back(lower_spmm_gpu(spec, f, k));
+        }
+      for (const SddmmSpec sd : {SddmmSpec{SddmmKind::Dot, 17, idt}, SddmmSpec{SddmmKind::Dot, 128, idt},
+                                 SddmmSpec{SddmmKind::Add, 4, idt}})
+        out.push_back(lower_sddmm_gpu(sd, f, default_gpu_sddmm_knobs(sd, f)));
+    }
+  }
+  return out;
+}
+
 bool is_elf(const std::string& bytes) { return bytes.size() > 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0; }
 
 class NvrtcEveryKernel : public ::testing::TestWithParam<int> {};
@@ -97,6 +121,31 @@ TEST_P(NvrtcEveryKernel, CompilesToCubin) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, NvrtcEveryKernel, ::testing::Values(80, 90),
+                         [](const auto& info) { return "sm_" + std::to_string(info.param); });
+
+class NvrtcEveryFormatKernel : public ::testing::TestWithParam<int> {};
+
+TEST_P(NvrtcEveryFormatKernel, CompilesToCubin) {
+  const int arch = GetParam();
+  const std::vector<Kernel> kernels = every_format_kernel();
+  const CudaSource src = emit_cuda_source(kernels);
+  TempDir dir;
+  const fs::path kept = dir.path() / "every_format_kernel.cu";
+  write_file_atomic(kept, src.source);
+  Timer t;
+  const NvrtcOutput out = nvrtc_compile(src.source, {arch, true}, kept);
+  EXPECT_TRUE(is_elf(out.binary)) << "sm_" << arch << ": NVRTC did not return a cubin";
+  EXPECT_EQ(out.log.find("warning"), std::string::npos) << "NVRTC warned:\n" << out.log;
+  std::cout << "NVRTC " << nvrtc_info().version() << ": " << kernels.size() << " format kernels, "
+            << src.source.size() / 1024 << " KiB of CUDA, cubin for sm_" << arch << " (" << out.binary.size() / 1024
+            << " KiB) in " << t.ms() << " ms\n";
+  for (const auto& plan : src.kernels) {
+    for (const auto& L : plan.preprocess) EXPECT_NE(out.binary.find(L.symbol), std::string::npos) << L.symbol;
+    for (const auto& L : plan.body) EXPECT_NE(out.binary.find(L.symbol), std::string::npos) << L.symbol;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, NvrtcEveryFormatKernel, ::testing::Values(80, 90),
                          [](const auto& info) { return "sm_" + std::to_string(info.param); });
 
 TEST(Nvrtc, TargetIsCubinForKnownArchitecturesAndPtxBeyondThem) {

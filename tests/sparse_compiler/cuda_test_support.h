@@ -10,6 +10,7 @@
 #include "core/rng.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/inspected_format.h"
 #include "sparse_compiler/ops/programs.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "tests/sparse_compiler/reference_ops.h"
@@ -66,13 +67,22 @@ struct SpmmInputs {
   }
 };
 
-// Runs a lowered SpMM kernel (any schedule) in the interpreter.
-inline Tensor interpret_spmm(const Kernel& k, const Graph& g, const SpmmInputs& in) {
+// Binds a graph's structure and sizes, and an inspected format's arrays when given.
+inline void bind_structure(KernelArgs& a, const Graph& g, const InspectedFormat* format) {
+  a.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices());
+  a.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+  if (format) format->bind(a);
+}
+
+// Runs a lowered SpMM kernel (any schedule) in the interpreter; `format` holds the
+// inspected arrays of a decomposed format's kernel.
+inline Tensor interpret_spmm(const Kernel& k, const Graph& g, const SpmmInputs& in,
+                             const InspectedFormat* format = nullptr) {
   const int64_t F = in.X.dim(1);
   Tensor Y = Tensor::full({g.num_rows(), F}, DType::F32, NAN);
   KernelArgs a;
-  a.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices()).buffer("X", in.X).buffer("Y", Y);
-  a.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+  bind_structure(a, g, format);
+  a.buffer("X", in.X).buffer("Y", Y);
   if (k.find_param("A")) a.buffer("A", g.values());
   if (k.find_param("row_scale")) a.buffer("row_scale", in.kernel_row_scale);
   if (k.find_param("col_scale")) a.buffer("col_scale", in.col_scale);
@@ -84,12 +94,12 @@ inline Tensor interpret_spmm(const Kernel& k, const Graph& g, const SpmmInputs& 
 
 // Runs a lowered SDDMM kernel in the interpreter: dot (X, Y -> O[nnz]) or add
 // (XL, XR -> O[nnz, H]).
-inline Tensor interpret_sddmm(const Kernel& k, const Graph& g, const Tensor& X, const Tensor& Y, bool dot) {
+inline Tensor interpret_sddmm(const Kernel& k, const Graph& g, const Tensor& X, const Tensor& Y, bool dot,
+                              const InspectedFormat* format = nullptr) {
   Tensor O = dot ? Tensor::full({g.nnz()}, DType::F32, NAN) : Tensor::full({g.nnz(), X.dim(1)}, DType::F32, NAN);
   KernelArgs a;
-  a.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices()).buffer(dot ? "X" : "XL", X);
-  a.buffer(dot ? "Y" : "XR", Y).buffer("O", O);
-  a.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+  bind_structure(a, g, format);
+  a.buffer(dot ? "X" : "XL", X).buffer(dot ? "Y" : "XR", Y).buffer("O", O);
   Interpreter interp;
   a.bind(interp, k);
   interp.run(k);
