@@ -149,6 +149,7 @@ json kernels_json(const nn::GraphKernels& k) {
           {"programs", k.distinct_programs()},
           {"compile_ms", k.compile_ms()},
           {"lower_ms", k.lower_ms()},
+          {"tune_ms", k.tune_ms()},
           {"build_ms", k.build_ms()},
           {"cache", k.cache_outcome()},
           {"kernels", list}};
