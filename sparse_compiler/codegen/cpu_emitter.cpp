@@ -200,7 +200,10 @@ class Emitter {
         os_ << p << "{\n";
         os_ << p << fmt::format("  const int64_t strata_lo{} = {};\n", id, expr(n->min));
         os_ << p << fmt::format("  const int64_t strata_hi{0} = strata_lo{0} + {1};\n", id, expr(n->extent));
-        if (n->for_kind == ForKind::Parallel) os_ << p << "  #pragma omp parallel for schedule(dynamic, 1)\n";
+        // One task runs on the calling thread: waking a team for it costs more than
+        // a small graph's whole kernel, and a scheduler slice on a loaded machine.
+        if (n->for_kind == ForKind::Parallel)
+          os_ << p << fmt::format("  #pragma omp parallel for schedule(dynamic, 1) if(strata_hi{0} - strata_lo{0} > 1)\n", id);
         os_ << p << fmt::format("  for (int64_t {0} = strata_lo{1}; {0} < strata_hi{1}; ++{0}) {{\n", n->var, id);
         stmt(n->body, ind + 2);
         // Non-temporal stores are weakly ordered: fence each task's, so every

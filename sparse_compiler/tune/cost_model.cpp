@@ -126,7 +126,10 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
   // Too coarse a grain leaves a thread idle at the end; too fine costs scheduling.
   const double tasks = std::max(1.0, fe.slots / static_cast<double>(plan.knobs.grain));
   const double balance = 1.0 + std::min(1.0, static_cast<double>(m.threads) / tasks) * 0.5 + tasks * 2e-7;
-  return (std::max(mem_s, compute_s) + overhead_s) * balance * 1e3;
+  // A loop of one task runs on the calling thread (see the CPU emitter): no team.
+  const bool team = std::ceil(fe.slots / static_cast<double>(plan.knobs.grain)) > 1 && m.threads > 1;
+  const double team_s = team ? m.team_wakeup_us * 1e-6 : 0;
+  return ((std::max(mem_s, compute_s) + overhead_s) * balance + team_s) * 1e3;
 }
 
 double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPlan& plan, const MachineModel& m) {

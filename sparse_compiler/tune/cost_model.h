@@ -20,6 +20,7 @@ struct MachineModel {
   double prefetch_efficiency = 0.85;
   double flops_per_s = 60e9;        // sustained vector FMA rate, both threads
   double row_overhead_ns = 3;       // per row or ELL row: loop, bounds, stores
+  double team_wakeup_us = 4;        // fork/join of a parallel loop (a one-task loop runs inline)
   int threads = 2;
   static MachineModel host();       // threads from the runtime, the rest defaults
 };
