@@ -43,6 +43,7 @@ std::optional<TuningRecord> load_record(const std::string& key) {
       m.measured_ms = c.value("measured_ms", -1.0);
       m.padding = c.value("padding", 0.0);
       m.status = c.value("status", "ok");
+      m.final_round = c.value("final_round", false);
       r.candidates.push_back(m);
     }
     return r;
@@ -67,6 +68,7 @@ void save_record(const TuningRecord& r) {
     j["candidates"].push_back({{"plan", json::parse(c.plan.to_json())},
                                {"predicted_ms", c.predicted_ms},
                                {"measured_ms", c.measured_ms},
+                               {"final_round", c.final_round},
                                {"padding", c.padding},
                                {"status", c.status}});
   write_file_atomic(record_path(r.key), j.dump(2) + "\n");

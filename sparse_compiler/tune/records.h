@@ -19,6 +19,7 @@ struct MeasuredCandidate {
   double measured_ms = -1;  // -1: not measured
   double padding = 0;       // padding share of the format's slots (when inspected)
   std::string status = "ok";  // "ok", "not measured", or why it was rejected
+  bool final_round = false;    // measured_ms is from the tuner's interleaved final round
 };
 
 struct TuningRecord {

@@ -26,6 +26,8 @@ struct TuneOptions {
   int top_k = 4;            // candidates measured besides the default plan
   int max_repeats = 15;
   double budget_ms = 250;   // per candidate, after warm-up
+  int finalists = 3;        // the fastest candidates (and the default plan) timed again, interleaved
+  int final_rounds = 7;     // interleaved rounds of that final timing
   bool quiet = true;        // log progress at info level when false
   // SpMM: also consider plans that read X in a panel or padded layout; the caller
   // then passes X in the chosen plan's x_layout (to_layout, or written so by the op

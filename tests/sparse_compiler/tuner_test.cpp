@@ -58,21 +58,33 @@ TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
   o.budget_ms = 20;
   const TuneResult first = tune_spmm(g, 32, o);
   EXPECT_FALSE(first.from_record);
-  int measured = 0;
+  int measured = 0, finalists = 0;
   double best = 1e30;
-  for (const auto& c : first.candidates)
-    if (c.measured_ms >= 0) {
-      ++measured;
+  for (const auto& c : first.candidates) {
+    if (c.measured_ms >= 0) ++measured;
+    if (c.final_round) {
+      ++finalists;
       best = std::min(best, c.measured_ms);
+      EXPECT_EQ(c.status, "ok");
     }
+  }
   EXPECT_GE(measured, 2);  // top 2 + the default plan (unless it is among them)
+  // Every measured candidate is a finalist here (3 fastest + the default), and the
+  // choice is the fastest in the interleaved final round.
+  EXPECT_EQ(finalists, measured);
   EXPECT_DOUBLE_EQ(first.chosen_ms, best);
+  bool default_final = false;
+  for (const auto& c : first.candidates) default_final |= c.final_round && c.measured_ms == first.default_ms;
+  EXPECT_TRUE(default_final) << "the default plan is always timed in the final round";
   EXPECT_GT(first.default_ms, 0);
   ASSERT_TRUE(fs::exists(first.record_file)) << first.record_file;
 
   const TuneResult second = tune_spmm(g, 32, o);
   EXPECT_TRUE(second.from_record);
   EXPECT_TRUE(second.chosen == first.chosen);
+  ASSERT_EQ(second.candidates.size(), first.candidates.size());
+  for (size_t i = 0; i < first.candidates.size(); ++i)
+    EXPECT_EQ(second.candidates[i].final_round, first.candidates[i].final_round) << "the record keeps the flag";
   EXPECT_LT(second.tune_ms, first.tune_ms);
   // A different feature size is a different record.
   o.use_records = true;
