@@ -9,9 +9,9 @@
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
 // mean something beside the machine.
-#include <charconv>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -19,6 +19,7 @@
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
 #include "benchmarks/baselines/baselines.h"
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -100,9 +101,9 @@ int run_bench(const BenchArgs& a) {
   static const std::vector<std::string> kKnown = {"generated", "tuned", "tuned_row", "reference", "interpreter",
                                                    "eigen",     "handwritten", "plain"};
   for (const auto& b : backends)
-    STRATA_CHECK(std::find(kKnown.begin(), kKnown.end(), b) != kKnown.end(),
+    STRATA_CHECK(b.rfind("plan:", 0) == 0 || std::find(kKnown.begin(), kKnown.end(), b) != kKnown.end(),
                  "--backend: unknown backend '{}' (known: generated, tuned, tuned_row, reference, interpreter, eigen, "
-                 "handwritten (spmm, F = 32..256), plain (sddmm))",
+                 "handwritten (spmm, F = 32..256), plain (sddmm), plan:FILE (a plan JSON from strata tune))",
                  b);
   STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
   const bool mean = a.reduce == "mean";
@@ -144,10 +145,12 @@ int run_bench(const BenchArgs& a) {
         Tensor Xlaid;
         if (mean && (b == "eigen" || b == "handwritten")) continue;  // sum-only baselines
         const bool tuned = b == "tuned" || b == "tuned_row";
-        if (b == "generated" || b == "reference" || b == "interpreter" || tuned) {
-          const sc::Backend be = tuned ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
+        const bool from_file = b.rfind("plan:", 0) == 0;  // a recorded plan, replayed exactly
+        if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file) {
+          const sc::Backend be = tuned || from_file ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
           std::optional<sc::KernelPlan> plan;
           if (b == "generated" && a.format != "auto") plan = plan_from(a, F);
+          if (from_file) plan = sc::KernelPlan::from_json(read_file(b.substr(5)), b.substr(5));
           if (tuned || (b == "generated" && a.format == "auto")) {
             sc::TuneOptions to;
             to.quiet = true;
@@ -246,7 +249,7 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
                        app.add_option("--backend", a->backends,
                                       "generated, tuned, tuned_row (row-major X only), reference, interpreter, eigen, "
-                                      "handwritten, plain")
+                                      "handwritten, plain, plan:FILE (replay a plan JSON)")
                            ->capture_default_str();
                        app.add_option("--format", a->format, "plan format for 'generated': csr, coo, dcsr, "
                                                              "ell:w=.., bsr:b=.., hyb:c=..,B=.., or auto (tuned)")

@@ -34,6 +34,16 @@ expect json "$json" '"status": "ok"'
 expect json "$json" '"plan": "csr [^"]*prefetch=0'
 expect json "$json" '"plan": "csr [^"]*tile=16'
 
+# A plan JSON from `strata tune` replays exactly (plan:FILE rows).
+printf '%s\n' '{"format":"hyb:c=1,B=3","lanes":4,"grain":256,"prefetch":8,"tile":0,"x_layout":"row","stream":false}' \
+  > "$scratch/hyb.json"
+out="$("$strata" bench spmm --graph "$graph" --feat 17 --backend "generated,plan:$scratch/hyb.json" --threads 1 \
+        --repeats 3 2>&1)" || { echo "$out"; echo "FAIL: plan:FILE exit code"; exit 1; }
+expect plan "$out" "F=17 +plan:$scratch/hyb.json +[0-9.]+ ms .*hyb:c=1,B=3 lanes=4,grain=256,prefetch=8"
+err="$("$strata" bench spmm --graph "$graph" --feat 17 --backend "plan:$scratch/none.json" 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: a missing plan file exited 0"; fails=$((fails + 1)); }
+expect plan-missing "$err" "cannot open '$scratch/none.json'"
+
 out="$("$strata" bench sddmm --graph "$graph" --feat 32 --backend generated,plain --threads 1 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: sddmm exit code"; exit 1; }
 expect sddmm "$out" 'F=32 +plain +[0-9.]+ ms'
