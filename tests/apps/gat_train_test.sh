@@ -29,17 +29,17 @@ expect_rc() {  # expect_rc NAME GOT WANT
 }
 
 sbm="$src/configs/graphsage_sbm.yaml"
-gat=(--set model.name=gat --set model.hidden=4 --set model.gat.heads=2 --set model.activation=elu
+gat=(--set model.name=gat --set model.hidden=8 --set model.gat.heads=4 --set model.activation=elu
      --set model.gat.attn_dropout=0.2 --set runtime.threads=2 --set output.log_every=5)
 
 case "$mode" in
   unit)
-    out="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=15 --set training.runs=2 \
+    out="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=25 --set training.runs=2 \
            --set output.run_dir="$scratch/run")"
     expect_rc train $? 0
     echo "$out"
-    expect model "$out" '^model +gat: 2 layers 32 -> 8 -> 5 \(4 x 2 heads concat, 1 output head, attention dropout 0\.2, slope 0\.2, self-loops\), elu'
-    expect kernels "$out" '^ +gat attention h=2 f=4 +A\+I +gat h2_f4_s0\.2_i32 \(generated\) +fused \(default; tuning off\)'
+    expect model "$out" '^model +gat: 2 layers 32 -> 32 -> 5 \(8 x 4 heads concat, 1 output head, attention dropout 0\.2, slope 0\.2, self-loops\), elu'
+    expect kernels "$out" '^ +gat attention h=4 f=8 +A\+I +gat h4_f8_s0\.2_i32 \(generated\) +fused \(default; tuning off\)'
     expect kernels "$out" '^ +gat attention h=1 f=5 +A\+I +gat h1_f5_s0\.2_i32 \(generated\) +fused'
     expect epoch "$out" '^Epoch 0015 \| loss [0-9]\.[0-9]{4} \| train 0\.[0-9]{3} \| val 0\.[0-9]{3}'
     expect summary "$out" '^Test accuracy over 2 runs: 0\.(8|9)[0-9]{3} ± 0\.[0-9]{4}'
@@ -55,11 +55,11 @@ case "$mode" in
     tuned="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=tuned \
              --set output.checkpoint=none --set output.run_dir="$scratch/tuned")"
     expect_rc tuned $? 0
-    expect tuned "$tuned" 'gat attention h=2 f=4 .* (fused|unfused) \((tuned in [0-9]+ ms: fused [0-9.]+ ms, unfused [0-9.]+ ms|tuning record)\)'
+    expect tuned "$tuned" 'gat attention h=4 f=8 .* (fused|unfused) \((tuned in [0-9]+ ms: fused [0-9.]+ ms, unfused [0-9.]+ ms|tuning record)\)'
     unf="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=unfused \
            --set output.checkpoint=none --set output.run_dir="$scratch/unfused")"
     expect_rc unfused $? 0
-    expect unfused "$unf" 'gat attention h=2 f=4 .* unfused \(forced\)'
+    expect unfused "$unf" 'gat attention h=4 f=8 .* unfused \(forced\)'
     help="$("$strata" train --help-config)"
     expect help-config "$help" '^  model.gat.heads +8 +gat: attention heads of each hidden layer'
     expect help-config "$help" '^  model.gat.attn_dropout +0.6 '
@@ -77,7 +77,7 @@ case "$mode" in
     expect_rc short-train $? 0
     err="$("$strata" eval "$sbm" "${gat[@]}" --set model.gat.heads=3 --checkpoint "$scratch/ok/checkpoints/run-01.ckpt" 2>&1 >/dev/null)"
     expect_rc mismatch $? 1
-    expect mismatch "$err" "architecture mismatch: parameter 'layers.0.weight' is float32 \[32, 8\] in checkpoint .* but \[32, 12\] in the model built from the config"
+    expect mismatch "$err" "architecture mismatch: parameter 'layers.0.weight' is float32 \[32, 32\] in checkpoint .* but \[32, 24\] in the model built from the config"
     err="$("$strata" eval "$sbm" --checkpoint "$scratch/ok/checkpoints/run-01.ckpt" 2>&1 >/dev/null)"
     expect_rc kind-mismatch $? 1
     expect kind-mismatch "$err" "checkpoint '.*run-01.ckpt' holds a gat model, but the config builds graphsage"
