@@ -93,8 +93,9 @@ std::vector<std::string> GraphKernels::attention_lines() const {
 namespace {
 // Builds (compiles or interprets) the GAT kernels of every attention request and
 // picks each one's forward: forced by runtime.attention, else tune_gat's measured
-// choice (attention: tuned, or auto with tuning on), else fused. The reference
-// backend has nothing to tune: fused unless forced.
+// choice (attention: tuned, or auto with tuning on), else unfused (the faster one on
+// every graph measured, see graph_kernels.h). The reference backend has nothing to
+// tune: unfused unless forced.
 void build_attention(const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime,
                      std::vector<std::shared_ptr<AttentionKernels>>& out) {
   std::optional<Graph> with_loops;
@@ -129,8 +130,8 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
                                     k->fused ? "fused" : "unfused", k->tune->tune_ms, k->tune->fused_ms,
                                     k->tune->unfused_ms, compiled);
     } else {
-      k->fused = true;
-      k->choice = fmt::format("fused (default; tuning off), {}", compiled);
+      k->fused = false;
+      k->choice = fmt::format("unfused (default; tuning off), {}", compiled);
     }
     out.push_back(std::move(k));
   }

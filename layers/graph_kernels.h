@@ -54,7 +54,8 @@ const char* aggregation_name(Aggregation a);
 // ---- GAT attention (layers/gat_conv.h) ----
 // How GAT's forward runs: Tuned = the tuner's measured choice (sc::tune_gat, reused
 // from a tuning record when there is one); Auto = Tuned when runtime tuning is on,
-// else the default (fused); Fused / Unfused force one (benchmarks, tests).
+// else the default (unfused: faster than fused for every graph strata_bench_gat
+// measured on CPU, docs/BENCHMARKS.md "GAT"); Fused / Unfused force one.
 enum class AttentionMode : uint8_t { Auto, Tuned, Fused, Unfused };
 const char* attention_mode_name(AttentionMode m);
 // ---- end GAT ----

@@ -152,7 +152,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_bool("runtime.tuning", "false", "tune kernel plans for the graph (default plans until the tuner lands)"));
   s.push_back(key_enum("runtime.attention", "auto", {"auto", "tuned", "fused", "unfused"},
                        "gat: attention forward; tuned: measured per graph (tune_gat); auto: tuned with runtime.tuning, "
-                       "else fused"));
+                       "else unfused"));
   s.push_back(key_string("runtime.cache_dir", "", "kernel and dataset cache; empty: $STRATA_CACHE_DIR or ~/.cache/strata"));
   // output
   s.push_back(key_string("output.run_dir", "runs/{config}",

@@ -39,8 +39,8 @@ case "$mode" in
     expect_rc train $? 0
     echo "$out"
     expect model "$out" '^model +gat: 2 layers 32 -> 32 -> 5 \(8 x 4 heads concat, 1 output head, attention dropout 0\.2, slope 0\.2, self-loops\), elu'
-    expect kernels "$out" '^ +gat attention h=4 f=8 +A\+I +gat h4_f8_s0\.2_i32 \(generated\) +fused \(default; tuning off\)'
-    expect kernels "$out" '^ +gat attention h=1 f=5 +A\+I +gat h1_f5_s0\.2_i32 \(generated\) +fused'
+    expect kernels "$out" '^ +gat attention h=4 f=8 +A\+I +gat h4_f8_s0\.2_i32 \(generated\) +unfused \(default; tuning off\)'
+    expect kernels "$out" '^ +gat attention h=1 f=5 +A\+I +gat h1_f5_s0\.2_i32 \(generated\) +unfused \(default; tuning off\)'
     expect epoch "$out" '^Epoch 0015 \| loss [0-9]\.[0-9]{4} \| train 0\.[0-9]{3} \| val 0\.[0-9]{3}'
     expect summary "$out" '^Test accuracy over 2 runs: 0\.(8|9)[0-9]{3} ± 0\.[0-9]{4}'
     grep -q '"attention"' "$scratch/run/kernels.json" || { echo "FAIL: kernels.json lacks the attention lines"; fails=$((fails + 1)); }
@@ -51,15 +51,15 @@ case "$mode" in
     echo "$ev"
     expect eval "$ev" '^model +gat: 2 layers'
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
-    # The tuner's choice (measured, or from a record) and the unfused forward.
+    # The tuner's choice (measured, or from a record) and the fused forward forced.
     tuned="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=tuned \
              --set output.checkpoint=none --set output.run_dir="$scratch/tuned")"
     expect_rc tuned $? 0
     expect tuned "$tuned" 'gat attention h=4 f=8 .* (fused|unfused) \((tuned in [0-9]+ ms: fused [0-9.]+ ms, unfused [0-9.]+ ms|tuning record)\)'
-    unf="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=unfused \
-           --set output.checkpoint=none --set output.run_dir="$scratch/unfused")"
-    expect_rc unfused $? 0
-    expect unfused "$unf" 'gat attention h=4 f=8 .* unfused \(forced\)'
+    fused="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=fused \
+           --set output.checkpoint=none --set output.run_dir="$scratch/fused")"
+    expect_rc fused $? 0
+    expect fused "$fused" 'gat attention h=4 f=8 .* fused \(forced\)'
     help="$("$strata" train --help-config)"
     expect help-config "$help" '^  model.gat.heads +8 +gat: attention heads of each hidden layer'
     expect help-config "$help" '^  model.gat.attn_dropout +0.6 '

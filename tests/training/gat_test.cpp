@@ -280,12 +280,12 @@ TEST(GatConvTest, ParameterGradientsWithDropoutResidualAndSparseInput) {
     EXPECT_GT(testing::check_parameter_gradients(loss, vars(conv.parameters()), {.eps = 2e-4, .atol = 1e-3, .rtol = 5e-3}),
               40);
     EXPECT_EQ(conv.last_path(), AttentionPath::Unfused);  // attention dropout in training mode
-    // Eval mode: no dropout, the default (fused) forward, seed-independent.
+    // Eval mode: no dropout, the default (unfused) forward, seed-independent.
     Tape e1, e2;
     e1.set_training(false);
     e2.set_training(false);
     const Tensor a = conv.forward(e1, k, NodeFeatures{Var(), &f, 0.0f, 0}, 1).value();
-    EXPECT_EQ(conv.last_path(), AttentionPath::Fused);
+    EXPECT_EQ(conv.last_path(), AttentionPath::Unfused);
     EXPECT_EQ(max_abs_diff(a, conv.forward(e2, k, NodeFeatures{Var(), &f, 0.0f, 0}, 2).value()), 0.0);
     Tape t1, t2;
     EXPECT_GT(max_abs_diff(conv.forward(t1, k, NodeFeatures{Var(), &f, 0.0f, 0}, 1).value(),
