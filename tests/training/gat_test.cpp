@@ -76,51 +76,62 @@ class GatAttentionTest : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(GatAttentionTest, ForwardMatchesFormulaAndGradientsMatchFiniteDifferences) {
   const OpCase c = GetParam();
-  const int64_t H = c.heads, F = 5, n = 7;
-  const Graph g = hand_graph();
-  AttentionRequest with_loops{H, F, 0.2, true}, without{H, F, 0.2, false};
-  nn::KernelRequests req;
-  req.add_attention(with_loops);
-  req.add_attention(without);
-  nn::KernelRuntime rt;
-  rt.backend = c.backend;
-  rt.attention = c.mode;
-  const nn::GraphKernels k = nn::build_graph_kernels(g, nullptr, req, rt);
-  Rng rng(11 + H);
-  const Tensor x = testing::away_from_zero({n, H * F}, 0.1, 1.0, rng);
-  const Tensor al = testing::away_from_zero({H, F}, 0.1, 0.8, rng);
-  const Tensor ar = testing::away_from_zero({H, F}, 0.1, 0.8, rng);
-  int64_t compared = 0;
-  for (const AttentionRequest& r : {with_loops, without}) {
-    const nn::AttentionKernels& ak = k.attention(r);
-    EXPECT_EQ(ak.graph.nnz(), r.self_loops ? g.nnz() + 6 : g.nnz());  // node 4 already had its loop
-    EXPECT_EQ(ak.fused, c.mode == AttentionMode::Fused);
-    for (float p : {0.0f, 0.5f}) {
-      SCOPED_TRACE(::testing::Message() << "self-loops " << r.self_loops << ", attention dropout " << p);
-      const uint64_t seed = 99;
-      // Forward: the dense formula, the path taken, and exact zeros on empty rows.
-      Tape t;
-      AttentionPath path;
-      const Tensor y = nn::gat_attention(t, ak, Var::constant(x), Var::constant(al), Var::constant(ar), p, seed, &path)
-                           .value();
-      EXPECT_EQ(path, p == 0 && c.mode == AttentionMode::Fused ? AttentionPath::Fused : AttentionPath::Unfused);
-      const std::vector<double> want = reference_gat(ak.graph, x, al, ar, H, F, 0.2, p, seed);
-      double err = 0;
-      for (int64_t i = 0; i < n * H * F; ++i) err = std::max(err, std::abs(want[i] - y.data<float>()[i]));
-      EXPECT_LT(err, 2e-5);
-      if (!r.self_loops)
-        for (int64_t f = 0; f < H * F; ++f) {
-          EXPECT_EQ(y.data<float>()[2 * H * F + f], 0.0f);
-          EXPECT_EQ(y.data<float>()[5 * H * F + f], 0.0f);
-        }
-      // Gradients w.r.t. x, att_dst and att_src (the same mask in every evaluation).
-      auto fn = [&](Tape& tape, const std::vector<Var>& in) {
-        return nn::gat_attention(tape, ak, in[0], in[1], in[2], p, seed);
-      };
-      compared += testing::check_gradients(fn, {x, al, ar}, {true, true, true}, {.eps = 2e-3, .atol = 1e-3, .rtol = 5e-3});
+  const int64_t H = c.heads, F = 5;
+  testing::RandomGraphSpec spec;  // a random graph with empty rows, beside the hand-made one
+  spec.rows = spec.cols = 9;
+  spec.avg_degree = 2;
+  spec.empty_row_fraction = 0.25;
+  spec.seed = 3;
+  int64_t compared = 0, expected = 0;
+  for (const Graph& g : {hand_graph(), testing::random_graph(spec)}) {
+    const int64_t n = g.num_rows();
+    AttentionRequest with_loops{H, F, 0.2, true}, without{H, F, 0.2, false};
+    nn::KernelRequests req;
+    req.add_attention(with_loops);
+    req.add_attention(without);
+    nn::KernelRuntime rt;
+    rt.backend = c.backend;
+    rt.attention = c.mode;
+    const nn::GraphKernels k = nn::build_graph_kernels(g, nullptr, req, rt);
+    Rng rng(11 + H + n);
+    const Tensor x = testing::away_from_zero({n, H * F}, 0.1, 1.0, rng);
+    const Tensor al = testing::away_from_zero({H, F}, 0.1, 0.8, rng);
+    const Tensor ar = testing::away_from_zero({H, F}, 0.1, 0.8, rng);
+    int64_t empty_rows = 0;
+    for (int64_t i = 0; i < n; ++i) empty_rows += g.degree(i) == 0;
+    EXPECT_GE(empty_rows, 1);
+    for (const AttentionRequest& r : {with_loops, without}) {
+      const nn::AttentionKernels& ak = k.attention(r);
+      EXPECT_EQ(ak.graph.nnz(), r.self_loops ? g.with_self_loops().nnz() : g.nnz());
+      EXPECT_EQ(ak.fused, c.mode == AttentionMode::Fused);
+      for (float p : {0.0f, 0.5f}) {
+        SCOPED_TRACE(::testing::Message() << n << " nodes, self-loops " << r.self_loops << ", attention dropout " << p);
+        const uint64_t seed = 99;
+        // Forward: the dense formula, the path taken, and exact zeros on empty rows.
+        Tape t;
+        AttentionPath path;
+        const Tensor y =
+            nn::gat_attention(t, ak, Var::constant(x), Var::constant(al), Var::constant(ar), p, seed, &path).value();
+        EXPECT_EQ(path, p == 0 && c.mode == AttentionMode::Fused ? AttentionPath::Fused : AttentionPath::Unfused);
+        const std::vector<double> want = reference_gat(ak.graph, x, al, ar, H, F, 0.2, p, seed);
+        double err = 0;
+        for (int64_t i = 0; i < n * H * F; ++i) err = std::max(err, std::abs(want[i] - y.data<float>()[i]));
+        EXPECT_LT(err, 2e-5);
+        if (!r.self_loops)
+          for (int64_t i = 0; i < n; ++i)
+            if (g.degree(i) == 0)
+              for (int64_t f = 0; f < H * F; ++f) EXPECT_EQ(y.data<float>()[i * H * F + f], 0.0f) << "row " << i;
+        // Gradients w.r.t. x, att_dst and att_src (the same mask in every evaluation).
+        auto fn = [&](Tape& tape, const std::vector<Var>& in) {
+          return nn::gat_attention(tape, ak, in[0], in[1], in[2], p, seed);
+        };
+        compared +=
+            testing::check_gradients(fn, {x, al, ar}, {true, true, true}, {.eps = 2e-3, .atol = 1e-3, .rtol = 5e-3});
+        expected += n * H * F + 2 * H * F;
+      }
     }
   }
-  EXPECT_EQ(compared, 4 * (n * H * F + 2 * H * F));
+  EXPECT_EQ(compared, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -319,7 +330,7 @@ TEST(GatModelTest, StackShapesNamesAndDescription) {
   EXPECT_EQ(r.feature_products, std::vector<int64_t>{64});
 }
 
-TEST(GatModelTest, WholeModelGradientsAndTraining) {
+TEST(GatModelTest, WholeModelGradientsWithResidualAndAttentionDropout) {
   Rng rng(2);
   testing::RandomGraphSpec spec;
   spec.rows = spec.cols = 12;
