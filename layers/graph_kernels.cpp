@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sparse_compiler/tune/tuner.h"
+#include "core/autograd.h"
 #include "core/log.h"
 #include "core/timer.h"
 
@@ -57,6 +58,86 @@ void KernelRequests::add_feature_product(int64_t feat) {
   if (std::find(feature_products.begin(), feature_products.end(), feat) == feature_products.end())
     feature_products.push_back(feat);
 }
+
+// ---- GAT attention ----
+const char* attention_mode_name(AttentionMode m) {
+  switch (m) {
+    case AttentionMode::Auto: return "auto";
+    case AttentionMode::Tuned: return "tuned";
+    case AttentionMode::Fused: return "fused";
+    case AttentionMode::Unfused: return "unfused";
+  }
+  return "?";
+}
+
+void KernelRequests::add_attention(const AttentionRequest& r) {
+  if (std::find(attention.begin(), attention.end(), r) == attention.end()) attention.push_back(r);
+}
+
+const AttentionKernels& GraphKernels::attention(const AttentionRequest& r) const {
+  for (const auto& k : attention_)
+    if (k->request == r) return *k;
+  STRATA_ASSERT(false, "no GAT attention kernels for {} heads x {} features (slope {}, self-loops {}) were built",
+                r.heads, r.feat, r.negative_slope, r.self_loops);
+  return *attention_.front();
+}
+
+std::vector<std::string> GraphKernels::attention_lines() const {
+  std::vector<std::string> out;
+  for (const auto& k : attention_)
+    out.push_back(fmt::format("{:<31} {:<3} {:<22} {}", fmt::format("gat attention h={} f={}", k->request.heads, k->request.feat),
+                              k->request.self_loops ? "A+I" : "A", k->kernels->describe(), k->choice));
+  return out;
+}
+
+namespace {
+// Builds (compiles or interprets) the GAT kernels of every attention request and
+// picks each one's forward: forced by runtime.attention, else tune_gat's measured
+// choice (attention: tuned, or auto with tuning on), else unfused (the faster one on
+// every graph measured, see graph_kernels.h). The reference backend has nothing to
+// tune: unfused unless forced.
+void build_attention(const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime,
+                     std::vector<std::shared_ptr<AttentionKernels>>& out) {
+  std::optional<Graph> with_loops;
+  for (const AttentionRequest& r : requests.attention) {
+    auto k = std::make_shared<AttentionKernels>();
+    k->request = r;
+    if (r.self_loops && !with_loops) with_loops = A.with_self_loops();
+    k->graph = r.self_loops ? *with_loops : A;
+    sc::GatSpec spec;
+    spec.heads = r.heads;
+    spec.feat = r.feat;
+    spec.negative_slope = r.negative_slope;
+    const sc::Backend backend = runtime.backend == sc::Backend::Generated ? sc::Backend::Generated : sc::Backend::Reference;
+    k->kernels = std::make_unique<sc::GatKernels>(k->graph, spec, backend);
+    const std::string compiled = fmt::format("built in {:.0f} ms", k->kernels->compile_ms());
+    const bool tune = runtime.attention == AttentionMode::Tuned || (runtime.attention == AttentionMode::Auto && runtime.tuning);
+    if (runtime.attention == AttentionMode::Fused || runtime.attention == AttentionMode::Unfused) {
+      k->fused = runtime.attention == AttentionMode::Fused;
+      k->choice = fmt::format("{} (forced), {}", k->fused ? "fused" : "unfused", compiled);
+    } else if (tune && backend == sc::Backend::Generated) {
+      {
+        // Measured in the threading regime the layers run it in (ag::SerialIfSmall):
+        // on a busy 2-core machine small kernels timed with two threads measure
+        // scheduler waits, not the kernels.
+        ag::SerialIfSmall serial(k->graph.nnz() * r.heads * r.feat);
+        k->tune = sc::tune_gat(*k->kernels);
+      }
+      k->fused = k->tune->fused;
+      k->choice = k->tune->from_record
+                      ? fmt::format("{} (tuning record), {}", k->fused ? "fused" : "unfused", compiled)
+                      : fmt::format("{} (tuned in {:.0f} ms: fused {:.3f} ms, unfused {:.3f} ms), {}",
+                                    k->fused ? "fused" : "unfused", k->tune->tune_ms, k->tune->fused_ms,
+                                    k->tune->unfused_ms, compiled);
+    } else {
+      k->fused = false;
+      k->choice = fmt::format("unfused (default; tuning off), {}", compiled);
+    }
+    out.push_back(std::move(k));
+  }
+}
+}  // namespace
+// ---- end GAT ----
 
 SparseFeatures SparseFeatures::from_csr(int64_t rows, int64_t cols, const Tensor& indptr, const Tensor& indices,
                                         const Tensor& values) {
@@ -221,6 +302,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     j.record.describe = (*j.slot)->describe();
     out.records_.push_back(std::move(j.record));
   }
+  build_attention(A, requests, runtime, out.attention_);  // GAT
   out.build_ms_ = total.ms();
   return out;
 }

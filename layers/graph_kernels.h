@@ -42,25 +42,66 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/tune/gat_tuner.h"
 
 namespace strata::nn {
 
 enum class Aggregation : uint8_t { Sum, Mean, GcnNorm, SageGcn };
 const char* aggregation_name(Aggregation a);
 
+// ---- GAT attention (layers/gat_conv.h) ----
+// How GAT's forward runs: Tuned = the tuner's measured choice (sc::tune_gat, reused
+// from a tuning record when there is one); Auto = Tuned when runtime tuning is on,
+// else the default (unfused: faster than fused for every graph strata_bench_gat
+// measured on CPU, docs/BENCHMARKS.md "GAT"); Fused / Unfused force one.
+enum class AttentionMode : uint8_t { Auto, Tuned, Fused, Unfused };
+const char* attention_mode_name(AttentionMode m);
+// ---- end GAT ----
+
 // Which kernels to build and how.
 struct KernelRuntime {
   sc::Backend backend = sc::Backend::Generated;  // Generated or Reference
   bool tuning = false;
+  AttentionMode attention = AttentionMode::Auto;  // GAT only
 };
+
+// ---- GAT attention kernels ----
+// One GAT attention configuration: heads H, features per head F, LeakyReLU slope,
+// and whether the kernels run over A + I (self-loops added as PyG's GATConv does;
+// existing loops are kept once) or over A itself.
+struct AttentionRequest {
+  int64_t heads = 1, feat = 1;
+  double negative_slope = 0.2;
+  bool self_loops = true;
+  bool operator==(const AttentionRequest& o) const {
+    return heads == o.heads && feat == o.feat && negative_slope == o.negative_slope && self_loops == o.self_loops;
+  }
+};
+
+// sc::GatKernels for one AttentionRequest, bound to the graph the attention runs
+// over, with the forward chosen for it: fused (online softmax) or unfused (score,
+// softmax, aggregate). The backward always uses the backward pieces; after a fused
+// forward it recomputes the scores and probabilities from the saved row max and sum.
+struct AttentionKernels {
+  AttentionRequest request;
+  Graph graph;  // A or A + I
+  std::unique_ptr<sc::GatKernels> kernels;
+  bool fused = true;
+  std::string choice;  // "fused (tuned: fused 1.2 ms, unfused 1.5 ms)", "unfused (forced)", ...
+  std::optional<sc::GatTuneResult> tune;
+};
+// ---- end GAT ----
 
 struct KernelRequests {
   std::vector<std::pair<Aggregation, int64_t>> aggregations;  // (kind, feature width)
   std::vector<int64_t> feature_products;                      // widths of S·W
   bool feature_dropout = false;  // S·W takes per-call values (input dropout on S)
+  std::vector<AttentionRequest> attention;  // GAT
   void add_aggregation(Aggregation kind, int64_t feat);
   void add_feature_product(int64_t feat);
+  void add_attention(const AttentionRequest& r);  // GAT
 };
 
 // Sparse input features S [N, F] as a graph (rows = nodes, columns = feature ids),
@@ -108,6 +149,10 @@ class GraphKernels {
   const AggregationKernels& aggregation(Aggregation kind, int64_t feat) const;
   const FeatureProductKernels& feature_product(int64_t feat) const;
   bool has_aggregation(Aggregation kind, int64_t feat) const;
+  // GAT: the attention kernels built for `r` (asserts they were requested), and one
+  // line per attention configuration for the run header ("gat h8 f8 ...: fused ...").
+  const AttentionKernels& attention(const AttentionRequest& r) const;
+  std::vector<std::string> attention_lines() const;
 
   const std::vector<KernelRecord>& records() const { return records_; }
   double build_ms() const { return build_ms_; }      // everything, from requests to bound kernels
@@ -125,6 +170,7 @@ class GraphKernels {
   KernelRuntime runtime_;
   std::map<std::pair<int, int64_t>, std::shared_ptr<AggregationKernels>> aggregations_;
   std::map<int64_t, std::shared_ptr<FeatureProductKernels>> products_;
+  std::vector<std::shared_ptr<AttentionKernels>> attention_;  // GAT
   std::vector<KernelRecord> records_;
   double build_ms_ = 0, compile_ms_ = 0, lower_ms_ = 0, tune_ms_ = 0;
   int64_t distinct_programs_ = 0;

@@ -24,7 +24,14 @@ uint64_t layer_seed(uint64_t seed, int layer) {
 
 }  // namespace
 
-const char* model_kind_name(ModelKind k) { return k == ModelKind::GraphSage ? "graphsage" : "gcn"; }
+const char* model_kind_name(ModelKind k) {
+  switch (k) {
+    case ModelKind::GraphSage: return "graphsage";
+    case ModelKind::Gcn: return "gcn";
+    case ModelKind::Gat: return "gat";
+  }
+  return "?";
+}
 
 const char* activation_name(Activation a) {
   switch (a) {
@@ -43,6 +50,22 @@ GnnModel::GnnModel(const ModelConfig& config, int64_t in_features, int64_t num_c
   int64_t width = in_features;
   for (int i = 0; i < config.layers; ++i) {
     const int64_t out = i + 1 == config.layers ? num_classes : config.hidden;
+    if (config.kind == ModelKind::Gat) {  // GAT
+      const bool last = i + 1 == config.layers;
+      GatConvOptions o;
+      o.heads = last ? config.gat.output_heads : config.gat.heads;
+      o.concat = last ? false : config.gat.concat;
+      o.negative_slope = config.gat.negative_slope;
+      o.attn_dropout = config.gat.attn_dropout;
+      o.residual = config.gat.residual;
+      o.bias = config.bias;
+      o.add_self_loops = config.gat.add_self_loops;
+      auto layer = std::make_unique<GATConv>(width, out, o, init, i);
+      for (const Parameter& p : layer->parameters()) params_.push_back(p);
+      width = layer->out_features();
+      layers_.push_back(std::move(layer));
+      continue;
+    }
     if (config.kind == ModelKind::GraphSage)
       layers_.push_back(
           std::make_unique<SAGEConv>(width, out, config.aggregator, config.root_weight, config.bias, init, i));
@@ -73,7 +96,10 @@ ag::Var GnnModel::forward(ag::Tape& tape, const GraphKernels& kernels, const Nod
   ag::Var h;
   for (size_t i = 0; i < layers_.size(); ++i) {
     ag::Tape::Scope scope(tape, fmt::format("layers.{}", i));
-    h = layers_[i]->forward(tape, kernels, x);
+    if (const auto* gat = dynamic_cast<const GATConv*>(layers_[i].get()))  // GAT: seeded attention dropout
+      h = gat->forward(tape, kernels, x, layer_seed(dropout_seed, 1000 + static_cast<int>(i)));
+    else
+      h = layers_[i]->forward(tape, kernels, x);
     if (i + 1 == layers_.size()) break;
     switch (config_.activation) {
       case Activation::Relu: h = ag::relu(tape, h); break;
@@ -94,6 +120,12 @@ std::string GnnModel::describe() const {
   if (config_.kind == ModelKind::GraphSage)
     detail = fmt::format("{} aggregator{}", sage_aggregator_name(config_.aggregator),
                          config_.root_weight ? ", root weight" : "");
+  else if (config_.kind == ModelKind::Gat)
+    detail = fmt::format("{} x {} heads {}, {} output head{}, attention dropout {:g}, slope {:g}{}{}",
+                         config_.hidden, config_.gat.heads, config_.gat.concat ? "concat" : "mean",
+                         config_.gat.output_heads, config_.gat.output_heads == 1 ? "" : "s", config_.gat.attn_dropout,
+                         config_.gat.negative_slope, config_.gat.residual ? ", residual" : "",
+                         config_.gat.add_self_loops ? ", self-loops" : "");
   else
     detail = fmt::format("norm {}", gcn_norm_name(config_.norm));
   return fmt::format("{}: {} layer{} {} ({}), {}, dropout {:g}, input dropout {:g}{}, {} parameters",

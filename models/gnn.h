@@ -1,11 +1,14 @@
-// GraphSAGE and GCN stacks built from a ModelConfig (the `model:` section of a
+// GraphSAGE, GCN and GAT stacks built from a ModelConfig (the `model:` section of a
 // training config, see apps/training/config.h).
 //
 //   input ─ dropout(input_dropout) ─ layer 0 ─ act ─ [l2norm] ─ dropout ─ layer 1 ─ … ─ layer L-1 ─ logits
 //
 // Layer widths: in -> hidden -> … -> hidden -> classes (one layer: in -> classes).
 // GraphSAGE stacks SAGEConv (layers/sage_conv.h), GCN stacks GraphConv
-// (layers/graph_conv.h). Parameters are Glorot-initialised from the Rng given to the
+// (layers/graph_conv.h), GAT stacks GATConv (layers/gat_conv.h): hidden layers of
+// `gat.heads` heads of `hidden` features each (concatenated, or averaged with
+// gat.concat false), the last layer `gat.output_heads` heads of `classes` features,
+// averaged (the GAT paper's output layer). Parameters are Glorot-initialised from the Rng given to the
 // constructor, layer by layer, so a seed fixes the initial model exactly. Sparse
 // inputs go to the first layer as S (never densified); input dropout then drops
 // S's stored entries.
@@ -16,13 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "layers/gat_conv.h"
 #include "layers/graph_conv.h"
 #include "layers/layer.h"
 #include "layers/sage_conv.h"
 
 namespace strata::nn {
 
-enum class ModelKind : uint8_t { GraphSage, Gcn };
+enum class ModelKind : uint8_t { GraphSage, Gcn, Gat };
 enum class Activation : uint8_t { Relu, Elu, LeakyRelu };
 const char* model_kind_name(ModelKind k);
 const char* activation_name(Activation a);
@@ -41,6 +45,17 @@ struct ModelConfig {
   GcnNorm norm = GcnNorm::Both;                       // gcn
   bool l2_normalize = false;  // L2-normalise hidden representations (GraphSAGE paper)
   bool bias = true;
+  // ---- GAT (model.gat.*) ----
+  struct Gat {
+    int64_t heads = 8;            // per hidden layer; model.hidden is the width per head
+    int64_t output_heads = 1;     // of the last layer (averaged)
+    bool concat = true;           // hidden layers: concatenate heads (else average)
+    float negative_slope = 0.2f;  // attention scores' LeakyReLU
+    float attn_dropout = 0.6f;    // on attention probabilities
+    bool residual = false;
+    bool add_self_loops = true;
+  } gat;
+  // ---- end GAT ----
 };
 
 class GnnModel {

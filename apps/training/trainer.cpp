@@ -129,6 +129,7 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   if (!k.note().empty()) out(fmt::format("{:<11}{}", "", k.note()));
   for (const nn::KernelRecord& r : k.records())
     out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
+  for (const std::string& line : k.attention_lines()) out(fmt::format("{:<11}{}", "", line));  // GAT
 }
 
 json kernels_json(const nn::GraphKernels& k) {
@@ -152,7 +153,8 @@ json kernels_json(const nn::GraphKernels& k) {
           {"tune_ms", k.tune_ms()},
           {"build_ms", k.build_ms()},
           {"cache", k.cache_outcome()},
-          {"kernels", list}};
+          {"kernels", list},
+          {"attention", k.attention_lines()}};  // GAT
 }
 
 json dataset_json(const TrainingData& d) {
