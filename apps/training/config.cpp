@@ -92,8 +92,12 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_float("data.split.train_ratio", "0.6", 0, 1, true, true, "random: share of labelled nodes for training"));
   s.push_back(key_float("data.split.val_ratio", "0.2", 0, 1, true, true, "random: share of labelled nodes for validation"));
   s.push_back(key_int("data.split.seed", "0", 0, kBig, "seed of planetoid and random splits (the same for every run)"));
+  s.push_back(key_float("data.split.holdout", "0.2", 0, 1, true, true,
+                        "rgcn: a dataset split without validation nodes (RDF) gives this share of its training nodes "
+                        "to validation"));  // rgcn
   // model
-  s.push_back(key_enum("model.name", "graphsage", {"graphsage", "gcn"}, "architecture: GraphSAGE (SAGEConv) or GCN (GraphConv)"));
+  s.push_back(key_enum("model.name", "graphsage", {"graphsage", "gcn", "rgcn"},
+                       "architecture: GraphSAGE (SAGEConv), GCN (GraphConv) or R-GCN (RelGraphConv, heterographs)"));
   s.push_back(key_int("model.layers", "2", 1, 16, "number of graph layers"));
   s.push_back(key_int("model.hidden", "16", 1, 65536, "width of the hidden layers"));
   s.push_back(key_enum("model.activation", "relu", {"relu", "elu", "leaky_relu"}, "activation between layers"));
@@ -108,6 +112,19 @@ std::vector<KeySpec> build_schema() {
                        "gcn: normalisation, both: D^-1/2 A D^-1/2, right: D^-1 A, none: A"));
   s.push_back(key_bool("model.l2_normalize", "false", "L2-normalise each hidden representation"));
   s.push_back(key_bool("model.bias", "true", "learn a bias in every layer"));
+  // ---- rgcn (models/rgcn.h) ----
+  s.push_back(key_int("model.num_bases", "0", 0, 65536,
+                      "rgcn: basis decomposition W_r = sum_b c_rb V_b with this many bases; 0: a full weight per relation"));
+  s.push_back(key_bool("model.self_loop", "true", "rgcn: add a separate weight for the node's own representation"));
+  s.push_back(key_enum("model.input", "auto", {"auto", "one_hot", "embedding"},
+                       "rgcn: featureless nodes; one_hot: R-GCN's identity input (every type featureless); embedding: "
+                       "a learned embedding per featureless type, featured types projected; auto: one_hot when no "
+                       "type has features"));
+  s.push_back(key_int("model.embedding_dim", "16", 1, 65536,
+                      "rgcn: width of the learned embeddings and projected type features (the first layer's input)"));
+  s.push_back(key_enum("model.type_features", "all", {"all", "target"},
+                       "rgcn: node types whose features are used (target: only the labelled type's; others embedded)"));
+  // ---- end rgcn ----
   // optimizer
   s.push_back(key_enum("optimizer.name", "adam", {"adam", "sgd"}, "optimizer"));
   s.push_back(key_float("optimizer.lr", "0.01", 0, 1e30, true, false, "learning rate"));
@@ -510,6 +527,7 @@ TrainingConfig typed(const Config& c) {
   d.split.train_ratio = c.get_float("data.split.train_ratio");
   d.split.val_ratio = c.get_float("data.split.val_ratio");
   d.split.seed = static_cast<uint64_t>(c.get_int("data.split.seed"));
+  d.split.holdout = c.get_float("data.split.holdout");  // rgcn
   STRATA_CHECK(d.split.train_ratio + d.split.val_ratio < 1.0,
                "{}: data.split.train_ratio ({}) + data.split.val_ratio ({}) must be below 1 so the test split is not "
                "empty",
@@ -531,6 +549,14 @@ TrainingConfig typed(const Config& c) {
   m.norm = norm == "both" ? nn::GcnNorm::Both : norm == "right" ? nn::GcnNorm::Right : nn::GcnNorm::None;
   m.l2_normalize = c.get_bool("model.l2_normalize");
   m.bias = c.get_bool("model.bias");
+  // rgcn
+  if (c.get_string("model.name") == "rgcn") m.kind = nn::ModelKind::Rgcn;
+  m.rgcn.num_bases = c.get_int("model.num_bases");
+  m.rgcn.self_loop = c.get_bool("model.self_loop");
+  const std::string& rin = c.get_string("model.input");
+  m.rgcn.input = rin == "one_hot" ? nn::RgcnInput::OneHot : rin == "embedding" ? nn::RgcnInput::Embedding : nn::RgcnInput::Auto;
+  m.rgcn.embedding_dim = c.get_int("model.embedding_dim");
+  m.rgcn.target_features_only = c.get_string("model.type_features") == "target";
 
   nn::OptimizerConfig& o = t.optimizer;
   o.kind = c.get_string("optimizer.name") == "sgd" ? nn::OptimizerKind::Sgd : nn::OptimizerKind::Adam;
