@@ -27,15 +27,17 @@ expect_rc() {  # expect_rc NAME GOT WANT
   fi
 }
 
-# A tiny HGB-format heterograph: 90 papers (4 features, class = id % 3), 30 terms
+# A tiny HGB-format heterograph: 90 papers (12 sparse features: one-hot of the class
+# for 70% of them, of a noise dimension otherwise; class = id % 3), 30 terms
 # (featureless); paper->term, term->paper and paper->paper (same class) links;
 # papers 0..59 labelled for training, 60..89 for test. $2 = 1 adds a 4th link type.
 make_graph() {
   local dir="$1" extra="$2"
   mkdir -p "$dir"
   awk 'BEGIN { srand(3);
-    for (i = 0; i < 90; i++) { c = i % 3; f = ""; for (k = 0; k < 3; k++) f = f (k ? "," : "") (k == c ? 1 : (rand() < 0.3 ? 1 : 0));
-      printf "%d\tp%d\t0\t%s,%.2f\n", i, i, f, rand() }
+    for (i = 0; i < 90; i++) { c = i % 3; if (rand() < 0.3) c = 3 + int(rand() * 9); f = "";
+      for (k = 0; k < 12; k++) f = f (k ? "," : "") (k == c ? 1 : 0);
+      printf "%d\tp%d\t0\t%s\n", i, i, f }
     for (t = 0; t < 30; t++) printf "%d\tterm%d\t1\n", 90 + t, t }' > "$dir/node.dat"
   awk -v extra="$extra" 'BEGIN {
     for (i = 0; i < 90; i++) { t = 90 + (i % 3) * 10 + (i * 7) % 10;
@@ -84,8 +86,8 @@ case "$mode" in
   unit)
     out="$(train_tiny)"
     expect_rc train $? 0
-    expect header "$out" '^dataset +tiny \(hgb:'
-    expect header "$out" '^ +120 nodes \(0 90, 1 30\), 3 relations, 270 edges; target type 0, 3 classes'
+    expect header "$out" '^dataset +tiny \(.*/tiny\), loaded in'
+    expect header "$out" '^ +120 nodes \(type0 90, type1 30\), 3 relations, 270 edges; target type type0, 3 classes'
     expect header "$out" 'validation: 20% of the training nodes|label.dat split 80/20'
     expect header "$out" '^model +rgcn: 2 layers 8 -> 8 -> 3 \(3 relations, 2 bases, self loop, input: 1 projected type, 1 embedded\)'
     expect header "$out" '^kernels +4 rgms kernel sets on 3 relations'
@@ -108,18 +110,18 @@ case "$mode" in
     expect infer "$inf" '^strata infer .* --batch .*nodes.txt'
     expect infer "$inf" '^kernels +4 rgms kernel sets on 3 relations .* compile [0-9.]+ ms, tune [0-9.]+ ms'
     expect infer "$inf" '^ +rgms 8->8 forward +G +fused'
-    expect infer "$inf" '^ +0 features f=8 forward +S'
-    expect infer "$inf" '^Inference: 4 nodes of type 0 in [0-9.]+ ms \(forward over all 120 nodes\); kernels built in'
+    expect infer "$inf" '^ +type0 features f=8 forward +S +spmm_f8'
+    expect infer "$inf" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\); kernels built in'
     expect infer "$inf" '^Accuracy on the 4 labelled nodes of the batch: [01]\.[0-9]{4}'
     expect infer "$inf" '^Predictions written to '
     [ "$(head -1 "$scratch/pred.csv")" = "node,name,predicted,predicted_class,label,correct" ] ||
       { echo "FAIL: predictions header"; fails=$((fails + 1)); }
     [ "$(wc -l < "$scratch/pred.csv")" -eq 5 ] || { echo "FAIL: predictions rows"; fails=$((fails + 1)); }
-    expect csv "$(cat "$scratch/pred.csv")" '^60,"p60",[0-2],"[0-2]",0,[01]$'
-    expect csv "$(cat "$scratch/pred.csv")" '^3,"p3",[0-2],"[0-2]",0,[01]$'
+    expect csv "$(cat "$scratch/pred.csv")" '^60,"",[0-2],"[0-2]",0,[01]$'
+    expect csv "$(cat "$scratch/pred.csv")" '^3,"",[0-2],"[0-2]",0,[01]$'
     all="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" --set runtime.tuning=true)"
     expect_rc infer-all $? 0
-    expect infer-all "$all" '^Inference: 90 nodes of type 0'
+    expect infer-all "$all" '^Inference: 90 nodes of type type0'
     expect infer-all "$all" '^Accuracy on the 90 labelled nodes of the batch'
     expect infer-all "$all" '^ +rgms 8->8 forward +G +[a-z-]+ .*(tuned \(fused|tuning record)'
     ls "$scratch" | grep -q 'pred.csv.*tmp' && { echo "FAIL: a temporary file was left"; fails=$((fails + 1)); }
@@ -138,7 +140,7 @@ case "$mode" in
     printf '60\n90\n' > "$scratch/range.txt"
     err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/range.txt" 2>&1)"
     expect_rc range $? 1
-    expect range "$err" "range.txt:2: node id 90 is out of range: the target type '0' has 90 nodes \(ids 0..89\)"
+    expect range "$err" "range.txt:2: node id 90 is out of range: the target type 'type0' has 90 nodes \(ids 0..89\)"
     err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/none.txt" 2>&1)"
     expect_rc no-batch $? 1
     expect no-batch "$err" "--batch '.*none.txt': cannot read the file"
@@ -146,7 +148,7 @@ case "$mode" in
     make_graph "$scratch/tiny4" 1
     err="$("$strata" infer "$cfg" --checkpoint "$ck" --set data.dataset="hgb:$scratch/tiny4" 2>&1)"
     expect_rc other-graph $? 1
-    expect other-graph "$err" "checkpoint '.*run-01.ckpt' was trained on 'tiny' with 3 relations, the config's graph 'tiny4' has 4: relations of the graph the checkpoint lacks: 0-3->0"
+    expect other-graph "$err" "checkpoint '.*run-01.ckpt' was trained on 'tiny' with 3 relations, the config's graph 'tiny4' has 4: relations of the graph the checkpoint lacks: type0-link3->type0"
     # A GraphSAGE checkpoint.
     "$strata" train "$src/configs/graphsage_sbm.yaml" --set training.epochs=1 --set output.log_every=0 \
       --set output.run_dir="$scratch/sage" > /dev/null || { echo "FAIL: graphsage run"; fails=$((fails + 1)); }
@@ -158,7 +160,7 @@ case "$mode" in
     expect sage-config "$err" "strata infer: .*graphsage_sbm.yaml builds a graphsage model; infer runs rgcn models"
     err="$("$strata" train "$scratch/tiny.yaml" --set model.input=one_hot 2>&1)"
     expect_rc one-hot $? 1
-    expect one-hot "$err" "model.input is one_hot, but node types have features \(0\); use model.input: embedding"
+    expect one-hot "$err" "model.input is one_hot, but node types have features \(type0\); use model.input: embedding"
     err="$("$strata" train "$src/configs/graphsage_sbm.yaml" --set model.name=rgcn 2>&1)"
     expect_rc homogeneous $? 1
     expect homogeneous "$err" "model.name is rgcn, but dataset 'sbm:.*' is not a heterograph"
