@@ -172,6 +172,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   }
   d.name = ds.name;
   d.source = ds.source;
+  d.notes = ds.notes;
   STRATA_CHECK(ds.is_hetero(),
                "{}: model.name is rgcn, but dataset '{}' is not a heterograph (no typed relations; loaded as {}); use "
                "graphsage or gcn, or an RDF / HGB dataset",
