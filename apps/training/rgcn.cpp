@@ -643,11 +643,18 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   const int64_t off = d.target_offset();
   auto quote = [](const std::string& s) {
     std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? std::string("\\n") : ch == '\r' ? std::string("\\r") : std::string(1, ch);
     return q + "\"";
   };
+  std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
+  for (int64_t k = 0; k < d.splits.test_size(); ++k) is_test[static_cast<size_t>(d.splits.test.data<int64_t>()[k])] = 1;
+  int64_t tests = 0, tests_correct = 0;
   for (int64_t v : batch) {
     const int64_t g = off + v, p = argmax_row(logits, g), y = d.labels.data<int64_t>()[g];
+    if (y >= 0 && is_test[static_cast<size_t>(g)]) {
+      ++tests;
+      tests_correct += p == y;
+    }
     ++rep.predicted;
     std::string label, correct;
     if (y >= 0) {
@@ -671,8 +678,9 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
                     commas(rep.predicted), tname, rep.infer_ms, commas(d.num_nodes()), rep.build_ms, rep.compile_ms,
                     rep.tune_ms));
   if (rep.labelled)
-    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct)", commas(rep.labelled),
-                      rep.accuracy, commas(rep.correct)));
+    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
+                      commas(rep.labelled), rep.accuracy, commas(rep.correct), commas(tests),
+                      tests ? fmt::format("{:.4f}", static_cast<double>(tests_correct) / static_cast<double>(tests)) : "-"));
   else
     print("Accuracy: no labelled node in the batch");
   if (!o.out.empty()) print(fmt::format("Predictions written to {}", o.out));
