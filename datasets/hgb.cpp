@@ -420,6 +420,26 @@ Dataset load_hgb(const fs::path& path, const SourceOptions& opt) {
   } else {
     const LabelRows* test = test_full ? &*test_full : test_half ? &*test_half : nullptr;
     if (!test_full && test_half) ds.notes.push_back("label.dat.test_full missing: the test set is label.dat.test (half)");
+    if (test_full && test_half) {
+      // Public copies exist whose label.dat.test_full labels do not match label.dat.test on
+      // the nodes both list (CrawlScript's ACM and DBLP: 33% and 25% agreement, chance
+      // level; label.dat.test agrees with label.dat's classes through the features). Such
+      // a test_full is not trusted: the test set is then label.dat.test.
+      std::map<int64_t, std::vector<int64_t>> full;
+      for (size_t i = 0; i < test_full->id.size(); ++i) full[test_full->id[i]] = test_full->classes[i];
+      int64_t common = 0, agree = 0;
+      for (size_t i = 0; i < test_half->id.size(); ++i)
+        if (auto it = full.find(test_half->id[i]); it != full.end()) {
+          ++common;
+          agree += it->second == test_half->classes[i];
+        }
+      if (common > 0 && agree < common * 9 / 10) {
+        test = &*test_half;
+        ds.notes.push_back(fmt::format("label.dat.test_full disagrees with label.dat.test on {} of the {} nodes both "
+                                       "list: its labels are not used, the test set is label.dat.test",
+                                       common - agree, common));
+      }
+    }
     if (!test) ds.notes.push_back("no label.dat.test_full: no test set");
     const int32_t target = train->type.empty() ? nodes->type.empty() ? 0 : nodes->type[0] : train->type[0];
     const bool multi = train->multi || (test && test->multi);

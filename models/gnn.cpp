@@ -29,6 +29,7 @@ const char* model_kind_name(ModelKind k) {
     case ModelKind::GraphSage: return "graphsage";
     case ModelKind::Gcn: return "gcn";
     case ModelKind::Gat: return "gat";
+    case ModelKind::Rgcn: return "rgcn";
   }
   return "?";
 }
@@ -44,6 +45,7 @@ const char* activation_name(Activation a) {
 
 GnnModel::GnnModel(const ModelConfig& config, int64_t in_features, int64_t num_classes, Rng& init)
     : config_(config), in_(in_features), classes_(num_classes) {
+  STRATA_CHECK(config.kind != ModelKind::Rgcn, "rgcn models are built by models/rgcn.h, not GnnModel");
   STRATA_CHECK(config.layers >= 1, "model.layers must be at least 1, got {}", config.layers);
   STRATA_CHECK(in_features >= 1, "the model needs at least one input feature, got {}", in_features);
   STRATA_CHECK(num_classes >= 2, "node classification needs at least 2 classes, got {}", num_classes);

@@ -26,10 +26,21 @@
 
 namespace strata::nn {
 
-enum class ModelKind : uint8_t { GraphSage, Gcn, Gat };
+enum class ModelKind : uint8_t { GraphSage, Gcn, Gat, Rgcn };  // rgcn: models/rgcn.h
 enum class Activation : uint8_t { Relu, Elu, LeakyRelu };
 const char* model_kind_name(ModelKind k);
 const char* activation_name(Activation a);
+
+// ---- rgcn (models/rgcn.h): the model.* keys only R-GCN reads ----------------
+enum class RgcnInput : uint8_t { Auto, OneHot, Embedding };
+struct RgcnOptions {
+  int64_t num_bases = 0;       // 0: a full weight per relation
+  bool self_loop = true;       // W_self x_i
+  RgcnInput input = RgcnInput::Auto;  // featureless nodes: one-hot (auto when no type has features) or embedding
+  int64_t embedding_dim = 16;  // width of embeddings and of projected type features
+  bool target_features_only = false;  // only the target type's features are used
+};
+// ---- end rgcn ------------------------------------------------------------------
 
 struct ModelConfig {
   ModelKind kind = ModelKind::GraphSage;
@@ -56,6 +67,7 @@ struct ModelConfig {
     bool add_self_loops = true;
   } gat;
   // ---- end GAT ----
+  RgcnOptions rgcn;  // rgcn
 };
 
 class GnnModel {

@@ -92,9 +92,13 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_float("data.split.train_ratio", "0.6", 0, 1, true, true, "random: share of labelled nodes for training"));
   s.push_back(key_float("data.split.val_ratio", "0.2", 0, 1, true, true, "random: share of labelled nodes for validation"));
   s.push_back(key_int("data.split.seed", "0", 0, kBig, "seed of planetoid and random splits (the same for every run)"));
+  s.push_back(key_float("data.split.holdout", "0.2", 0, 1, true, true,
+                        "rgcn: a dataset split without validation nodes (RDF) gives this share of its training nodes "
+                        "to validation"));  // rgcn
   // model
-  s.push_back(key_enum("model.name", "graphsage", {"graphsage", "gcn", "gat"},
-                       "architecture: GraphSAGE (SAGEConv), GCN (GraphConv) or GAT (GATConv; model.hidden is per head)"));
+  s.push_back(key_enum("model.name", "graphsage", {"graphsage", "gcn", "gat", "rgcn"},
+                       "architecture: GraphSAGE (SAGEConv), GCN (GraphConv), GAT (GATConv; model.hidden is per head) "
+                       "or R-GCN (RelGraphConv, heterographs)"));
   s.push_back(key_int("model.layers", "2", 1, 16, "number of graph layers"));
   s.push_back(key_int("model.hidden", "16", 1, 65536, "width of the hidden layers"));
   s.push_back(key_enum("model.activation", "relu", {"relu", "elu", "leaky_relu"}, "activation between layers"));
@@ -121,6 +125,19 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_bool("model.gat.self_loops", "true",
                        "gat: attend over A + I (a self-loop for every node, as PyG's GATConv); false: over A"));
   // ---- end model.gat ----
+  // ---- rgcn (models/rgcn.h) ----
+  s.push_back(key_int("model.num_bases", "0", 0, 65536,
+                      "rgcn: basis decomposition W_r = sum_b c_rb V_b with this many bases; 0: a full weight per relation"));
+  s.push_back(key_bool("model.self_loop", "true", "rgcn: add a separate weight for the node's own representation"));
+  s.push_back(key_enum("model.input", "auto", {"auto", "one_hot", "embedding"},
+                       "rgcn: featureless nodes; one_hot: R-GCN's identity input (every type featureless); embedding: "
+                       "a learned embedding per featureless type, featured types projected; auto: one_hot when no "
+                       "type has features"));
+  s.push_back(key_int("model.embedding_dim", "16", 1, 65536,
+                      "rgcn: width of the learned embeddings and projected type features (the first layer's input)"));
+  s.push_back(key_enum("model.type_features", "all", {"all", "target"},
+                       "rgcn: node types whose features are used (target: only the labelled type's; others embedded)"));
+  // ---- end rgcn ----
   // optimizer
   s.push_back(key_enum("optimizer.name", "adam", {"adam", "sgd"}, "optimizer"));
   s.push_back(key_float("optimizer.lr", "0.01", 0, 1e30, true, false, "learning rate"));
@@ -526,6 +543,7 @@ TrainingConfig typed(const Config& c) {
   d.split.train_ratio = c.get_float("data.split.train_ratio");
   d.split.val_ratio = c.get_float("data.split.val_ratio");
   d.split.seed = static_cast<uint64_t>(c.get_int("data.split.seed"));
+  d.split.holdout = c.get_float("data.split.holdout");  // rgcn
   STRATA_CHECK(d.split.train_ratio + d.split.val_ratio < 1.0,
                "{}: data.split.train_ratio ({}) + data.split.val_ratio ({}) must be below 1 so the test split is not "
                "empty",
@@ -556,6 +574,14 @@ TrainingConfig typed(const Config& c) {
   m.gat.attn_dropout = static_cast<float>(c.get_float("model.gat.attn_dropout"));
   m.gat.residual = c.get_bool("model.gat.residual");
   m.gat.add_self_loops = c.get_bool("model.gat.self_loops");
+  // rgcn
+  if (c.get_string("model.name") == "rgcn") m.kind = nn::ModelKind::Rgcn;
+  m.rgcn.num_bases = c.get_int("model.num_bases");
+  m.rgcn.self_loop = c.get_bool("model.self_loop");
+  const std::string& rin = c.get_string("model.input");
+  m.rgcn.input = rin == "one_hot" ? nn::RgcnInput::OneHot : rin == "embedding" ? nn::RgcnInput::Embedding : nn::RgcnInput::Auto;
+  m.rgcn.embedding_dim = c.get_int("model.embedding_dim");
+  m.rgcn.target_features_only = c.get_string("model.type_features") == "target";
 
   nn::OptimizerConfig& o = t.optimizer;
   o.kind = c.get_string("optimizer.name") == "sgd" ? nn::OptimizerKind::Sgd : nn::OptimizerKind::Adam;

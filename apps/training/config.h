@@ -105,6 +105,7 @@ struct SplitConfig {
   int64_t train_per_class = 20, val_size = 500, test_size = 1000;
   double train_ratio = 0.6, val_ratio = 0.2;
   uint64_t seed = 0;
+  double holdout = 0.2;  // rgcn: share of training nodes for validation when the dataset has none
 };
 
 struct DataConfig {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "apps/training/rgcn.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -262,6 +263,8 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
 }
 
 Summary run_training(const Config& config, const std::string& config_name, const Printer& print) {
+  // rgcn: its own loop over heterographs (apps/training/rgcn.h).
+  if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print);
   Context ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
@@ -426,6 +429,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
 }
 
 EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  if (config.get_string("model.name") == "rgcn") return run_rgcn_evaluation(config, checkpoint, print);  // rgcn
   Context ctx;
   ctx.config = typed(config);
   apply_runtime(ctx.config.runtime);

@@ -1,0 +1,690 @@
+#include "apps/training/rgcn.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+
+#include "apps/training/run_dir.h"
+#include "core/autograd_ops.h"
+#include "core/file_util.h"
+#include "core/hash.h"
+#include "core/parallel.h"
+#include "core/timer.h"
+#include "datasets/splits.h"
+
+namespace strata::train {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string commas(int64_t v) {
+  const std::string d = std::to_string(v < 0 ? -v : v);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+std::string epoch_str(int64_t e) { return fmt::format("{:04d}", e); }
+
+struct Console {
+  const Printer& print;
+  std::vector<std::string> lines;
+  void operator()(const std::string& s) {
+    lines.push_back(s);
+    print(s);
+  }
+  std::string text() const {
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+  }
+};
+
+// Argmax predictions of logits rows.
+int64_t argmax_row(const Tensor& logits, int64_t row) {
+  const int64_t c = logits.dim(1);
+  const float* p = logits.data<float>() + row * c;
+  return std::max_element(p, p + c) - p;
+}
+
+double macro_f1(const Tensor& logits, const Tensor& labels, const Tensor& index, int64_t classes) {
+  std::vector<int64_t> tp(classes, 0), fp(classes, 0), fn(classes, 0);
+  for (int64_t k = 0; k < index.numel(); ++k) {
+    const int64_t i = index.data<int64_t>()[k];
+    const int64_t y = labels.data<int64_t>()[i], p = argmax_row(logits, i);
+    if (p == y) {
+      ++tp[y];
+    } else {
+      ++fp[p];
+      ++fn[y];
+    }
+  }
+  double sum = 0;
+  for (int64_t c = 0; c < classes; ++c) {
+    const double d = 2.0 * tp[c] + fp[c] + fn[c];
+    sum += d > 0 ? 2.0 * tp[c] / d : 0.0;
+  }
+  return sum / static_cast<double>(classes);
+}
+
+std::pair<double, double> acc_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
+  const int64_t n = index.numel(), c = logp.dim(1);
+  int64_t correct = 0;
+  double loss = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = index.data<int64_t>()[k];
+    const int64_t y = labels.data<int64_t>()[i];
+    correct += argmax_row(logp, i) == y;
+    loss -= logp.data<float>()[i * c + y];
+  }
+  return {n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0, n ? loss / static_cast<double>(n) : 0.0};
+}
+
+std::string logits_hash(const Tensor& logits, const Tensor& index) {
+  Hasher h;
+  const int64_t c = logits.dim(1);
+  for (int64_t k = 0; k < index.numel(); ++k)
+    h.add(logits.data<float>() + index.data<int64_t>()[k] * c, static_cast<size_t>(c) * sizeof(float));
+  return h.digest().hex();
+}
+
+Tensor shifted(const Tensor& ids, int64_t offset) {
+  if (!ids.defined()) return ids;
+  std::vector<int64_t> v(static_cast<size_t>(ids.numel()));
+  for (int64_t i = 0; i < ids.numel(); ++i) v[i] = ids.data<int64_t>()[i] + offset;
+  return Tensor::from_vector(v);
+}
+
+std::string expand_run_dir(const std::string& pattern, const std::string& config_name) {
+  std::string out = pattern;
+  for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
+  return out;
+}
+
+json meta_graph(const RgcnData& d) {
+  json types = json::array();
+  for (size_t t = 0; t < d.type_names.size(); ++t)
+    types.push_back({{"name", d.type_names[t]}, {"count", d.type_offsets[t + 1] - d.type_offsets[t]}});
+  return {{"name", d.name},
+          {"nodes", d.num_nodes()},
+          {"classes", d.num_classes},
+          {"target_type", d.type_names[static_cast<size_t>(d.target_type)]},
+          {"node_types", types},
+          {"relations", d.relation_names}};
+}
+
+// Checks a checkpoint's recorded graph against the loaded one, naming what differs.
+void check_checkpoint_graph(const json& meta, const RgcnData& d, const std::string& file) {
+  const std::string model = meta.value("model", std::string());
+  STRATA_CHECK(model == "rgcn",
+               "checkpoint '{}' holds a {} model, but the config builds rgcn (model.name); use the config the "
+               "checkpoint was trained with",
+               file, model.empty() ? "unknown" : model);
+  STRATA_CHECK(meta.contains("graph"), "checkpoint '{}' records no graph (not written by an rgcn run)", file);
+  const json& g = meta["graph"];
+  std::vector<std::string> rels = g.value("relations", std::vector<std::string>{});
+  std::vector<std::string> missing, extra;
+  for (const auto& r : rels)
+    if (std::find(d.relation_names.begin(), d.relation_names.end(), r) == d.relation_names.end()) missing.push_back(r);
+  for (const auto& r : d.relation_names)
+    if (std::find(rels.begin(), rels.end(), r) == rels.end()) extra.push_back(r);
+  auto first = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size() && i < 3; ++i) s += (i ? ", " : "") + v[i];
+    if (v.size() > 3) s += fmt::format(" and {} more", v.size() - 3);
+    return s;
+  };
+  STRATA_CHECK(missing.empty() && extra.empty(),
+               "checkpoint '{}' was trained on '{}' with {} relations, the config's graph '{}' has {}: {}{}{}", file,
+               g.value("name", std::string("?")), rels.size(), d.name, d.relation_names.size(),
+               missing.empty() ? "" : fmt::format("relations in the checkpoint that the graph lacks: {}", first(missing)),
+               !missing.empty() && !extra.empty() ? "; " : "",
+               extra.empty() ? "" : fmt::format("relations of the graph the checkpoint lacks: {}", first(extra)));
+  STRATA_CHECK(rels == d.relation_names, "checkpoint '{}': the graph's relations are in another order than at training",
+               file);
+  STRATA_CHECK(g.value("nodes", int64_t{-1}) == d.num_nodes() && g.value("classes", int64_t{-1}) == d.num_classes,
+               "checkpoint '{}' was trained on '{}' ({} nodes, {} classes), but the config loads '{}' ({} nodes, {} "
+               "classes)",
+               file, g.value("name", std::string("?")), g.value("nodes", int64_t{-1}), g.value("classes", int64_t{-1}),
+               d.name, d.num_nodes(), d.num_classes);
+}
+
+}  // namespace
+
+RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const std::string& config_source) {
+  data::LoadOptions lo;
+  if (!c.data_root.empty()) lo.data_root = c.data_root;
+  lo.use_cache = c.cache;
+  lo.seed = c.split.seed;
+  RgcnData d;
+  data::Dataset ds;
+  try {
+    ds = data::load_dataset(c.dataset, lo, &d.load);
+  } catch (const UserError& e) {
+    STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
+  }
+  d.name = ds.name;
+  d.source = ds.source;
+  d.notes = ds.notes;
+  STRATA_CHECK(ds.is_hetero(),
+               "{}: model.name is rgcn, but dataset '{}' is not a heterograph (no typed relations; loaded as {}); use "
+               "graphsage or gcn, or an RDF / HGB dataset",
+               config_source, c.dataset, ds.format);
+  STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
+               "{}: dataset '{}' has no single-label node classes (task: {}); rgcn trains entity classifiers",
+               config_source, c.dataset, data::task_name(ds.task));
+  const HeteroGraph& h = *ds.hetero;
+  d.type_offsets.push_back(0);
+  for (const NodeType& t : h.node_types()) {
+    d.type_names.push_back(t.name);
+    d.type_offsets.push_back(d.type_offsets.back() + t.count);
+  }
+  d.target_type = ds.target_node_type;
+  STRATA_CHECK(d.target_type >= 0 && d.target_type < h.num_node_types(), "{}: dataset '{}' names no target node type",
+               config_source, c.dataset);
+  d.graph = sc::RelationalGraph::from_hetero(h, sc::RgmsNormalization::RightByRelation);
+  d.relation_names = d.graph->relation_names;
+
+  // Per-type input.
+  for (int t = 0; t < h.num_node_types(); ++t) {
+    nn::RgcnTypeInput in;
+    in.name = d.type_names[t];
+    in.count = h.node_types()[t].count;
+    const bool use = !m.rgcn.target_features_only || t == d.target_type;
+    if (t < static_cast<int>(ds.type_features.size()) && ds.type_features[t].defined() && use) {
+      const data::FeatureMatrix& f = ds.type_features[t];
+      in.feat_dim = f.cols();
+      if (f.is_sparse()) {
+        d.sparse.push_back(nn::SparseFeatures::from_csr(f.rows(), f.cols(), f.indptr(), f.indices(), f.values()));
+        in.sparse = &d.sparse.back();
+      } else {
+        in.dense = f.dense_values();
+      }
+      d.notes.push_back(fmt::format("type {}: {} features ({}), projected", in.name, f.cols(), f.is_sparse() ? "sparse" : "dense"));
+    } else if (t < static_cast<int>(ds.type_features.size()) && ds.type_features[t].defined()) {
+      d.notes.push_back(fmt::format("type {}: features ignored (model.type_features: target)", in.name));
+    }
+    d.types.push_back(std::move(in));
+  }
+  // Labels and the split in the global id space.
+  const int64_t off = d.target_offset(), n = d.num_nodes();
+  std::vector<int64_t> labels(static_cast<size_t>(n), -1);
+  for (int64_t i = 0; i < ds.labels.numel(); ++i) labels[static_cast<size_t>(off + i)] = ds.labels.data<int64_t>()[i];
+  d.labels = Tensor::from_vector(labels);
+  d.num_classes = ds.num_classes;
+  d.class_names = ds.class_names;
+  if (static_cast<int64_t>(ds.node_names.size()) == n)
+    d.target_names.assign(ds.node_names.begin() + off, ds.node_names.begin() + off + d.target_count());
+  else if (static_cast<int64_t>(ds.node_names.size()) == d.target_count())
+    d.target_names = ds.node_names;
+  STRATA_CHECK(!ds.splits.empty() || c.split.kind == SplitKind::Random,
+               "{}: dataset '{}' comes without a split; rgcn uses the dataset's split (or data.split.kind: random)",
+               config_source, c.dataset);
+  data::Splits s = ds.splits;
+  if (c.split.kind == SplitKind::Random) {
+    std::vector<int64_t> labelled;
+    for (int64_t i = 0; i < ds.labels.numel(); ++i)
+      if (ds.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+    s = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
+  } else if (s.val_size() == 0) {
+    std::vector<int64_t> tr(s.train.data<int64_t>(), s.train.data<int64_t>() + s.train_size());
+    auto [keep, val] = data::holdout(tr, c.split.holdout, c.split.seed);
+    STRATA_CHECK(!val.empty(), "{}: data.split.holdout {} leaves no validation node out of {} training nodes",
+                 config_source, c.split.holdout, tr.size());
+    s.train = Tensor::from_vector(keep);
+    s.val = Tensor::from_vector(val);
+    s.origin += fmt::format("; validation: {:g}% of the training nodes (seed {})", 100 * c.split.holdout, c.split.seed);
+  }
+  d.splits.train = shifted(s.train, off);
+  d.splits.val = shifted(s.val, off);
+  d.splits.test = shifted(s.test, off);
+  d.splits.origin = s.origin;
+  const std::pair<const char*, const Tensor*> parts[] = {
+      {"train", &d.splits.train}, {"validation", &d.splits.val}, {"test", &d.splits.test}};
+  for (const auto& [what, t] : parts) {
+    STRATA_CHECK(data::Splits::size_of(*t) > 0, "{}: the {} split of '{}' is empty ({})", config_source, what, c.dataset,
+                 d.splits.origin);
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      const int64_t node = t->data<int64_t>()[i];
+      STRATA_CHECK(node >= 0 && node < n && labels[static_cast<size_t>(node)] >= 0,
+                   "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset,
+                   node - off);
+    }
+  }
+  return d;
+}
+
+std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
+  Rng base(seed);
+  Rng init = base.fork(1);
+  return std::make_unique<nn::RgcnModel>(config.model, data.types, data.graph->relations, data.num_classes, init);
+}
+
+void RgcnContext::build_kernels(const nn::RgcnModel& model) {
+  Timer t;
+  nn::RelationalKernelRequests req;
+  model.request_kernels(req);
+  kernels = std::make_unique<nn::RelationalKernels>(*data.graph, req, config.runtime.kernels);
+  feature_kernels.clear();
+  for (size_t i = 0; i < data.types.size(); ++i) {
+    nn::RgcnTypeInput& in = data.types[i];
+    in.kernels = nullptr;
+    const std::vector<int64_t> widths = model.feature_product_widths(static_cast<int>(i));
+    if (!in.sparse || widths.empty()) continue;
+    nn::KernelRequests r;
+    for (int64_t w : widths) r.add_feature_product(w);
+    const Graph none = Graph::from_coo(in.count, in.count, Tensor::from_vector(std::vector<int64_t>{}),
+                                       Tensor::from_vector(std::vector<int64_t>{}));
+    feature_kernels.push_back(
+        std::make_unique<nn::GraphKernels>(nn::build_graph_kernels(none, in.sparse, r, config.runtime.kernels)));
+    in.kernels = feature_kernels.back().get();
+  }
+  build_ms = t.ms();
+}
+
+RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model) {
+  Timer t;
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.data.types, 0);
+  const Tensor logp = ag::log_softmax(tape, logits).value();
+  RgcnEvaluation e;
+  const RgcnData& d = ctx.data;
+  e.train_acc = acc_loss(logp, d.labels, d.splits.train).first;
+  std::tie(e.val_acc, e.val_loss) = acc_loss(logp, d.labels, d.splits.val);
+  e.test_acc = acc_loss(logp, d.labels, d.splits.test).first;
+  e.test_macro_f1 = macro_f1(logp, d.labels, d.splits.test, d.num_classes);
+  e.test_logits_hash = logits_hash(logits.value(), d.splits.test);
+  e.ms = t.ms();
+  return e;
+}
+
+namespace {
+
+void print_kernels(const std::function<void(const std::string&)>& out, const RgcnContext& ctx) {
+  const nn::RelationalKernels& k = *ctx.kernels;
+  out(fmt::format("{:<11}{} rgms kernel sets on {} relations ({} pairs, {} non-zeros, {} indices): compile {:.1f} ms, "
+                  "tune {:.1f} ms, total with feature kernels {:.1f} ms",
+                  "kernels", k.records().size(), k.graph().relations, commas(k.graph().pairs),
+                  commas(k.graph().nnz), dtype_name(k.graph().index_dtype), k.compile_ms(), k.tune_ms(), ctx.build_ms));
+  for (const auto& r : k.records())
+    out(fmt::format("{:<11}{:<32} {:<3} {:<22} {:<34} compile {:.1f} ms{}", "", r.role, r.graph, r.order, r.describe,
+                    r.compile_ms, r.origin == "-" || r.origin == "default" ? "" : ", " + r.origin));
+  for (size_t i = 0; i < ctx.data.types.size(); ++i) {
+    const nn::GraphKernels* g = ctx.data.types[i].kernels;
+    if (!g) continue;
+    for (const nn::KernelRecord& r : g->records())
+      out(fmt::format("{:<11}{:<32} {:<3} {:<22} {}", "", ctx.data.types[i].name + " " + r.role, r.graph, r.program,
+                      r.plan.str()));
+  }
+}
+
+json kernels_json(const RgcnContext& ctx) {
+  json list = json::array();
+  for (const auto& r : ctx.kernels->records())
+    list.push_back({{"role", r.role}, {"graph", r.graph}, {"order", r.order}, {"kernel", r.describe},
+                    {"origin", r.origin}, {"compile_ms", r.compile_ms}, {"tune_ms", r.tune_ms}});
+  for (size_t i = 0; i < ctx.data.types.size(); ++i)
+    if (const nn::GraphKernels* g = ctx.data.types[i].kernels)
+      for (const nn::KernelRecord& r : g->records())
+        list.push_back({{"role", ctx.data.types[i].name + " " + r.role}, {"graph", r.graph}, {"program", r.program},
+                        {"plan", json::parse(r.plan.to_json())}, {"plan_text", r.plan.str()}, {"cache", r.cache}});
+  return {{"backend", sc::backend_name(ctx.config.runtime.kernels.backend)},
+          {"tuning", ctx.config.runtime.kernels.tuning},
+          {"compile_ms", ctx.kernels->compile_ms()},
+          {"tune_ms", ctx.kernels->tune_ms()},
+          {"build_ms", ctx.build_ms},
+          {"kernels", list}};
+}
+
+void print_data(const std::function<void(const std::string&)>& out, const RgcnData& d) {
+  std::string types;
+  for (size_t t = 0; t < d.type_names.size(); ++t)
+    types += fmt::format("{}{} {}", t ? ", " : "", d.type_names[t], commas(d.type_offsets[t + 1] - d.type_offsets[t]));
+  out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
+                  data::cache_status_name(d.load.cache)));
+  out(fmt::format("{:<11}{} nodes ({}), {} relations, {} edges; target type {}, {} classes", "", commas(d.num_nodes()),
+                  types, d.relation_names.size(), commas(d.graph->nnz), d.type_names[static_cast<size_t>(d.target_type)],
+                  d.num_classes));
+  out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
+                  commas(d.splits.val_size()), commas(d.splits.test_size())));
+  for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
+}
+
+}  // namespace
+
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print) {
+  RgcnContext ctx;
+  ctx.config = typed(config);
+  const TrainingConfig& c = ctx.config;
+  apply_runtime(c.runtime);
+  Console out{print, {}};
+  RunDirectory dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite);
+  dir.write("config.yaml", config.to_yaml());
+  out(fmt::format("strata train {} (config {}, version {}{})", config.source(), config.hash().hex().substr(0, 12),
+                  kConfigVersion,
+                  config.overrides().empty() ? "" : fmt::format(", --set {}", fmt::join(config.overrides(), " --set "))));
+  ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
+  std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
+  ctx.build_kernels(*first);
+  bool head = true;
+  for (const std::string& line : config.summary_lines()) {
+    out(fmt::format("{:<11}{}", head ? "config" : "", line));
+    head = false;
+  }
+  print_data(out, ctx.data);
+  out(fmt::format("{:<11}{}", "model", first->describe()));
+  out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe()));
+  out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
+                  sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
+  print_kernels(out, ctx);
+  out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
+  dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
+  const std::string model_text = first->describe();
+
+  Summary summary;
+  summary.run_dir = dir.final_path().string();
+  std::vector<double> tests, vals, f1s, epoch_medians;
+  json runs = json::array();
+  for (int run = 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    std::unique_ptr<nn::RgcnModel> model = run == 1 ? std::move(first) : ctx.make_model(seed);
+    std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer(c.optimizer, model->parameters());
+    Rng dropout = Rng(seed).fork(2);
+    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    RunResult rr;
+    rr.run = run;
+    rr.seed = seed;
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    RgcnEvaluation last, best;
+    double best_val = -1, best_loss = 0;
+    int64_t since_best = 0;
+    std::vector<std::pair<std::string, Tensor>> best_params;
+    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+      Timer t;
+      tape.clear();
+      tape.set_training(true);
+      const ag::Var logits = model->forward(tape, *ctx.kernels, ctx.data.types, dropout.next_u64());
+      ag::Var loss;
+      {
+        ag::Tape::Scope scope(tape, "loss");
+        loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
+      }
+      const float value = loss.value().data<float>()[0];
+      STRATA_CHECK(std::isfinite(value), "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})",
+                   run, epoch_str(epoch), c.optimizer.lr);
+      tape.backward(loss);
+      opt->step();
+      opt->zero_grad();
+      tape.clear();
+      const double ms = t.ms();
+      epoch_ms.push_back(ms);
+      json m = {{"run", run}, {"epoch", epoch}, {"loss", value}, {"epoch_ms", ms}};
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        last = evaluate_rgcn(ctx, *model);
+        m["train_acc"] = last.train_acc;
+        m["val_acc"] = last.val_acc;
+        m["test_acc"] = last.test_acc;
+        m["val_loss"] = last.val_loss;
+        const bool better = c.training.select_by_loss
+                                ? best_val < 0 || last.val_loss < best_loss
+                                : last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss);
+        if (better) {
+          best_val = last.val_acc;
+          best_loss = last.val_loss;
+          best = last;
+          rr.best_epoch = epoch;
+          since_best = 0;
+          if (c.output.checkpoint == CheckpointPolicy::Best) best_params = nn::snapshot_parameters(model->parameters());
+        } else {
+          ++since_best;
+        }
+      }
+      dir.append_metrics(m.dump());
+      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
+        out(fmt::format("Epoch {} | loss {:.4f} | train {:.3f} | val {:.3f} | {:.2f} ms", epoch_str(epoch), value,
+                        last.train_acc, last.val_acc, ms));
+      rr.epochs = epoch;
+      if (eval_now && c.training.patience > 0 && since_best >= c.training.patience && epoch < c.training.epochs) {
+        rr.stopped_early = true;
+        out(fmt::format("Early stopping at epoch {}", epoch_str(epoch)));
+        break;
+      }
+    }
+    rr.median_epoch_ms = median(epoch_ms);
+    rr.best.train_acc = best.train_acc;
+    rr.best.val_acc = best.val_acc;
+    rr.best.val_loss = best.val_loss;
+    rr.best.test_acc = best.test_acc;
+    rr.best.test_logits_hash = best.test_logits_hash;
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
+      const RgcnEvaluation& at = use_best ? best : last;
+      nn::Checkpoint ck;
+      ck.meta = {{"format", "strata-checkpoint"},
+                 {"model", "rgcn"},
+                 {"model_describe", model->describe()},
+                 {"config_hash", config.hash().hex()},
+                 {"config", config.to_yaml()},
+                 {"dataset", {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"classes", ctx.data.num_classes}}},
+                 {"graph", meta_graph(ctx.data)},
+                 {"run", run},
+                 {"seed", seed},
+                 {"policy", use_best ? "best" : "last"},
+                 {"epoch", use_best ? rr.best_epoch : rr.epochs},
+                 {"train_acc", at.train_acc},
+                 {"val_acc", at.val_acc},
+                 {"test_acc", at.test_acc},
+                 {"test_macro_f1", at.test_macro_f1},
+                 {"test_logits_hash", at.test_logits_hash},
+                 {"backend", sc::backend_name(c.runtime.kernels.backend)},
+                 {"threads", num_threads()}};
+      ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
+      rr.checkpoint = fmt::format("checkpoints/run-{:02d}.ckpt", run);
+      nn::write_checkpoint(dir.staging_path() / rr.checkpoint, ck);
+    }
+    out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
+                    "epochs, {:.2f} ms/epoch (median)",
+                    run, c.training.runs, epoch_str(rr.best_epoch), best.train_acc, best.val_acc, best.test_acc,
+                    best.test_macro_f1, rr.epochs, rr.median_epoch_ms));
+    tests.push_back(best.test_acc);
+    vals.push_back(best.val_acc);
+    f1s.push_back(best.test_macro_f1);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    runs.push_back({{"run", run}, {"seed", seed}, {"best_epoch", rr.best_epoch}, {"epochs", rr.epochs},
+                    {"train_acc", best.train_acc}, {"val_acc", best.val_acc}, {"test_acc", best.test_acc},
+                    {"test_macro_f1", best.test_macro_f1}, {"median_epoch_ms", rr.median_epoch_ms},
+                    {"checkpoint", rr.checkpoint}});
+    summary.runs.push_back(std::move(rr));
+  }
+  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
+  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
+  const auto [f1_mean, f1_std] = mean_std(f1s);
+  summary.median_epoch_ms = median(epoch_medians);
+  out(fmt::format("Test accuracy (micro-F1) over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
+                  "{:.4f}); {:.2f} ms/epoch (median)",
+                  tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
+                  summary.val_mean, summary.val_std, summary.median_epoch_ms));
+  json s = {{"config", config.source()},
+            {"config_hash", config.hash().hex()},
+            {"overrides", config.overrides()},
+            {"dataset", meta_graph(ctx.data)},
+            {"model", model_text},
+            {"runs", runs},
+            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
+            {"test_macro_f1", {{"mean", f1_mean}, {"std", f1_std}}},
+            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
+            {"median_epoch_ms", summary.median_epoch_ms}};
+  dir.write("summary.json", s.dump(2) + "\n");
+  dir.write("log.txt", out.text());
+  dir.commit();
+  return summary;
+}
+
+namespace {
+
+// Data, model and kernels for a checkpoint: what eval and infer share.
+struct Loaded {
+  RgcnContext ctx;
+  std::unique_ptr<nn::RgcnModel> model;
+  nn::Checkpoint ck;
+};
+
+void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
+  l.ctx.config = typed(config);
+  apply_runtime(l.ctx.config.runtime);
+  const std::string file = checkpoint.string();
+  l.ck = nn::read_checkpoint(checkpoint);
+  STRATA_CHECK(l.ck.meta.value("model", std::string()) == "rgcn",
+               "checkpoint '{}' holds a {} model; strata infer / rgcn configs need an rgcn checkpoint (strata train "
+               "configs/rgcn_*.yaml)",
+               file, l.ck.meta.value("model", std::string("unknown")));
+  l.ctx.data = prepare_rgcn_data(l.ctx.config.data, l.ctx.config.model, config.source());
+  check_checkpoint_graph(l.ck.meta, l.ctx.data, file);
+  l.model = l.ctx.make_model(l.ctx.config.training.seed);
+  nn::load_parameters(l.ck, l.model->parameters(), file);
+}
+
+}  // namespace
+
+EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  Loaded l;
+  load_for(l, config, checkpoint);
+  l.ctx.build_kernels(*l.model);
+  print(fmt::format("strata eval {} --checkpoint {}", config.source(), checkpoint.string()));
+  print_data(print, l.ctx.data);
+  print(fmt::format("{:<11}{}", "model", l.model->describe()));
+  EvalReport r;
+  const RgcnEvaluation e = evaluate_rgcn(l.ctx, *l.model);
+  r.eval.train_acc = e.train_acc;
+  r.eval.val_acc = e.val_acc;
+  r.eval.test_acc = e.test_acc;
+  r.eval.val_loss = e.val_loss;
+  r.eval.test_logits_hash = e.test_logits_hash;
+  r.recorded_test_acc = l.ck.meta.value("test_acc", -1.0);
+  r.recorded_logits_hash = l.ck.meta.value("test_logits_hash", std::string());
+  r.identical = e.test_acc == r.recorded_test_acc && e.test_logits_hash == r.recorded_logits_hash;
+  print(fmt::format("Train accuracy {:.4f} | val accuracy {:.4f} (loss {:.4f})", e.train_acc, e.val_acc, e.val_loss));
+  print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", e.test_acc, r.recorded_test_acc,
+                    e.test_macro_f1,
+                    r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
+                                : "DIFFERS from the recorded run (different threads, backend or build?)"));
+  return r;
+}
+
+InferReport run_rgcn_inference(const Config& config, const InferOptions& o, const Printer& print) {
+  Loaded l;
+  load_for(l, config, o.checkpoint);
+  const RgcnData& d = l.ctx.data;
+  // The batch: target-type node ids.
+  std::vector<int64_t> batch;
+  const int64_t count = d.target_count();
+  const std::string tname = d.type_names[static_cast<size_t>(d.target_type)];
+  if (o.batch == "all") {
+    for (int64_t i = 0; i < count; ++i) batch.push_back(i);
+  } else {
+    std::ifstream in(o.batch);
+    STRATA_CHECK(in.good(), "--batch '{}': cannot read the file (expected 'all' or a file of node ids, one per line)",
+                 o.batch);
+    std::string line;
+    for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
+      std::string s = line;
+      if (const size_t h = s.find('#'); h != std::string::npos) s.resize(h);
+      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+      size_t b = 0;
+      while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+      s = s.substr(b);
+      if (s.empty()) continue;
+      int64_t v = 0;
+      const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+      STRATA_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size(),
+                   "{}:{}: expected a node id (an integer in [0, {})), got '{}'", o.batch, lineno, count, s);
+      STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: the target type '{}' has {} nodes (ids 0..{})",
+                   o.batch, lineno, v, tname, count, count - 1);
+      batch.push_back(v);
+    }
+    STRATA_CHECK(!batch.empty(), "{}: no node ids (one integer per line; '#' starts a comment)", o.batch);
+  }
+  l.ctx.build_kernels(*l.model);
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
+  print_data(print, d);
+  print(fmt::format("{:<11}{}", "model", l.model->describe()));
+  print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test accuracy {:.4f}", "checkpoint",
+                    l.ck.meta.value("run", 0), l.ck.meta.value("seed", uint64_t{0}),
+                    epoch_str(l.ck.meta.value("epoch", int64_t{0})), l.ck.meta.value("test_acc", -1.0)));
+  print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
+                    sc::backend_name(l.ctx.config.runtime.kernels.backend),
+                    l.ctx.config.runtime.kernels.tuning ? "on" : "off"));
+  print_kernels(print, l.ctx);
+  // Inference: one warm-up-free forward pass over the whole graph, eval mode.
+  Timer t;
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const Tensor logits = l.model->forward(tape, *l.ctx.kernels, d.types, 0).value();
+  InferReport rep;
+  rep.infer_ms = t.ms();
+  rep.build_ms = l.ctx.build_ms;
+  rep.compile_ms = l.ctx.kernels->compile_ms();
+  rep.tune_ms = l.ctx.kernels->tune_ms();
+  std::string csv = "node,name,predicted,predicted_class,label,correct\n";
+  const int64_t off = d.target_offset();
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? std::string("\\n") : ch == '\r' ? std::string("\\r") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
+  for (int64_t k = 0; k < d.splits.test_size(); ++k) is_test[static_cast<size_t>(d.splits.test.data<int64_t>()[k])] = 1;
+  int64_t tests = 0, tests_correct = 0;
+  for (int64_t v : batch) {
+    const int64_t g = off + v, p = argmax_row(logits, g), y = d.labels.data<int64_t>()[g];
+    if (y >= 0 && is_test[static_cast<size_t>(g)]) {
+      ++tests;
+      tests_correct += p == y;
+    }
+    ++rep.predicted;
+    std::string label, correct;
+    if (y >= 0) {
+      ++rep.labelled;
+      rep.correct += p == y;
+      label = std::to_string(y);
+      correct = p == y ? "1" : "0";
+    }
+    const std::string name = v < static_cast<int64_t>(d.target_names.size()) ? d.target_names[v] : "";
+    const std::string cls = p < static_cast<int64_t>(d.class_names.size()) ? d.class_names[p] : "";
+    csv += fmt::format("{},{},{},{},{},{}\n", v, quote(name), p, quote(cls), label, correct);
+  }
+  rep.accuracy = rep.labelled ? static_cast<double>(rep.correct) / static_cast<double>(rep.labelled) : 0.0;
+  if (!o.out.empty()) {
+    AtomicFile f(o.out);
+    f.write(csv);
+    f.commit();
+  }
+  print(fmt::format("Inference: {} nodes of type {} in {:.2f} ms (forward over all {} nodes); kernels built in {:.1f} "
+                    "ms (compile {:.1f} ms, tune {:.1f} ms)",
+                    commas(rep.predicted), tname, rep.infer_ms, commas(d.num_nodes()), rep.build_ms, rep.compile_ms,
+                    rep.tune_ms));
+  if (rep.labelled)
+    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
+                      commas(rep.labelled), rep.accuracy, commas(rep.correct), commas(tests),
+                      tests ? fmt::format("{:.4f}", static_cast<double>(tests_correct) / static_cast<double>(tests)) : "-"));
+  else
+    print("Accuracy: no labelled node in the batch");
+  if (!o.out.empty()) print(fmt::format("Predictions written to {}", o.out));
+  return rep;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,82 @@
+// R-GCN entity classification on heterogeneous graphs (RDF: AIFB, MUTAG; HGB: ACM,
+// DBLP): what `strata train`, `strata eval` and `strata infer` run when model.name
+// is rgcn. The loop, the console lines and the run dir follow trainer.h; what differs:
+//   - data: the dataset must be a heterograph; all node types are flattened into one
+//     id space (sc::RelationalGraph::from_hetero, normalisation 1/|N_r(i)|), labels
+//     and splits move to that space (target type offset); a split without validation
+//     nodes gets data.split.holdout of its training nodes (seeded by data.split.seed);
+//   - kernels: the model's RGMS kernels (layers/relational_ops.h; tuned orders with
+//     runtime.tuning) and, per node type with sparse features, the feature-product
+//     kernels of its input projection;
+//   - metrics: accuracy (= micro-F1 for single-label classes) and macro-F1.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/training/trainer.h"
+#include "layers/relational_ops.h"
+#include "models/rgcn.h"
+
+namespace strata::train {
+
+struct RgcnData {
+  std::string name, source;
+  data::LoadReport load;
+  std::vector<std::string> type_names;
+  std::vector<int64_t> type_offsets;  // type t owns [offsets[t], offsets[t+1])
+  int target_type = 0;
+  std::vector<std::string> relation_names;
+  std::optional<sc::RelationalGraph> graph;
+  std::deque<nn::SparseFeatures> sparse;  // owned sparse features (types point into it)
+  std::vector<nn::RgcnTypeInput> types;
+  Tensor labels;  // int64 [N] (global ids), -1 = unlabelled or not the target type
+  int64_t num_classes = 0;
+  std::vector<std::string> class_names;
+  std::vector<std::string> target_names;  // names of the target type's nodes when the dataset has them
+  data::Splits splits;                    // global ids
+  std::vector<std::string> notes;
+  int64_t num_nodes() const { return type_offsets.back(); }
+  int64_t target_offset() const { return type_offsets[static_cast<size_t>(target_type)]; }
+  int64_t target_count() const { return type_offsets[static_cast<size_t>(target_type) + 1] - target_offset(); }
+};
+
+RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const std::string& config_source);
+
+// Data, the model's kernels, and the per-type feature kernels.
+struct RgcnContext {
+  TrainingConfig config;
+  RgcnData data;
+  std::unique_ptr<nn::RelationalKernels> kernels;
+  std::vector<std::unique_ptr<nn::GraphKernels>> feature_kernels;
+  double build_ms = 0;
+  void build_kernels(const nn::RgcnModel& model);
+  std::unique_ptr<nn::RgcnModel> make_model(uint64_t seed) const;
+};
+
+struct RgcnEvaluation {
+  double train_acc = 0, val_acc = 0, test_acc = 0, val_loss = 0, test_macro_f1 = 0;
+  std::string test_logits_hash;
+  double ms = 0;
+};
+RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model);
+
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print);
+EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
+
+struct InferOptions {
+  fs::path checkpoint;
+  std::string batch = "all";  // "all" or a file of target-type node ids, one per line
+  std::string out;            // predictions CSV ("" = none)
+};
+struct InferReport {
+  int64_t predicted = 0, labelled = 0, correct = 0;
+  double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
+};
+// `strata infer`: the checkpoint's model on the config's graph.
+InferReport run_rgcn_inference(const Config& config, const InferOptions& options, const Printer& print);
+
+}  // namespace strata::train

@@ -1,0 +1,233 @@
+#include "layers/relational_ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/timer.h"
+#include "sparse_compiler/tune/rgms_tuner.h"
+
+namespace strata::nn {
+namespace {
+
+// W [R, a·b] or [R, a, b] as a [R, a, b] view.
+Tensor as_3d(const Tensor& w, int64_t R, int64_t a, int64_t b, const char* op) {
+  STRATA_ASSERT(w.numel() == R * a * b && w.dim(0) == R, "{}: weight {} for {} relations of {} x {}", op,
+                shape_str(w.shape()), R, a, b);
+  return w.reshape({R, a, b});
+}
+
+// [R, a, b] -> [R, b, a].
+Tensor transpose_each(const Tensor& w) {
+  const int64_t R = w.dim(0), a = w.dim(1), b = w.dim(2);
+  Tensor t = ag::empty({R, b, a});
+  const float* src = w.data<float>();
+  float* dst = t.data<float>();
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j) dst[(r * b + j) * a + i] = src[(r * a + i) * b + j];
+  return t;
+}
+
+}  // namespace
+
+void widen_indices(sc::RelationalGraph& g) {
+  for (Tensor* t : {&g.rel_rows, &g.col_ids, &g.src_ids, &g.jloc}) *t = t->cast(DType::I64);
+  g.index_dtype = DType::I64;
+}
+
+void RelationalKernelRequests::add_matmul(int64_t fin, int64_t fout) {
+  const auto key = std::make_pair(fin, fout);
+  if (std::find(matmuls.begin(), matmuls.end(), key) == matmuls.end()) matmuls.push_back(key);
+}
+
+void RelationalKernelRequests::add_embed(int64_t fout) {
+  if (std::find(embeds.begin(), embeds.end(), fout) == embeds.end()) embeds.push_back(fout);
+}
+
+sc::RgmsOrder RelationalKernels::choose(const sc::RelationalGraph& g, const sc::RgmsSpec& spec,
+                                        RelationalKernelRecord& rec) {
+  if (force_) {
+    rec.origin = "forced";
+    return *force_;
+  }
+  if (!runtime_.tuning || runtime_.backend != sc::Backend::Generated) {
+    rec.origin = "default";
+    return sc::RgmsOrder::Fused;
+  }
+  const sc::RgmsTuneResult t = sc::tune_rgms(g, spec);
+  rec.tune_ms = t.tune_ms;
+  tune_ms_ += t.tune_ms;
+  if (t.from_record) {
+    rec.origin = "tuning record";
+  } else {
+    std::string m;
+    for (const auto& [o, ms] : t.measured_ms) m += fmt::format("{}{} {:.3f} ms", m.empty() ? "" : ", ", sc::rgms_order_name(o), ms);
+    rec.origin = "tuned (" + m + ")";
+  }
+  return t.chosen;
+}
+
+RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKernelRequests& req,
+                                     const KernelRuntime& runtime, std::optional<sc::RgmsOrder> force_order)
+    : g_(std::move(g)), runtime_(runtime), force_(force_order) {
+  Timer total;
+  rev_ = g_.reversed();
+  if (g_.index_dtype == DType::I64) widen_indices(rev_);  // keep both directions on the same index type
+  const sc::Backend backend = runtime.backend == sc::Backend::Reference ? sc::Backend::Interpreter : runtime.backend;
+  auto make = [&](const sc::RelationalGraph& graph, const char* gname, sc::RgmsSpec spec, const std::string& role,
+                  bool tunable) {
+    RelationalKernelRecord rec;
+    rec.role = role;
+    rec.graph = gname;
+    spec.index_dtype = graph.index_dtype;
+    const sc::RgmsOrder order = tunable ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
+    if (!tunable) rec.origin = "-";
+    auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend);
+    rec.order = tunable ? sc::rgms_order_name(order) : "-";
+    rec.describe = k->describe();
+    rec.compile_ms = k->compile_ms();
+    compile_ms_ += k->compile_ms();
+    records_.push_back(rec);
+    return k;
+  };
+  for (const auto& [fin, fout] : req.matmuls) {
+    Pair p;
+    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), true);
+    p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), true);
+    mm_.emplace(std::make_pair(fin, fout), std::move(p));
+  }
+  for (int64_t fout : req.embeds) {
+    Pair p;
+    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), false);
+    p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout), false);
+    emb_.emplace(fout, std::move(p));
+  }
+  build_ms_ = total.ms();
+}
+
+const sc::RgmsKernels& RelationalKernels::forward(int64_t fin, int64_t fout) const {
+  auto it = mm_.find({fin, fout});
+  STRATA_ASSERT(it != mm_.end(), "relational kernels: no rgms kernels for {} -> {} were requested", fin, fout);
+  return *it->second.fwd;
+}
+const sc::RgmsKernels& RelationalKernels::backward(int64_t fin, int64_t fout) const {
+  auto it = mm_.find({fin, fout});
+  STRATA_ASSERT(it != mm_.end(), "relational kernels: no rgms kernels for {} -> {} were requested", fin, fout);
+  return *it->second.bwd;
+}
+const sc::RgmsKernels& RelationalKernels::embed(int64_t fout) const {
+  auto it = emb_.find(fout);
+  STRATA_ASSERT(it != emb_.end(), "relational kernels: no one-hot kernels of width {} were requested", fout);
+  return *it->second.fwd;
+}
+const sc::RgmsKernels& RelationalKernels::embed_backward(int64_t fout) const {
+  auto it = emb_.find(fout);
+  STRATA_ASSERT(it != emb_.end(), "relational kernels: no one-hot kernels of width {} were requested", fout);
+  return *it->second.bwd;
+}
+
+ag::Var relational_matmul(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x, const ag::Var& w,
+                          int64_t fout) {
+  Timer t;
+  const sc::RelationalGraph& g = k.graph();
+  STRATA_ASSERT(x.value().ndim() == 2 && x.dim(0) == g.cols, "relational_matmul: input {} for a graph with {} columns",
+                shape_str(x.shape()), g.cols);
+  const int64_t fin = x.dim(1), R = g.relations;
+  const Tensor W = as_3d(w.value(), R, fin, fout, "relational_matmul");
+  Tensor y = ag::empty({g.rows, fout});
+  {
+    ag::SerialIfSmall serial(g.nnz * fin + g.pairs * fin * fout);
+    k.forward(fin, fout).forward(x.value(), W, y);
+  }
+  ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&x, &w}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const RelationalKernels* kp = &k;
+    back = [kp, x, w, out, fin, fout, R] {
+      const sc::RelationalGraph& g = kp->graph();
+      ag::SerialIfSmall serial(g.nnz * fin + g.pairs * fin * fout);
+      const Tensor& dy = out.grad();
+      if (x.requires_grad()) {
+        const Tensor Wt = transpose_each(as_3d(w.value(), R, fin, fout, "relational_matmul"));
+        Tensor dx = ag::empty({g.cols, fin});
+        kp->backward(fin, fout).forward(dy, Wt, dx);
+        x.accumulate_grad(dx, true);
+      }
+      if (w.requires_grad()) {
+        Tensor H = ag::empty({g.pairs, fin});
+        const sc::RgmsKernels& f = kp->forward(fin, fout);
+        f.aggregate(x.value(), H);
+        Tensor dw = ag::empty({R, fin, fout});
+        f.weight_grad(H, dy, dw);
+        w.accumulate_grad(dw.reshape(w.shape()), true);
+      }
+    };
+  }
+  tape.record("relational_matmul", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+ag::Var relational_embed(ag::Tape& tape, const RelationalKernels& k, const ag::Var& w, int64_t fout) {
+  Timer t;
+  const sc::RelationalGraph& g = k.graph();
+  const int64_t R = g.relations;
+  const Tensor W = as_3d(w.value(), R, g.cols, fout, "relational_embed");
+  Tensor y = ag::empty({g.rows, fout});
+  {
+    ag::SerialIfSmall serial(g.nnz * fout);
+    k.embed(fout).forward_embed(W, y);
+  }
+  ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&w}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const RelationalKernels* kp = &k;
+    back = [kp, w, out, fout, R] {
+      const sc::RelationalGraph& g = kp->graph();
+      ag::SerialIfSmall serial(g.nnz * fout + R * g.cols * fout);
+      Tensor dw = ag::empty({R, g.cols, fout});
+      kp->embed_backward(fout).embed_grad(out.grad(), dw);
+      w.accumulate_grad(dw.reshape(w.shape()), true);
+    };
+  }
+  tape.record("relational_embed", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+ag::Var concat_rows(ag::Tape& tape, const std::vector<ag::Var>& xs) {
+  Timer t;
+  STRATA_ASSERT(!xs.empty(), "concat_rows: no inputs");
+  const int64_t cols = xs[0].dim(1);
+  int64_t rows = 0;
+  for (const ag::Var& x : xs) {
+    STRATA_ASSERT(x.value().ndim() == 2 && x.dim(1) == cols, "concat_rows: {} among inputs of {} columns",
+                  shape_str(x.shape()), cols);
+    rows += x.dim(0);
+  }
+  Tensor y = ag::empty({rows, cols});
+  int64_t at = 0;
+  for (const ag::Var& x : xs) {
+    std::memcpy(y.data<float>() + at * cols, x.value().data<float>(), sizeof(float) * x.value().numel());
+    at += x.dim(0);
+  }
+  bool needs = false;
+  for (const ag::Var& x : xs) needs = needs || tape.needs_grad({&x});
+  ag::Var out = ag::Var::result(std::move(y), needs);
+  std::function<void()> back;
+  if (needs) {
+    back = [xs, out, cols] {
+      int64_t at = 0;
+      for (const ag::Var& x : xs) {
+        if (x.requires_grad()) {
+          Tensor d = ag::empty({x.dim(0), cols});
+          std::memcpy(d.data<float>(), out.grad().data<float>() + at * cols, sizeof(float) * d.numel());
+          x.accumulate_grad(d, true);
+        }
+        at += x.dim(0);
+      }
+    };
+  }
+  tape.record("concat_rows", ag::OpCategory::Other, out, t.ms(), std::move(back));
+  return out;
+}
+
+}  // namespace strata::nn

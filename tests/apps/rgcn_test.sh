@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# End-to-end checks of R-GCN: `strata train` -> `strata eval` -> `strata infer` on a
+# tiny synthetic heterograph written here in HGB's format (mode "unit"), the exit
+# codes and messages of bad input (mode "error"), and AIFB briefly (mode "data",
+# skipped with a message naming the path when the data root lacks it).
+# Usage: rgcn_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
+set -uo pipefail
+strata="$1"
+mode="$2"
+src="$3"
+data_root="${STRATA_DATA_ROOT:-$4}"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
+fails=0
+
+expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
+  if ! grep -Eq -- "$3" <<<"$2"; then
+    echo "FAIL: $1: output lacks /$3/"
+    fails=$((fails + 1))
+  fi
+}
+expect_rc() {  # expect_rc NAME GOT WANT
+  if [ "$2" -ne "$3" ]; then
+    echo "FAIL: $1: exit code $2, expected $3"
+    fails=$((fails + 1))
+  fi
+}
+
+# A tiny HGB-format heterograph: 90 papers (12 sparse features: one-hot of the class
+# for 70% of them, of a noise dimension otherwise; class = id % 3), 30 terms
+# (featureless); paper->term, term->paper and paper->paper (same class) links;
+# papers 0..59 labelled for training, 60..89 for test. $2 = 1 adds a 4th link type.
+make_graph() {
+  local dir="$1" extra="$2"
+  mkdir -p "$dir"
+  awk 'BEGIN { srand(3);
+    for (i = 0; i < 90; i++) { c = i % 3; if (rand() < 0.3) c = 3 + int(rand() * 9); f = "";
+      for (k = 0; k < 12; k++) f = f (k ? "," : "") (k == c ? 1 : 0);
+      printf "%d\tp%d\t0\t%s\n", i, i, f }
+    for (t = 0; t < 30; t++) printf "%d\tterm%d\t1\n", 90 + t, t }' > "$dir/node.dat"
+  awk -v extra="$extra" 'BEGIN {
+    for (i = 0; i < 90; i++) { t = 90 + (i % 3) * 10 + (i * 7) % 10;
+      printf "%d\t%d\t0\t1\n", i, t; printf "%d\t%d\t1\t1\n", t, i; printf "%d\t%d\t2\t1\n", i, (i + 3) % 90;
+      if (extra == 1) printf "%d\t%d\t3\t1\n", (i + 6) % 90, i } }' > "$dir/link.dat"
+  awk 'BEGIN { for (i = 0; i < 60; i++) printf "%d\tp%d\t0\t%d\n", i, i, i % 3 }' > "$dir/label.dat"
+  awk 'BEGIN { for (i = 60; i < 90; i++) printf "%d\tp%d\t0\t%d\n", i, i, i % 3 }' > "$dir/label.dat.test_full"
+}
+
+tiny_config() {  # tiny_config FILE DATASET
+  cat > "$1" <<YAML
+version: 1
+data:
+  dataset: "hgb:$2"
+model:
+  name: rgcn
+  hidden: 8
+  num_bases: 2
+  embedding_dim: 8
+  dropout: 0
+optimizer:
+  lr: 0.05
+training:
+  epochs: 30
+  runs: 2
+runtime:
+  threads: 1
+output:
+  run_dir: $scratch/run
+  log_every: 10
+YAML
+}
+
+make_graph "$scratch/tiny" 0
+tiny_config "$scratch/tiny.yaml" "$scratch/tiny"
+
+train_tiny() {
+  local out
+  out="$("$strata" train "$scratch/tiny.yaml" 2>&1)"
+  local rc=$?
+  echo "$out"
+  return $rc
+}
+
+case "$mode" in
+  unit)
+    out="$(train_tiny)"
+    expect_rc train $? 0
+    expect header "$out" '^dataset +tiny \(.*/tiny\), loaded in'
+    expect header "$out" '^ +120 nodes \(type0 90, type1 30\), 3 relations, 270 edges; target type type0, 3 classes'
+    expect header "$out" 'validation: 20% of the training nodes|label.dat split 80/20'
+    expect header "$out" '^model +rgcn: 2 layers 8 -> 8 -> 3 \(3 relations, 2 bases, self loop, input: 1 projected type, 1 embedded\)'
+    expect header "$out" '^kernels +4 rgms kernel sets on 3 relations'
+    expect header "$out" '^ +rgms 8->8 forward +G +fused +rgms i8_o8_i32 fused'
+    expect header "$out" '^ +rgms 8->3 backward dX +Gᵀ'
+    expect epoch "$out" '^Epoch 0010 \| loss [0-9]\.[0-9]{4} \| train [01]\.[0-9]{3} \| val [01]\.[0-9]{3}'
+    expect summary "$out" '^Test accuracy \(micro-F1\) over 2 runs: (0\.9|1\.0)[0-9]{3} ± 0\.[0-9]{4}; macro-F1'
+    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
+      [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
+    done
+    ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
+    expect_rc eval $? 0
+    echo "$ev"
+    expect eval "$ev" 'reproduced bit for bit'
+    printf '# a batch\n60\n61  \n\n89\n3\n' > "$scratch/nodes.txt"
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+             --batch "$scratch/nodes.txt" --out "$scratch/pred.csv")"
+    expect_rc infer $? 0
+    echo "$inf"
+    expect infer "$inf" '^strata infer .* --batch .*nodes.txt'
+    expect infer "$inf" '^kernels +4 rgms kernel sets on 3 relations .* compile [0-9.]+ ms, tune [0-9.]+ ms'
+    expect infer "$inf" '^ +rgms 8->8 forward +G +fused'
+    expect infer "$inf" '^ +type0 features f=8 forward +S +spmm_f8'
+    expect infer "$inf" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\); kernels built in'
+    expect infer "$inf" '^Accuracy on the 4 labelled nodes of the batch: [01]\.[0-9]{4}'
+    expect infer "$inf" '^Predictions written to '
+    [ "$(head -1 "$scratch/pred.csv")" = "node,name,predicted,predicted_class,label,correct" ] ||
+      { echo "FAIL: predictions header"; fails=$((fails + 1)); }
+    [ "$(wc -l < "$scratch/pred.csv")" -eq 5 ] || { echo "FAIL: predictions rows"; fails=$((fails + 1)); }
+    expect csv "$(cat "$scratch/pred.csv")" '^60,"",[0-2],"[0-2]",0,[01]$'
+    expect csv "$(cat "$scratch/pred.csv")" '^3,"",[0-2],"[0-2]",0,[01]$'
+    all="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" --set runtime.tuning=true)"
+    expect_rc infer-all $? 0
+    expect infer-all "$all" '^Inference: 90 nodes of type type0'
+    expect infer-all "$all" '^Accuracy on the 90 labelled nodes of the batch'
+    expect infer-all "$all" '^ +rgms 8->8 forward +G +[a-z-]+ .*(tuned \(fused|tuning record)'
+    ls "$scratch" | grep -q 'pred.csv.*tmp' && { echo "FAIL: a temporary file was left"; fails=$((fails + 1)); }
+    ;;
+  error)
+    train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }
+    ck="$scratch/run/checkpoints/run-01.ckpt"
+    cfg="$scratch/run/config.yaml"
+    err="$("$strata" infer "$cfg" --checkpoint "$scratch/missing.ckpt" 2>&1)"
+    expect_rc missing $? 1
+    expect missing "$err" "^strata: error: checkpoint '.*missing.ckpt' does not exist"
+    printf '60\n6x1\n' > "$scratch/bad.txt"
+    err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/bad.txt" 2>&1)"
+    expect_rc bad-line $? 1
+    expect bad-line "$err" "bad.txt:2: expected a node id \(an integer in \[0, 90\)\), got '6x1'"
+    printf '60\n90\n' > "$scratch/range.txt"
+    err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/range.txt" 2>&1)"
+    expect_rc range $? 1
+    expect range "$err" "range.txt:2: node id 90 is out of range: the target type 'type0' has 90 nodes \(ids 0..89\)"
+    err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/none.txt" 2>&1)"
+    expect_rc no-batch $? 1
+    expect no-batch "$err" "--batch '.*none.txt': cannot read the file"
+    # The same model on a graph with one more relation.
+    make_graph "$scratch/tiny4" 1
+    err="$("$strata" infer "$cfg" --checkpoint "$ck" --set data.dataset="hgb:$scratch/tiny4" 2>&1)"
+    expect_rc other-graph $? 1
+    expect other-graph "$err" "checkpoint '.*run-01.ckpt' was trained on 'tiny' with 3 relations, the config's graph 'tiny4' has 4: relations of the graph the checkpoint lacks: type0-link3->type0"
+    # A GraphSAGE checkpoint.
+    "$strata" train "$src/configs/graphsage_sbm.yaml" --set training.epochs=1 --set output.log_every=0 \
+      --set output.run_dir="$scratch/sage" > /dev/null || { echo "FAIL: graphsage run"; fails=$((fails + 1)); }
+    err="$("$strata" infer "$cfg" --checkpoint "$scratch/sage/checkpoints/run-01.ckpt" 2>&1)"
+    expect_rc other-model $? 1
+    expect other-model "$err" "checkpoint '.*run-01.ckpt' holds a graphsage model; strata infer / rgcn configs need an rgcn checkpoint"
+    err="$("$strata" infer "$src/configs/graphsage_sbm.yaml" --checkpoint "$ck" 2>&1)"
+    expect_rc sage-config $? 1
+    expect sage-config "$err" "strata infer: .*graphsage_sbm.yaml builds a graphsage model; infer runs rgcn models"
+    err="$("$strata" train "$scratch/tiny.yaml" --set model.input=one_hot 2>&1)"
+    expect_rc one-hot $? 1
+    expect one-hot "$err" "model.input is one_hot, but node types have features \(type0\); use model.input: embedding"
+    err="$("$strata" train "$src/configs/graphsage_sbm.yaml" --set model.name=rgcn 2>&1)"
+    expect_rc homogeneous $? 1
+    expect homogeneous "$err" "model.name is rgcn, but dataset 'sbm:.*' is not a heterograph"
+    printf 'version: 1\ndata:\n  dataset: aifb\nmodel:\n  name: rgcn\n  num_base: 30\n' > "$scratch/typo.yaml"
+    err="$("$strata" train "$scratch/typo.yaml" 2>&1)"
+    expect_rc typo $? 1
+    expect typo "$err" "typo.yaml:6:3: unknown key 'model.num_base'; did you mean 'model.num_bases'"
+    help="$("$strata" train --help-config)"
+    for k in model.num_bases model.self_loop model.input model.embedding_dim model.type_features data.split.holdout; do
+      expect help-config "$help" "$k"
+    done
+    ;;
+  data)
+    if [ ! -d "$data_root/rdf/aifb" ]; then
+      echo "skipped: AIFB not found under $data_root/rdf/aifb"
+      exit 77
+    fi
+    out="$("$strata" train "$src/configs/rgcn_aifb.yaml" --data-root "$data_root" --set training.runs=1 \
+             --set training.epochs=20 --set output.log_every=0 --set output.run_dir="$scratch/aifb" 2>&1)"
+    expect_rc train-aifb $? 0
+    echo "$out"
+    expect aifb "$out" '^ +8,285 nodes \(entity 8,285\), 90 relations'
+    expect aifb "$out" '^model +rgcn: 2 layers one-hot 8285 -> 16 -> 4'
+    inf="$("$strata" infer "$scratch/aifb/config.yaml" --checkpoint "$scratch/aifb/checkpoints/run-01.ckpt" \
+             --out "$scratch/aifb.csv" 2>&1)"
+    expect_rc infer-aifb $? 0
+    echo "$inf"
+    expect infer-aifb "$inf" '^Inference: 8,285 nodes of type entity'
+    expect infer-aifb "$inf" '^Accuracy on the 176 labelled nodes of the batch: 0\.[0-9]{4}'
+    ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all checks passed"

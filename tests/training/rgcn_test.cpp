@@ -1,0 +1,230 @@
+// R-GCN on the tape: relational_matmul / relational_embed (generated RGMS kernels)
+// against the reference loops and against central finite differences (X, full W,
+// basis V and c, one-hot weights), on random small relational graphs with an empty
+// relation and isolated nodes, int32 and int64 indices; RelGraphConv and RgcnModel
+// parameter gradients; tuned orders; the model's error texts.
+#include <gtest/gtest.h>
+
+#include "core/autograd_ops.h"
+#include "layers/rel_graph_conv.h"
+#include "layers/relational_ops.h"
+#include "models/rgcn.h"
+#include "tests/support/test_support.h"
+#include "tests/training/grad_check.h"
+
+namespace strata {
+namespace {
+
+using ag::Tape;
+using ag::Var;
+
+// 14 nodes, 4 relations: relation 2 is empty, node 13 has no edge at all.
+sc::RelationalGraph small_graph(bool int64) {
+  const int64_t n = 14;
+  std::vector<Graph> rels;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<int64_t> rr, cc;
+    if (r != 2) {
+      testing::RandomGraphSpec s;
+      s.rows = s.cols = n - 1;
+      s.avg_degree = 1.5 + r;
+      s.empty_row_fraction = 0.25;
+      s.seed = 40 + static_cast<uint64_t>(r);
+      const Graph g = testing::random_graph(s);
+      for (int64_t i = 0; i < g.num_rows(); ++i)
+        for (int64_t p = g.row_begin(i); p < g.row_end(i); ++p) {
+          rr.push_back(i);
+          cc.push_back(g.column(p));
+        }
+    }
+    rels.push_back(Graph::from_coo(n, n, Tensor::from_vector(rr), Tensor::from_vector(cc)));
+  }
+  sc::RelationalGraph g = sc::RelationalGraph::build(n, n, rels, sc::RgmsNormalization::RightByRelation, 8);
+  if (int64) nn::widen_indices(g);
+  return g;
+}
+
+// Y = Σ_r A_r X W_r with plain loops over the relational graph.
+Tensor dense_forward(const sc::RelationalGraph& g, const Tensor& X, const Tensor& W, int64_t fout) {
+  Tensor Y = Tensor::empty({g.rows, fout}, DType::F32);
+  sc::reference_rgms(g, X, W.reshape({g.relations, X.dim(1), fout}), Y);
+  return Y;
+}
+
+class RgcnOpTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RgcnOpTest, ForwardMatchesReferenceAndGradientsMatchFiniteDifferences) {
+  const sc::RelationalGraph g = small_graph(GetParam());
+  EXPECT_EQ(g.index_dtype, GetParam() ? DType::I64 : DType::I32);
+  EXPECT_EQ(g.rel_ptr.data<int64_t>()[3] - g.rel_ptr.data<int64_t>()[2], 0);  // the empty relation
+  nn::RelationalKernelRequests req;
+  req.add_matmul(3, 4);
+  req.add_embed(4);
+  const nn::RelationalKernels k(g, req, {});
+  EXPECT_EQ(k.reversed().index_dtype, g.index_dtype);
+  Rng rng(5);
+  const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
+  const Tensor W = testing::away_from_zero({g.relations, 12}, 0.1, 1.0, rng);
+
+  Tape tape;
+  const Var y = nn::relational_matmul(tape, k, Var::constant(X), Var::constant(W), 4);
+  const CloseReport rep = all_close(y.value(), dense_forward(g, X, W, 4), 1e-5, 1e-5);
+  EXPECT_TRUE(rep.ok) << rep.str();
+  for (int64_t f = 0; f < 4; ++f) EXPECT_EQ(y.value().data<float>()[13 * 4 + f], 0.0f);  // isolated node
+
+  // X and full W.
+  const int64_t n1 = testing::check_gradients(
+      [&](Tape& t, const std::vector<Var>& in) { return nn::relational_matmul(t, k, in[0], in[1], 4); }, {X, W},
+      {true, true});
+  EXPECT_GT(n1, 80);
+  // Basis: W = c·V, gradients of V [B, 12] and c [R, B] through the matmul.
+  const Tensor V = testing::away_from_zero({2, 12}, 0.1, 1.0, rng);
+  const Tensor c = testing::away_from_zero({g.relations, 2}, 0.1, 1.0, rng);
+  const int64_t n2 = testing::check_gradients(
+      [&](Tape& t, const std::vector<Var>& in) {
+        return nn::relational_matmul(t, k, in[0], ag::matmul(t, in[1], in[2]), 4);
+      },
+      {X, c, V}, {true, true, true});
+  EXPECT_GT(n2, 60);
+  // One-hot input: W [R, N·fout]; relation 2's and node 13's rows get zero gradient.
+  const Tensor E = testing::away_from_zero({g.relations, g.cols * 4}, 0.1, 1.0, rng);
+  const int64_t n3 = testing::check_gradients(
+      [&](Tape& t, const std::vector<Var>& in) { return nn::relational_embed(t, k, in[0], 4); }, {E}, {true});
+  EXPECT_GT(n3, 100);
+  // The one-hot forward is the matmul with the identity as X.
+  Tensor I = Tensor::zeros({g.cols, g.cols}, DType::F32);
+  for (int64_t i = 0; i < g.cols; ++i) I.data<float>()[i * g.cols + i] = 1.0f;
+  Tape t2;
+  const Var ye = nn::relational_embed(t2, k, Var::constant(E), 4);
+  const CloseReport rep2 = all_close(ye.value(), dense_forward(g, I, E, 4), 1e-5, 1e-5);
+  EXPECT_TRUE(rep2.ok) << rep2.str();
+}
+
+TEST_P(RgcnOpTest, EveryOrderGivesTheSameGradients) {
+  const sc::RelationalGraph g = small_graph(GetParam());
+  nn::RelationalKernelRequests req;
+  req.add_matmul(3, 4);
+  Rng rng(6);
+  const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
+  const Tensor W = testing::away_from_zero({g.relations, 3, 4}, 0.1, 1.0, rng);
+  const Tensor seed = testing::away_from_zero({g.rows, 4}, 0.1, 1.0, rng);
+  Tensor ref_dx, ref_dw;
+  for (sc::RgmsOrder order : {sc::RgmsOrder::Fused, sc::RgmsOrder::AggregateFirst, sc::RgmsOrder::TransformFirst,
+                              sc::RgmsOrder::AggregateFirstEll3d}) {
+    const nn::RelationalKernels k(g, req, {}, order);
+    Tape tape;
+    const Var x = Var::parameter(X.clone(), "x"), w = Var::parameter(W.clone(), "w");
+    const Var y = nn::relational_matmul(tape, k, x, w, 4);
+    tape.backward(y, seed);
+    if (!ref_dx.defined()) {
+      ref_dx = x.grad().clone();
+      ref_dw = w.grad().clone();
+      continue;
+    }
+    EXPECT_TRUE(all_close(x.grad(), ref_dx, 1e-5, 1e-5).ok) << sc::rgms_order_name(order);
+    EXPECT_TRUE(all_close(w.grad(), ref_dw, 1e-5, 1e-5).ok) << sc::rgms_order_name(order);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Indices, RgcnOpTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("int64") : std::string("int32"); });
+
+TEST(RelGraphConv, ParameterGradientsFullBasisAndOneHot) {
+  const sc::RelationalGraph g = small_graph(false);
+  nn::RelationalKernelRequests req;
+  req.add_matmul(3, 4);
+  req.add_embed(4);
+  const nn::RelationalKernels k(g, req, {});
+  Rng rng(8);
+  const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
+  for (int64_t bases : {0, 2}) {
+    for (bool one_hot : {false, true}) {
+      nn::RelGraphConvOptions o;
+      o.in = one_hot ? g.cols : 3;
+      o.out = 4;
+      o.relations = g.relations;
+      o.num_bases = bases;
+      o.one_hot = one_hot;
+      Rng init(3);
+      nn::RelGraphConv conv(o, init, 0);
+      // Biases start at zero; move them so the check sees them.
+      std::vector<Var> params;
+      for (const auto& p : conv.parameters()) {
+        if (p.is_bias) p.var.mutable_value().data<float>()[1] = 0.3f;
+        params.push_back(p.var);
+      }
+      EXPECT_EQ(params.size(), bases ? 4u : 3u) << conv.describe();
+      const int64_t n = testing::check_parameter_gradients(
+          [&](Tape& t) { return conv.forward(t, k, one_hot ? Var() : Var::constant(X), 0); }, params);
+      EXPECT_GT(n, 40) << conv.describe();
+    }
+  }
+  nn::RelGraphConvOptions o;
+  o.in = 3;
+  o.out = 4;
+  o.relations = 4;
+  o.num_bases = 2;
+  o.activation = nn::RelActivation::Relu;
+  o.dropout = 0.5f;
+  Rng init(1);
+  EXPECT_EQ(nn::RelGraphConv(o, init, 1).describe(),
+            "RelGraphConv(3 -> 4, 4 relations, 2 bases, self loop, bias, relu, dropout 0.5)");
+}
+
+TEST(RgcnModel, TypedInputsProjectFeaturesAndEmbedFeaturelessTypes) {
+  const sc::RelationalGraph g = small_graph(false);
+  Rng rng(9);
+  std::vector<nn::RgcnTypeInput> types(2);
+  types[0] = {"paper", 6, 5, testing::away_from_zero({6, 5}, 0.1, 1.0, rng), nullptr, nullptr};
+  types[1] = {"term", 8, 0, {}, nullptr, nullptr};
+  nn::ModelConfig mc;
+  mc.kind = nn::ModelKind::Rgcn;
+  mc.layers = 1;  // no relu: finite differences across its kink would not agree
+  mc.dropout = 0;
+  mc.rgcn.num_bases = 2;
+  mc.rgcn.embedding_dim = 3;
+  Rng init(2);
+  const nn::RgcnModel model(mc, types, g.relations, 3, init);
+  EXPECT_FALSE(model.one_hot());
+  nn::RelationalKernelRequests req;
+  model.request_kernels(req);
+  ASSERT_EQ(req.matmuls.size(), 1u);
+  const nn::RelationalKernels k(g, req, {});
+  std::vector<Var> params;
+  for (const auto& p : model.parameters()) params.push_back(p.var);
+  EXPECT_EQ(model.parameters()[0].name, "input.paper.weight");
+  EXPECT_EQ(model.parameters()[2].name, "input.term.embedding");
+  for (const auto& p : model.parameters())
+    if (p.is_bias) p.var.mutable_value().data<float>()[0] = 0.2f;
+  const int64_t n = testing::check_parameter_gradients(
+      [&](Tape& t) { return model.forward(t, k, types, 0); }, params, {1e-2, 1e-3, 5e-3, 300, 7});
+  EXPECT_EQ(n, 80);  // every parameter element
+  EXPECT_EQ(model.describe(),
+            "rgcn: 1 layer 3 -> 3 (4 relations, 2 bases, self loop, input: 1 projected type, 1 embedded), relu, "
+            "dropout 0, 80 parameters");
+
+  nn::ModelConfig one = mc;
+  one.rgcn.input = nn::RgcnInput::OneHot;
+  testing::expect_user_error([&] { nn::RgcnModel m(one, types, g.relations, 3, init); },
+                             {"model.input is one_hot", "paper", "model.input: embedding"});
+}
+
+TEST(RgcnTuning, TunedKernelsRecordTheirOrderAndMatch) {
+  const sc::RelationalGraph g = small_graph(false);
+  nn::RelationalKernelRequests req;
+  req.add_matmul(3, 4);
+  nn::KernelRuntime rt;
+  rt.tuning = true;
+  const nn::RelationalKernels k(g, req, rt);
+  ASSERT_EQ(k.records().size(), 2u);
+  for (const auto& r : k.records()) EXPECT_NE(r.origin, "default") << r.role;
+  Rng rng(4);
+  const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
+  const Tensor W = testing::away_from_zero({g.relations, 12}, 0.1, 1.0, rng);
+  Tape tape;
+  const Var y = nn::relational_matmul(tape, k, Var::constant(X), Var::constant(W), 4);
+  EXPECT_TRUE(all_close(y.value(), dense_forward(g, X, W, 4), 1e-5, 1e-5).ok);
+}
+
+}  // namespace
+}  // namespace strata
