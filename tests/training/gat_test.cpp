@@ -406,7 +406,7 @@ TEST(GatConfigErrorTest, BadGatKeysNameThePathLineAndNearestKey) {
   testing::expect_user_error([&] { parse("version: 1\ndata: {dataset: cora}\n", {"runtime.attention=fast"}); },
                              {"'runtime.attention' expects one of: auto, tuned, fused, unfused, got 'fast'"});
   testing::expect_user_error([&] { parse("version: 1\ndata: {dataset: cora}\nmodel: {name: gta}\n"); },
-                             {"'model.name' expects one of: graphsage, gcn, gat, got 'gta'"});
+                             {"'model.name' expects one of: graphsage, gcn, gat, rgcn, got 'gta'"});
 }
 
 }  // namespace
