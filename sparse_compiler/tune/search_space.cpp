@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel.h"
+
 namespace strata::sc {
 
 int64_t default_prefetch_distance(int64_t feat) {
@@ -39,11 +41,21 @@ std::vector<int64_t> tiles_for(int64_t F, bool exhaustive) {
 
 }  // namespace
 
+std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool exhaustive) {
+  std::vector<int64_t> out = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
+  // A graph of a few thousand edges gets one or two 4096-non-zero tasks, which
+  // leaves a thread idle: add the grain that gives every thread about four tasks.
+  int64_t balanced = 1;
+  while (balanced * 2 <= g.nnz / (4 * std::max(1, threads))) balanced *= 2;
+  if (balanced >= 256 && balanced < out.front()) out.insert(out.begin(), balanced);
+  return out;
+}
+
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts) {
   const int64_t F = spec.feat, d = default_prefetch_distance(F);
   std::vector<KernelPlan> out;
-  const std::vector<int64_t> grains = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
+  const std::vector<int64_t> grains = task_grains(g, num_threads(), exhaustive);
   const std::vector<int64_t> prefetches = exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d};
   for (int64_t grain : grains)
     for (int64_t pf : prefetches)
@@ -72,21 +84,21 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
     for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));
   if (exhaustive) formats.push_back("ell:w=16");
   for (const auto& f : formats)
-    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{4096}) out.push_back(make(f, lanes, grain, 0, 0));
+    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{grains.front()}) out.push_back(make(f, lanes, grain, 0, 0));
   return out;
 }
 
 std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F, int lanes, bool exhaustive) {
   const int64_t d = default_prefetch_distance(F);
   std::vector<KernelPlan> out;
-  const std::vector<int64_t> grains = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
+  const std::vector<int64_t> grains = task_grains(g, num_threads(), exhaustive);
   for (int64_t grain : grains)
     for (int64_t pf : exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d})
       out.push_back(make("csr", lanes, grain, pf, 0));
   std::vector<std::string> formats = {"coo", "dcsr", "ell:w=8"};
   for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=1,B=" + std::to_string(B));
   for (const auto& f : formats)
-    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{4096}) out.push_back(make(f, lanes, grain, 0, 0));
+    for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{grains.front()}) out.push_back(make(f, lanes, grain, 0, 0));
   return out;
 }
 

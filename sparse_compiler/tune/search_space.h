@@ -18,6 +18,11 @@ int64_t default_prefetch_distance(int64_t feat);
 
 // With `x_layouts`, CSR candidates also read X in panel and padded layouts
 // (dense_layout.h) — only for callers that can supply X in the chosen layout.
+// Non-zeros per parallel task to try: 4096 and 16384 (and 1024 when exhaustive),
+// plus, on graphs too small to give every thread several such tasks, the power of
+// two that gives each thread about four.
+std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool exhaustive);
+
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts = false);
 std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive);

@@ -133,6 +133,18 @@ TEST(CostModel, PaddingAndTilesCostWhatTheyShould) {
   EXPECT_EQ(default_prefetch_distance(1024), 4);
 }
 
+TEST(SearchSpace, SmallGraphsGetAGrainThatBalancesTheirTasks) {
+  GraphFingerprint g;
+  g.nnz = 5429;  // Cora as stored: 4096 per task would be two tasks, one of them a stub
+  EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{512, 4096, 16384}));
+  EXPECT_EQ(task_grains(g, 1, false), (std::vector<int64_t>{1024, 4096, 16384}));
+  EXPECT_EQ(task_grains(g, 2, true), (std::vector<int64_t>{512, 1024, 4096, 16384}));
+  g.nnz = 2'000'000;  // large graphs: the fixed grains
+  EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{4096, 16384}));
+  g.nnz = 900;  // tiny: no grain below 256
+  EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{4096, 16384}));
+}
+
 TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
   testing::RandomGraphSpec s;
   const GraphFingerprint g = GraphFingerprint::of(testing::random_graph(s));
