@@ -21,32 +21,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string commas(int64_t v) {
-  const std::string d = std::to_string(v < 0 ? -v : v);
-  std::string out = v < 0 ? "-" : "";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return out;
-}
-
-std::string epoch_str(int64_t e) { return fmt::format("{:04d}", e); }
-
-struct Console {
-  const Printer& print;
-  std::vector<std::string> lines;
-  void operator()(const std::string& s) {
-    lines.push_back(s);
-    print(s);
-  }
-  std::string text() const {
-    std::string out;
-    for (const auto& l : lines) out += l + "\n";
-    return out;
-  }
-};
-
 // Argmax predictions of logits rows.
 int64_t argmax_row(const Tensor& logits, int64_t row) {
   const int64_t c = logits.dim(1);
@@ -74,38 +48,11 @@ double macro_f1(const Tensor& logits, const Tensor& labels, const Tensor& index,
   return sum / static_cast<double>(classes);
 }
 
-std::pair<double, double> acc_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
-  const int64_t n = index.numel(), c = logp.dim(1);
-  int64_t correct = 0;
-  double loss = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t i = index.data<int64_t>()[k];
-    const int64_t y = labels.data<int64_t>()[i];
-    correct += argmax_row(logp, i) == y;
-    loss -= logp.data<float>()[i * c + y];
-  }
-  return {n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0, n ? loss / static_cast<double>(n) : 0.0};
-}
-
-std::string logits_hash(const Tensor& logits, const Tensor& index) {
-  Hasher h;
-  const int64_t c = logits.dim(1);
-  for (int64_t k = 0; k < index.numel(); ++k)
-    h.add(logits.data<float>() + index.data<int64_t>()[k] * c, static_cast<size_t>(c) * sizeof(float));
-  return h.digest().hex();
-}
-
 Tensor shifted(const Tensor& ids, int64_t offset) {
   if (!ids.defined()) return ids;
   std::vector<int64_t> v(static_cast<size_t>(ids.numel()));
   for (int64_t i = 0; i < ids.numel(); ++i) v[i] = ids.data<int64_t>()[i] + offset;
   return Tensor::from_vector(v);
-}
-
-std::string expand_run_dir(const std::string& pattern, const std::string& config_name) {
-  std::string out = pattern;
-  for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
-  return out;
 }
 
 json meta_graph(const RgcnData& d) {
@@ -299,9 +246,9 @@ RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model)
   const Tensor logp = ag::log_softmax(tape, logits).value();
   RgcnEvaluation e;
   const RgcnData& d = ctx.data;
-  e.train_acc = acc_loss(logp, d.labels, d.splits.train).first;
-  std::tie(e.val_acc, e.val_loss) = acc_loss(logp, d.labels, d.splits.val);
-  e.test_acc = acc_loss(logp, d.labels, d.splits.test).first;
+  e.train_acc = accuracy_and_loss(logp, d.labels, d.splits.train).first;
+  std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, d.labels, d.splits.val);
+  e.test_acc = accuracy_and_loss(logp, d.labels, d.splits.test).first;
   e.test_macro_f1 = macro_f1(logp, d.labels, d.splits.test, d.num_classes);
   e.test_logits_hash = logits_hash(logits.value(), d.splits.test);
   e.ms = t.ms();

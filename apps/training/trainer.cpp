@@ -19,43 +19,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string commas(int64_t v) {
-  const std::string d = std::to_string(v < 0 ? -v : v);
-  std::string out = v < 0 ? "-" : "";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return out;
-}
-
-std::string epoch_str(int64_t e) { return fmt::format("{:04d}", e); }
-
-// Argmax accuracy and mean NLL of log-probabilities over `index`.
-std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
-  const int64_t c = logp.dim(1), n = index.numel();
-  const float* lp = logp.data<float>();
-  const int64_t* y = labels.data<int64_t>();
-  const int64_t* ip = index.data<int64_t>();
-  int64_t correct = 0;
-  double loss = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    const float* row = lp + ip[k] * c;
-    const int64_t pred = std::max_element(row, row + c) - row;
-    correct += pred == y[ip[k]];
-    loss -= row[y[ip[k]]];
-  }
-  return {static_cast<double>(correct) / static_cast<double>(n), loss / static_cast<double>(n)};
-}
-
-std::string logits_hash(const Tensor& logits, const Tensor& index) {
-  Hasher h;
-  const int64_t c = logits.dim(1);
-  for (int64_t k = 0; k < index.numel(); ++k)
-    h.add(logits.data<float>() + index.data<int64_t>()[k] * c, static_cast<size_t>(c) * sizeof(float));
-  return h.digest().hex();
-}
-
 json profile_json(const ag::OpProfile& p, double optimizer_ms, double total_ms) {
   const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
   const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
@@ -73,27 +36,6 @@ std::string shares(const ag::OpProfile& p, double total_ms) {
   return fmt::format("sparse {:.0f}%, dense {:.0f}%, other {:.0f}%", 100 * sparse / total_ms, 100 * dense / total_ms,
                      100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
 }
-
-std::string expand_run_dir(const std::string& pattern, const std::string& config_name) {
-  std::string out = pattern;
-  for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
-  return out;
-}
-
-// Prints and keeps every line (for log.txt).
-struct Console {
-  const Printer& print;
-  std::vector<std::string> lines;
-  void operator()(const std::string& s) {
-    lines.push_back(s);
-    print(s);
-  }
-  std::string text() const {
-    std::string out;
-    for (const auto& l : lines) out += l + "\n";
-    return out;
-  }
-};
 
 void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
   const TrainingConfig& c = ctx.config;

@@ -31,6 +31,7 @@
 
 #include "apps/training/config.h"
 #include "apps/training/data.h"
+#include "apps/training/run_report.h"
 #include "core/autograd.h"
 #include "layers/graph_kernels.h"
 #include "models/checkpoint.h"
@@ -39,7 +40,6 @@
 
 namespace strata::train {
 
-using Printer = std::function<void(const std::string&)>;
 
 // Applies runtime.threads and runtime.cache_dir (STRATA_CACHE_DIR) to the process.
 // Call before anything compiles or loads; the kernel cache reads the directory once.

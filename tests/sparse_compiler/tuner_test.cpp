@@ -135,7 +135,7 @@ TEST(CostModel, PaddingAndTilesCostWhatTheyShould) {
 
 TEST(SearchSpace, SmallGraphsGetAGrainThatBalancesTheirTasks) {
   GraphFingerprint g;
-  g.nnz = 5429;  // Cora as stored: 4096 per task would be two tasks, one of them a stub
+  g.nnz = 5429;  // Cora as stored: 4096 per task gives two tasks of 4096 and 1333 non-zeros
   EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{512, 4096, 16384}));
   EXPECT_EQ(task_grains(g, 1, false), (std::vector<int64_t>{1024, 4096, 16384}));
   EXPECT_EQ(task_grains(g, 2, true), (std::vector<int64_t>{512, 1024, 4096, 16384}));

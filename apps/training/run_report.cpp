@@ -1,0 +1,60 @@
+#include "apps/training/run_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/hash.h"
+
+namespace strata::train {
+
+std::string commas(int64_t v) {
+  const std::string d = std::to_string(v < 0 ? -v : v);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+std::string epoch_str(int64_t e) { return fmt::format("{:04d}", e); }
+
+std::string Console::text() const {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
+  const int64_t c = logp.dim(1), n = index.numel();
+  const float* lp = logp.data<float>();
+  const int64_t* y = labels.data<int64_t>();
+  const int64_t* ip = index.data<int64_t>();
+  int64_t correct = 0;
+  double loss = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const float* row = lp + ip[k] * c;
+    const int64_t pred = std::max_element(row, row + c) - row;
+    correct += pred == y[ip[k]];
+    loss -= row[y[ip[k]]];
+  }
+  if (n == 0) return {0.0, 0.0};
+  return {static_cast<double>(correct) / static_cast<double>(n), loss / static_cast<double>(n)};
+}
+
+std::string logits_hash(const Tensor& logits, const Tensor& index) {
+  Hasher h;
+  const int64_t c = logits.dim(1);
+  for (int64_t k = 0; k < index.numel(); ++k)
+    h.add(logits.data<float>() + index.data<int64_t>()[k] * c, static_cast<size_t>(c) * sizeof(float));
+  return h.digest().hex();
+}
+
+std::string expand_run_dir(const std::string& pattern, const std::string& config_name) {
+  std::string out = pattern;
+  for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
+  return out;
+}
+
+}  // namespace strata::train

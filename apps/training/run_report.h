@@ -1,0 +1,43 @@
+// Pieces every training driver (GNN and R-GCN) shares to report a run: number
+// formatting, a console that keeps its lines for log.txt, accuracy and loss over
+// a node index, a digest of logits (eval reproduces training bit for bit), and the
+// run-directory pattern.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace strata::train {
+
+using Printer = std::function<void(const std::string&)>;
+
+std::string commas(int64_t v);       // 1234567 -> "1,234,567"
+std::string epoch_str(int64_t e);    // 7 -> "0007"
+
+// Prints and keeps every line (for log.txt).
+struct Console {
+  const Printer& print;
+  std::vector<std::string> lines;
+  void operator()(const std::string& s) {
+    lines.push_back(s);
+    print(s);
+  }
+  std::string text() const;
+};
+
+// Argmax accuracy and mean NLL of log-probabilities [N, C] over `index` (int64
+// node ids into `labels`); both 0 for an empty index.
+std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& labels, const Tensor& index);
+
+// Hex digest of the logits rows listed in `index`.
+std::string logits_hash(const Tensor& logits, const Tensor& index);
+
+// output.run_dir with every "{config}" replaced by the config's name.
+std::string expand_run_dir(const std::string& pattern, const std::string& config_name);
+
+}  // namespace strata::train
