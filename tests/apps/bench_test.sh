@@ -5,18 +5,9 @@
 # Usage: bench_test.sh STRATA_BINARY
 set -uo pipefail
 strata="$1"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 export STRATA_CACHE_DIR="$scratch/cache"
 graph=er:nodes=400,avg_degree=6,seed=5
-fails=0
-
-expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
-  if ! grep -Eq -- "$3" <<<"$2"; then
-    echo "FAIL: $1: output lacks /$3/"
-    fails=$((fails + 1))
-  fi
-}
 
 out="$("$strata" bench spmm --graph "$graph" --feat 17,32 --backend generated,tuned,eigen,handwritten,reference \
         --threads 1 --repeats 3 2>&1)" || { echo "$out"; echo "FAIL: spmm exit code"; exit 1; }

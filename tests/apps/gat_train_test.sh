@@ -10,23 +10,8 @@ strata="$1"
 mode="$2"
 src="$3"
 data_root="${STRATA_DATA_ROOT:-$4}"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
-fails=0
-
-expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
-  if ! grep -Eq -- "$3" <<<"$2"; then
-    echo "FAIL: $1: output lacks /$3/"
-    fails=$((fails + 1))
-  fi
-}
-expect_rc() {  # expect_rc NAME GOT WANT
-  if [ "$2" -ne "$3" ]; then
-    echo "FAIL: $1: exit code $2, expected $3"
-    fails=$((fails + 1))
-  fi
-}
 
 sbm="$src/configs/graphsage_sbm.yaml"
 gat=(--set model.name=gat --set model.hidden=8 --set model.gat.heads=4 --set model.activation=elu

@@ -6,17 +6,8 @@ set -uo pipefail
 strata="$1"
 mode="$2"
 data_root="${STRATA_DATA_ROOT:-$3}"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 export STRATA_CACHE_DIR="$scratch/cache"
-fails=0
-
-expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
-  if ! grep -Eq -- "$3" <<<"$2"; then
-    echo "FAIL: $1: output lacks /$3/"
-    fails=$((fails + 1))
-  fi
-}
 
 case "$mode" in
   unit)

@@ -8,24 +8,9 @@ strata="$1"
 mode="$2"
 src="$3"
 data_root="${STRATA_DATA_ROOT:-$4}"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 # Reuse the test run's kernel cache when there is one (compiles are the slow part).
 export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
-fails=0
-
-expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
-  if ! grep -Eq -- "$3" <<<"$2"; then
-    echo "FAIL: $1: output lacks /$3/"
-    fails=$((fails + 1))
-  fi
-}
-expect_rc() {  # expect_rc NAME GOT WANT
-  if [ "$2" -ne "$3" ]; then
-    echo "FAIL: $1: exit code $2, expected $3"
-    fails=$((fails + 1))
-  fi
-}
 
 sbm="$src/configs/graphsage_sbm.yaml"
 quick=(--set training.epochs=20 --set training.runs=2 --set runtime.threads=2 --set output.log_every=5)
