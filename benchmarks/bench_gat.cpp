@@ -54,30 +54,6 @@ struct Measurement {
   std::string choice;  // the attention lines
 };
 
-train::TrainingData rmat_task(const std::string& spec, int64_t features, int64_t classes, uint64_t seed) {
-  data::LoadReport rep;
-  data::LoadOptions lo;
-  data::Dataset ds = data::load_dataset(spec, lo, &rep);
-  train::TrainingData td;
-  td.name = "rmat";
-  td.source = ds.source;
-  td.load = rep;
-  td.graph = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
-  const int64_t n = td.graph.num_rows();
-  Rng rng(seed);
-  td.dense_features = Tensor::normal({n, features}, 0.0, 1.0, rng);
-  td.features_text = fmt::format("dense [{}, {}] (random normal)", n, features);
-  std::vector<int64_t> labels(static_cast<size_t>(n)), ids(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    labels[i] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(classes)));
-    ids[i] = i;
-  }
-  td.labels = Tensor::from_vector(labels);
-  td.num_classes = classes;
-  td.splits = data::random_split(ids, 0.6, 0.2, seed);
-  return td;
-}
-
 double infer_once(const train::Context& ctx, const nn::GnnModel& model) {
   Timer t;
   ag::Tape tape;
@@ -168,7 +144,7 @@ int main(int argc, char** argv) {
       base.config.optimizer.lr = 0.005;
       base.config.optimizer.weight_decay = 5e-4;
       if (name == "rmat") {
-        base.data = rmat_task(rmat, 128, 16, 1);
+        base.data = train::random_task(rmat, 128, 16, 1);
       } else {
         train::DataConfig dc;
         dc.dataset = name;

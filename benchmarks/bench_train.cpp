@@ -41,31 +41,6 @@ struct Measurement {
   double loss_first = 0, loss_last = 0;
 };
 
-// The R-MAT task: the graph plus random features, labels and split.
-train::TrainingData rmat_task(const std::string& spec, int64_t features, int64_t classes, uint64_t seed) {
-  data::LoadReport rep;
-  data::LoadOptions lo;
-  data::Dataset ds = data::load_dataset(spec, lo, &rep);
-  train::TrainingData td;
-  td.name = "rmat";
-  td.source = ds.source;
-  td.load = rep;
-  td.graph = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
-  const int64_t n = td.graph.num_rows();
-  Rng rng(seed);
-  td.dense_features = Tensor::normal({n, features}, 0.0, 1.0, rng);
-  td.features_text = fmt::format("dense [{}, {}] (random normal)", n, features);
-  std::vector<int64_t> labels(static_cast<size_t>(n)), ids(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    labels[i] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(classes)));
-    ids[i] = i;
-  }
-  td.labels = Tensor::from_vector(labels);
-  td.num_classes = classes;
-  td.splits = data::random_split(ids, 0.6, 0.2, seed);
-  return td;
-}
-
 // Times every backend on the same data, interleaved epoch by epoch (A B A B ...), so
 // both see the same machine: on a shared machine load comes and goes within a run.
 std::vector<Measurement> measure(std::vector<std::unique_ptr<train::Context>>& ctxs, int warmup, int epochs) {
@@ -143,7 +118,7 @@ int main(int argc, char** argv) {
       base.config.model.dropout = 0.5f;
       base.config.optimizer.weight_decay = 5e-4;
       if (name == "rmat") {
-        base.data = rmat_task(rmat, 128, 16, 1);
+        base.data = train::random_task(rmat, 128, 16, 1);
       } else {
         train::DataConfig dc;
         dc.dataset = name;

@@ -45,4 +45,8 @@ Graph remove_self_loops(const Graph& g);
 data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t per_class, int64_t val, int64_t test,
                              uint64_t seed);
 
+// A benchmark task on any dataset string's graph (e.g. an R-MAT generator): seeded
+// normal features [N, features], uniform labels over `classes`, a 60/20/20 split.
+TrainingData random_task(const std::string& spec, int64_t features, int64_t classes, uint64_t seed);
+
 }  // namespace strata::train
