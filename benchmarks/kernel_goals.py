@@ -98,7 +98,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--quick", action="store_true", help="F = 32, 128; fewer graphs for the exhaustive check")
-    ap.add_argument("--graphs", help="comma-separated dataset strings (default: every dataset present, R-MAT 17, uniform)")
+    ap.add_argument("--graphs", help="dataset strings separated by commas, or by semicolons when a generator spec has commas "
+                         "(default: every dataset present, R-MAT 17, uniform)")
     ap.add_argument("--data-root", default=os.environ.get("STRATA_DATA_ROOT", str(ROOT.parent / "shared/datasets")))
     ap.add_argument("--results", help="output folder (default benchmarks/results/goals-<stamp>)")
     ap.add_argument("--update-docs", action="store_true")
