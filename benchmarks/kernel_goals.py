@@ -18,7 +18,7 @@ writes one table per goal:
 
 Usage:
   benchmarks/kernel_goals.py [--strata build/apps/strata] [--threads 2] [--quick]
-                             [--graphs cora,rmat:scale=17,...] [--update-docs]
+                             [--graphs "cora;rmat:scale=17,edge_factor=16"] [--update-docs]
 
 Writes <results>/goals.json (every row) and goals.md; --update-docs replaces the
 generated part of docs/BENCHMARKS.md's "Compiler and tuner goals" section. Only the
