@@ -72,6 +72,13 @@ std::vector<KeySpec> build_schema() {
       "or a generator (sbm:nodes=2000,classes=5,seed=1; rmat:scale=17,edge_factor=16,seed=1)")));
   s.push_back(key_string("data.data_root", "",
                          "folder holding the datasets; empty: --data-root, $STRATA_DATA_ROOT or ../shared/datasets"));
+  s.push_back(key_enum("data.task", "dataset", {"dataset", "random"},
+                       "dataset: the dataset's node features and classes; random: seeded random normal features "
+                       "(data.random_features per node) and uniform labels over data.random_classes classes on the "
+                       "dataset's graph, split by data.split (auto: random ratios); for timing epochs on graphs without "
+                       "node classes (R-MAT, edge lists), where accuracy is chance"));
+  s.push_back(key_int("data.random_features", "128", 1, 65536, "data.task random: input features per node"));
+  s.push_back(key_int("data.random_classes", "8", 2, 65536, "data.task random: number of classes"));
   s.push_back(key_bool("data.cache", "true", "read and write the binary dataset cache ($STRATA_CACHE_DIR/datasets)"));
   s.push_back(key_enum("data.undirected", "auto", {"auto", "true", "false"},
                        "true: train on A ∪ Aᵀ (symmetrize); false: keep the files' edge direction; auto: symmetrize "
@@ -533,6 +540,9 @@ TrainingConfig typed(const Config& c) {
   const std::string& loops = c.get_string("data.self_loops");
   d.self_loops = loops == "auto" ? SelfLoops::Auto : loops == "add" ? SelfLoops::Add : loops == "remove" ? SelfLoops::Remove : SelfLoops::Keep;
   d.normalize_features = c.get_bool("data.normalize_features");
+  d.random_task = c.get_string("data.task") == "random";
+  d.random_features = c.get_int("data.random_features");
+  d.random_classes = c.get_int("data.random_classes");
   const std::string& fs_ = c.get_string("data.feature_storage");
   d.feature_storage = fs_ == "auto" ? FeatureStorage::Auto : fs_ == "dense" ? FeatureStorage::Dense : FeatureStorage::Sparse;
   const std::string& sk = c.get_string("data.split.kind");

@@ -117,6 +117,10 @@ struct DataConfig {
   bool normalize_features = false;
   FeatureStorage feature_storage = FeatureStorage::Auto;
   SplitConfig split;
+  // data.task: random: seeded random features and labels on the dataset's graph, for
+  // timing on graphs that have no node classes (R-MAT, edge lists).
+  bool random_task = false;
+  int64_t random_features = 128, random_classes = 8;
 };
 
 struct LoopConfig {

@@ -116,57 +116,13 @@ data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t 
   return s;
 }
 
-TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
-  Timer total;
-  data::LoadOptions lo;
-  if (!c.data_root.empty()) lo.data_root = c.data_root;
-  lo.use_cache = c.cache;
-  lo.seed = c.split.seed;
-  TrainingData td;
-  data::Dataset ds;
-  try {
-    ds = data::load_dataset(c.dataset, lo, &td.load);
-  } catch (const UserError& e) {
-    STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
-  }
-  td.name = ds.name;
-  td.source = ds.source;
-  STRATA_CHECK(!ds.is_hetero(),
-               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); strata train runs GraphSAGE and GCN "
-               "on homogeneous graphs",
-               config_source, c.dataset, ds.format);
-  STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
-               "{}: dataset '{}' has no single-label node classes (task: {}); strata train trains node classifiers",
-               config_source, c.dataset, data::task_name(ds.task));
-  STRATA_CHECK(ds.num_classes >= 2, "{}: dataset '{}' has {} class(es); classification needs at least 2", config_source,
-               c.dataset, ds.num_classes);
-  STRATA_CHECK(ds.graph.num_rows() == ds.graph.num_cols(), "{}: dataset '{}' is not a square graph ({})",
-               config_source, c.dataset, ds.graph.describe());
+namespace {
 
-  // The training graph.
-  Graph g = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
-  if (ds.graph.has_values()) td.notes.push_back("edge weights ignored (unweighted aggregation)");
-  const bool symmetrize = c.undirected == Tristate::Yes || (c.undirected == Tristate::Auto && ds.undirected);
-  if (symmetrize) {
-    const int64_t before = g.nnz();
-    g = g.symmetrized();
-    td.notes.push_back(fmt::format("symmetrized (A ∪ Aᵀ): {} -> {} edges", before, g.nnz()));
-  }
-  SelfLoops loops = c.self_loops;
-  if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
-  if (loops == SelfLoops::Add) {
-    const int64_t before = g.nnz();
-    g = g.with_self_loops();
-    td.notes.push_back(fmt::format("self-loops added: {} -> {} edges", before, g.nnz()));
-  } else if (loops == SelfLoops::Remove) {
-    const int64_t found = count_self_loops(g);
-    if (found > 0) g = remove_self_loops(g);
-    td.notes.push_back(fmt::format("self-loops removed: {}", found));
-  }
-  td.graph = g;
-
-  // Input features in the storage the first layer reads.
-  const int64_t n = g.num_rows();
+// The dataset's node features in the storage the first layer reads (sparse when
+// data.feature_storage says so or when they are mostly zeros), and its labels.
+void read_features_and_labels(const data::Dataset& ds, const DataConfig& c, const std::string& config_source,
+                              TrainingData& td) {
+  const int64_t n = td.graph.num_rows();
   bool binary = false;
   if (!ds.features.defined()) {
     std::vector<int64_t> indptr(static_cast<size_t>(n) + 1);
@@ -225,12 +181,88 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
     td.features_text = fmt::format("dense [{}, {}]", td.dense_features.dim(0), td.dense_features.dim(1));
   }
 
-  // Labels and the split.
   td.labels = ds.labels;
   td.num_classes = ds.num_classes;
   td.class_names = ds.class_names;
+}
+
+// Seeded normal features [N, features] and uniform labels over `classes`.
+void random_features_and_labels(TrainingData& td, int64_t features, int64_t classes, uint64_t seed) {
+  const int64_t n = td.graph.num_rows();
+  Rng rng(seed);
+  td.dense_features = Tensor::normal({n, features}, 0.0, 1.0, rng);
+  td.features_text = fmt::format("dense [{}, {}] (random normal)", n, features);
+  std::vector<int64_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[i] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(classes)));
+  td.labels = Tensor::from_vector(labels);
+  td.num_classes = classes;
+}
+
+}  // namespace
+
+TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
+  Timer total;
+  data::LoadOptions lo;
+  if (!c.data_root.empty()) lo.data_root = c.data_root;
+  lo.use_cache = c.cache;
+  lo.seed = c.split.seed;
+  TrainingData td;
+  data::Dataset ds;
+  try {
+    ds = data::load_dataset(c.dataset, lo, &td.load);
+  } catch (const UserError& e) {
+    STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
+  }
+  td.name = ds.name;
+  td.source = ds.source;
+  STRATA_CHECK(!ds.is_hetero(),
+               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); strata train runs GraphSAGE and GCN "
+               "on homogeneous graphs",
+               config_source, c.dataset, ds.format);
+  STRATA_CHECK(c.random_task ||
+                   (ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1),
+               "{}: dataset '{}' has no single-label node classes (task: {}); strata train trains node classifiers "
+               "(data.task: random trains on random labels, for timing)",
+               config_source, c.dataset, data::task_name(ds.task));
+  STRATA_CHECK(c.random_task || ds.num_classes >= 2, "{}: dataset '{}' has {} class(es); classification needs at least 2", config_source,
+               c.dataset, ds.num_classes);
+  STRATA_CHECK(ds.graph.num_rows() == ds.graph.num_cols(), "{}: dataset '{}' is not a square graph ({})",
+               config_source, c.dataset, ds.graph.describe());
+
+  // The training graph.
+  Graph g = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
+  if (ds.graph.has_values()) td.notes.push_back("edge weights ignored (unweighted aggregation)");
+  const bool symmetrize = c.undirected == Tristate::Yes || (c.undirected == Tristate::Auto && ds.undirected);
+  if (symmetrize) {
+    const int64_t before = g.nnz();
+    g = g.symmetrized();
+    td.notes.push_back(fmt::format("symmetrized (A ∪ Aᵀ): {} -> {} edges", before, g.nnz()));
+  }
+  SelfLoops loops = c.self_loops;
+  if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
+  if (loops == SelfLoops::Add) {
+    const int64_t before = g.nnz();
+    g = g.with_self_loops();
+    td.notes.push_back(fmt::format("self-loops added: {} -> {} edges", before, g.nnz()));
+  } else if (loops == SelfLoops::Remove) {
+    const int64_t found = count_self_loops(g);
+    if (found > 0) g = remove_self_loops(g);
+    td.notes.push_back(fmt::format("self-loops removed: {}", found));
+  }
+  td.graph = g;
+
+  // Input features, labels and the split.
+  if (c.random_task) {
+    random_features_and_labels(td, c.random_features, c.random_classes, c.split.seed);
+    td.notes.push_back(fmt::format("data.task random: random features and labels over {} classes (accuracy is "
+                                   "chance; for timing)",
+                                   c.random_classes));
+  } else {
+    read_features_and_labels(ds, c, config_source, td);
+  }
   SplitKind kind = c.split.kind;
-  if (kind == SplitKind::Auto) kind = ds.splits.empty() ? SplitKind::Planetoid : SplitKind::Dataset;
+  if (kind == SplitKind::Auto)
+    kind = c.random_task ? SplitKind::Random : ds.splits.empty() ? SplitKind::Planetoid : SplitKind::Dataset;
   switch (kind) {
     case SplitKind::Dataset:
       STRATA_CHECK(!ds.splits.empty(),
@@ -258,7 +290,7 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
                  c.dataset, td.splits.origin);
     for (int64_t i = 0; i < t->numel(); ++i) {
       const int64_t node = t->data<int64_t>()[i];
-      STRATA_CHECK(node >= 0 && node < n && td.labels.data<int64_t>()[node] >= 0,
+      STRATA_CHECK(node >= 0 && node < td.num_nodes() && td.labels.data<int64_t>()[node] >= 0,
                    "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset, node);
     }
   }
@@ -275,17 +307,9 @@ TrainingData random_task(const std::string& spec, int64_t features, int64_t clas
   td.source = ds.source;
   td.load = rep;
   td.graph = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
-  const int64_t n = td.graph.num_rows();
-  Rng rng(seed);
-  td.dense_features = Tensor::normal({n, features}, 0.0, 1.0, rng);
-  td.features_text = fmt::format("dense [{}, {}] (random normal)", n, features);
-  std::vector<int64_t> labels(static_cast<size_t>(n)), ids(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    labels[i] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(classes)));
-    ids[i] = i;
-  }
-  td.labels = Tensor::from_vector(labels);
-  td.num_classes = classes;
+  random_features_and_labels(td, features, classes, seed);
+  std::vector<int64_t> ids(static_cast<size_t>(td.graph.num_rows()));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
   td.splits = data::random_split(ids, 0.6, 0.2, seed);
   return td;
 }

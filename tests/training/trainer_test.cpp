@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/training/data.h"
 #include "apps/training/trainer.h"
 #include "core/file_util.h"
 #include "tests/support/test_support.h"
@@ -227,6 +228,34 @@ TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
   EXPECT_GT(s.test_mean, 0.7);
 }
 
+// data.task: random trains on a graph without node classes (here R-MAT) with seeded
+// random features and labels and a random split, so its epochs can be timed.
+TEST_F(TrainerFixture, RandomTaskTrainsOnAGraphWithoutClasses) {
+  const train::Summary s = train(config(kSbm, {"data.dataset=rmat:scale=8,edge_factor=8,seed=2", "data.task=random",
+                                               "data.random_features=24", "data.random_classes=5",
+                                               "training.runs=1", "training.epochs=3"}));
+  EXPECT_TRUE(printed("data.task random: random features and labels over 5 classes"));
+  EXPECT_TRUE(printed("dense [256, 24] (random normal)"));
+  ASSERT_EQ(s.runs.size(), 1u);
+  // The split is random by ratio over all 256 nodes: 60% / 20% / 20%.
+  train::DataConfig dc;
+  dc.dataset = "rmat:scale=8,edge_factor=8,seed=2";
+  dc.random_task = true;
+  dc.random_features = 24;
+  dc.random_classes = 5;
+  const train::TrainingData td = train::prepare_data(dc, nn::ModelKind::GraphSage, "test.yaml");
+  EXPECT_EQ(td.in_features(), 24);
+  EXPECT_EQ(td.num_classes, 5);
+  EXPECT_EQ(data::Splits::size_of(td.splits.train) + data::Splits::size_of(td.splits.val) +
+                data::Splits::size_of(td.splits.test),
+            256);
+  EXPECT_NEAR(static_cast<double>(data::Splits::size_of(td.splits.train)), 0.6 * 256, 1.0);
+  for (int64_t i = 0; i < td.labels.numel(); ++i) {
+    EXPECT_GE(td.labels.data<int64_t>()[i], 0);
+    EXPECT_LT(td.labels.data<int64_t>()[i], 5);
+  }
+}
+
 TEST_F(TrainerErrorTest, DivergingLossNamesEpochAndLayerAndWritesNothing) {
   try {
     train(config(kSbm, {"optimizer.name=sgd", "optimizer.lr=1e30", "optimizer.momentum=0", "model.dropout=0"}));
@@ -247,7 +276,8 @@ TEST_F(TrainerErrorTest, MissingDatasetAndUnusableDatasets) {
   expect_user_error([&] { train(config(kSbm, {"data.dataset=no-such-dataset"})); },
                     {"data.dataset 'no-such-dataset' could not be loaded"});
   expect_user_error([&] { train(config(kSbm, {"data.dataset=rmat:scale=6,edge_factor=4"})); },
-                    {"dataset 'rmat:scale=6,edge_factor=4' has no single-label node classes"});
+                    {"dataset 'rmat:scale=6,edge_factor=4' has no single-label node classes",
+                     "(data.task: random trains on random labels, for timing)"});
 
   expect_user_error([&] { train(config(kSbm, {"data.split.kind=planetoid"})); },
                     {"a planetoid split needs 500 validation + 1000 test nodes"});
