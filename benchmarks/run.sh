@@ -15,6 +15,8 @@
 #   --threads LIST  override the thread counts (default 1,2; --quick: 2)
 #   --update-docs  rewrite the generated part of docs/BENCHMARKS.md "Peers" and
 #             docs/plots/peers_*.png from this run
+#   --resume DIR  continue the run whose results are in DIR (same options): groups of
+#             (suite, graph, thread count) it finished are kept, the rest measured
 #
 # Every output is checked against Strata's reference outputs (`strata export`) before
 # it is timed; a mismatch is a row that says so. Results: <results>/peers.csv (every
@@ -32,6 +34,7 @@ data_root="${STRATA_DATA_ROOT:-$repo/../shared/datasets}"
 results=""
 threads_override=""
 strata_train=""
+resume=""
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 while [[ $# -gt 0 ]]; do
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="${2:-}"; shift 2 ;;
     --data-root) data_root="${2:-}"; shift 2 ;;
     --results) results="${2:-}"; shift 2 ;;
+    --resume) resume="${2:-}"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -69,10 +73,19 @@ lscpu >/dev/null 2>&1 || die "lscpu not found"
 
 stamp="$(date +%Y%m%d-%H%M%S)"
 suffix=""; [[ $quick == 1 ]] && suffix="-quick"
+# The options that decide what is measured; a resumed run must repeat them.
+what="suite=$suite quick=$quick threads=${threads_override:-default}"
+if [[ -n "$resume" ]]; then
+  [[ -f "$resume/versions.json" && -f "$resume/options.txt" ]] || die "--resume: '$resume' holds no earlier run (no versions.json / options.txt)"
+  [[ "$(cat "$resume/options.txt")" == "$what" ]] || die "--resume: '$resume' was run with '$(cat "$resume/options.txt")', not '$what'; repeat its options"
+  results="$resume"
+fi
 [[ -n "$results" ]] || results="$repo/benchmarks/results/$stamp$suffix"
 mkdir -p "$results/bin"
 results="$(cd "$results" && pwd)"
-echo "run.sh: suite $suite$([[ $quick == 1 ]] && echo ' (quick)'); results in $results"
+echo "$what" > "$results/options.txt"
+echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$results/sessions.txt"
+echo "run.sh: suite $suite$([[ $quick == 1 ]] && echo ' (quick)'); results in $results${resume:+ (resumed)}"
 
 # ---- the virtual environment (made once, reused while requirements.txt is unchanged) --
 venv="$here/.venv"
@@ -131,15 +144,17 @@ if [[ $quick == 1 ]]; then
 else
   graphs="cora;citeseer;ddi;enron;condmat;gnutella;github;facebook;squirrel;deezer-hu;karate;bcsstk13;ca-grqc;luxembourg;acm;dblp;imdb;$(rmat 16);$(rmat 17);$(rmat 18)"
   feats="32,64,128,256" threads="1,2"
-  train_graphs="cora;citeseer;facebook;deezer-hu" rgcn_graphs="aifb;mutag;acm;dblp" rgcn_feats="32,64" epochs=10
+  train_graphs="cora;citeseer;facebook;$(rmat 17)" rgcn_graphs="aifb;mutag;acm;dblp" rgcn_feats="32,64" epochs=10
 fi
 
 if [[ -n "$threads_override" ]]; then threads="$threads_override"; fi
 
 # ---- machine and versions -------------------------------------------------------------
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH="$here/peers" "$py" "$here/peers/versions.py" \
-  --strata "$strata" --results "$results" --threads "$threads" --quick "$quick" > "$results/versions.json" \
-  || die "could not collect versions"
+if [[ -z "$resume" ]]; then
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH="$here/peers" "$py" "$here/peers/versions.py" \
+    --strata "$strata" --results "$results" --threads "$threads" --quick "$quick" > "$results/versions.json.tmp" \
+    && mv "$results/versions.json.tmp" "$results/versions.json" || die "could not collect versions"
+fi
 
 csv="$results/peers.csv"
 common=(--strata "$strata" --bin "$results/bin" --results "$results" --csv "$csv" --threads "$threads")

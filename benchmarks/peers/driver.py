@@ -46,6 +46,43 @@ class Csv:
               f"t={r['threads']} {shown}  {r['status'][:60]}  {r['variant']}", flush=True)
 
 
+class Done:
+    """The (suite, graph, threads) groups a results folder has finished, in done.txt, so
+    `run.sh --resume` continues an interrupted run where it stopped. Every system of a
+    group is measured back to back in one go, so a group's ratios never span sessions."""
+
+    def __init__(self, results, suite, csv_path):
+        self.path = os.path.join(results, "done.txt")
+        self.suite = suite
+        self.keys = set()
+        if os.path.exists(self.path):
+            self.keys = {tuple(l.rstrip("\n").split("\t")) for l in open(self.path) if l.strip()}
+        self.prune(csv_path)
+
+    def prune(self, csv_path):
+        """Drops this suite's rows of unfinished groups (an interrupted group is re-measured whole)."""
+        if not os.path.exists(csv_path) or os.path.getsize(csv_path) == 0:
+            return
+        rows = list(csv.DictReader(open(csv_path)))
+        keep = [r for r in rows if r["suite"] != self.suite or r["op"] == "stream" or self.has(r["graph"], r["threads"])]
+        if len(keep) != len(rows):
+            tmp = csv_path + ".tmp"
+            with open(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=FIELDS)
+                w.writeheader()
+                w.writerows(keep)
+            os.replace(tmp, csv_path)
+            print(f"resume: dropped {len(rows) - len(keep)} rows of unfinished {self.suite} groups", flush=True)
+
+    def has(self, graph, threads):
+        return (self.suite, graph, str(threads)) in self.keys
+
+    def mark(self, graph, threads):
+        self.keys.add((self.suite, graph, str(threads)))
+        with open(self.path, "a") as f:
+            f.write(f"{self.suite}\t{graph}\t{threads}\n")
+
+
 def env_for(threads):
     e = dict(os.environ)
     for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # benchmark numpy/scipy with their own kernels
@@ -144,6 +181,9 @@ def kernels(a, out):
                      index_bytes=4 if meta["index_dtype"] in ("int32", "i32") else 8)
         print(f"\n{meta['description']}", flush=True)
         for t in a.threads:
+            if a.done.has(g, t):
+                print(f"  {g}, {t} thread(s): done in an earlier session", flush=True)
+                continue
             kernels_strata(a, out, sv, g, t, shape)
             for system, prog in NATIVE.items():
                 exe = os.path.join(a.bin, prog)
@@ -161,6 +201,7 @@ def kernels(a, out):
                 ver, rows, err = run_rows([PY, os.path.join(HERE, "kernels_py.py"), key, d, str(t),
                                            ",".join(map(str, a.feats))], t)
                 emit_rows(out, "kernels", system, ver, rows, err, t, shape, a.feats)
+            a.done.mark(g, t)
 
 
 def emit_rows(out, suite, system, ver, rows, err, t, shape, feats, ops=("spmm_sum", "spmm_mean", "sddmm_dot")):
@@ -240,13 +281,17 @@ def training(a, out):
         shape = dict(graph=g, rows=meta["rows"], cols=meta["cols"], nnz=meta["nnz"])
         print(f"\n{meta['description']}; train: {meta['train']['features']}", flush=True)
         for t in a.threads:
+            if a.done.has(g, t):
+                print(f"  {g}, {t} thread(s): done in an earlier session", flush=True)
+                continue
             for model in ("sage", "gat"):
                 op = f"{model}_epoch"
-                strata_train_row(a, out, sv, subs, g, t, model, op, shape)
+                strata_train_row(a, out, sv, subs, g, t, model, op, shape, meta["train"])
                 for system, key in (("PyG", "pyg"), ("DGL", "dgl")):
                     ver, rows, err = run_rows([PY, os.path.join(HERE, "training.py"), key, model, d, str(t),
                                                str(a.epochs)], t)
                     emit_rows(out, "training", system, ver, rows, err, t, shape, [0], ops=(op,))
+            a.done.mark(g, t)
     for g in a.rgcn_graphs:
         try:
             d, meta = export(strata, g, [32], a.results, ("--hetero",))
@@ -257,20 +302,26 @@ def training(a, out):
         shape = dict(graph=g, rows=h["num_nodes"], cols=h["num_nodes"], nnz=h["nnz"])
         print(f"\n{g}: {h['num_nodes']} nodes, {h['nnz']} typed edges, {h['num_relations']} relations", flush=True)
         for t in a.threads:
+            if a.done.has(g, t):
+                print(f"  {g}, {t} thread(s): done in an earlier session", flush=True)
+                continue
             for F in a.rgcn_feats:
-                strata_rgcn_row(a, out, sv, subs, g, t, F, shape)
+                strata_rgcn_row(a, out, sv, g, t, F, shape)
                 for system, key in (("PyG", "pyg"), ("DGL", "dgl")):
                     ver, rows, err = run_rows([PY, os.path.join(HERE, "rgcn.py"), key, d, str(t), str(F)], t)
                     emit_rows(out, "training", system, ver, rows, err, t, shape, [F], ops=("rgcn_infer",))
+            a.done.mark(g, t)
 
 
-def strata_train_row(a, out, sv, subs, g, t, model, op, shape):
-    """Strata's epoch time from `strata train` when the build has it (never invented).
+def strata_train_row(a, out, sv, subs, g, t, model, op, shape, train_meta):
+    """Strata's epoch time from `strata train` (never invented).
 
-    The interface used is the one `strata train` is being built with: a YAML config
-    plus --set overrides, and summary.json in the run dir with each run's
-    median_epoch_ms. The config is configs/<model>_<graph>.yaml, else
-    configs/<model>_cora.yaml with data.dataset overridden."""
+    The config is configs/<model>_<graph>.yaml, else configs/<model>_cora.yaml with
+    data.dataset overridden, with --set overrides for the peers' architecture, one run,
+    the thread count and a scratch run dir; the time is summary.json's median_epoch_ms
+    (forward + backward + optimizer step; evaluation excluded). Where `strata export
+    --train` had to invent labels (a graph without node classes), Strata trains with
+    data.task=random on the same feature width and class count."""
     strata = a.strata_train or a.strata
     if "train" not in subs:
         out.row(suite="training", system="Strata", op=op, F=0, threads=t, status="not yet available", version=sv,
@@ -288,11 +339,24 @@ def strata_train_row(a, out, sv, subs, g, t, model, op, shape):
         return
     run_dir = os.path.join(a.results, "strata_train", f"{safe(g)}_{model}_t{t}")
     sets = [f"data.dataset={g}", "data.undirected=true", f"training.epochs={max(a.epochs, 10) + 2}", "training.runs=1",
-            f"runtime.threads={t}", f"output.run_dir={run_dir}", "output.checkpoint=none", "output.log_every=0"]
+            "training.patience=0", f"runtime.threads={t}", f"output.run_dir={run_dir}", "output.checkpoint=none",
+            "output.log_every=0"]
+    if train_meta.get("labels_from_dataset", 1) == 0:
+        sets += ["data.task=random", f"data.random_features={train_meta['in_feats']}",
+                 f"data.random_classes={train_meta['num_classes']}", "data.split.kind=random"]
     if model == "sage":
         sets += ["model.hidden=128", "model.dropout=0.5", "model.aggregator=mean", "optimizer.name=adam"]
     else:
-        sets += ["model.heads=8", "model.hidden=8", "optimizer.name=adam"]
+        sets += ["model.gat.heads=8", "model.hidden=8", "model.gat.output_heads=1", "optimizer.name=adam"]
+    variants = [sets]
+    if train_meta.get("labels_from_dataset", 1) > 0:  # the peers read X dense: time that too
+        variants.append(sets + ["data.feature_storage=dense", f"output.run_dir={run_dir}_dense"])
+    for v in variants:
+        strata_train_call(out, strata, cfg, v, t, op, sv, shape, repo)
+
+
+def strata_train_call(out, strata, cfg, sets, t, op, sv, shape, repo):
+    run_dir = [kv.split("=", 1)[1] for kv in sets if kv.startswith("output.run_dir=")][-1]
     cmd = [strata, "train", cfg] + [x for kv in sets for x in ("--set", kv)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     ms = None
@@ -308,26 +372,43 @@ def strata_train_row(a, out, sv, subs, g, t, model, op, shape):
                 version=sv, detail="median_epoch_ms from summary.json", **shape)
     else:
         out.row(suite="training", system="Strata", variant=shown, op=op, F=0, threads=t, status="error", version=sv,
-                detail=("`strata train` present but this call failed or wrote no median_epoch_ms: " +
+                detail=("`strata train` failed or wrote no median_epoch_ms: " +
                         (p.stderr.strip() or p.stdout.strip())[-200:]), **shape)
 
 
-def strata_rgcn_row(a, out, sv, subs, g, t, F, shape):
-    if "rgcn" not in subs and "infer" not in subs:
-        out.row(suite="training", system="Strata", op="rgcn_infer", F=F, threads=t, status="not yet available",
-                version=sv, detail="Strata: not yet available (no RGCN command in this build)", **shape)
+def strata_rgcn_row(a, out, sv, g, t, F, shape):
+    """Strata's RGCN inference time from strata_bench_rgcn (the same model as rgcn.py:
+    2 layers F -> F -> F, a weight per relation, a root weight, per-relation mean, ReLU
+    between; no bias, a vector add that is noise at these sizes). It checks every
+    variant against Strata's reference loops before timing. Rows: "Strata" is the
+    tuned RGMS kernels (the order the tuner picks per graph and F), "Strata
+    per-relation" the loop PyG and DGL run, built from Strata's generated SpMM."""
+    exe = a.bench_rgcn
+    if not os.path.exists(exe):
+        out.row(suite="training", system="Strata", op="rgcn_infer", F=F, threads=t, status="unavailable", version=sv,
+                detail=f"{exe} not built (cmake --build BUILD --target strata_bench_rgcn)", **shape)
         return
-    # Expected interface (docs/BENCHMARKS.md "Peers"): JSON on stdout with "ms", the median forward pass.
-    sub = ["rgcn"] if "rgcn" in subs else ["infer", "--model", "rgcn"]
-    cmd = [a.strata, *sub, "--graph", g, "--feat", str(F), "--threads", str(t), "--json"]
+    js = os.path.join(a.results, "strata_rgcn", f"{safe(g)}_F{F}_t{t}.json")
+    os.makedirs(os.path.dirname(js), exist_ok=True)
+    cmd = [exe, "--graphs", g, "--feat", str(F), "--threads", str(t), "--repeats", "10", "--reference-repeats", "1",
+           "--json", js]
     p = subprocess.run(cmd, capture_output=True, text=True)
+    shown = " ".join([os.path.basename(exe)] + cmd[1:-2])
     try:
-        ms = float(json.loads(p.stdout)["ms"])
-        out.row(suite="training", system="Strata", variant=" ".join(cmd[1:]), op="rgcn_infer", F=F, threads=t, ms=ms,
-                status="ok", version=sv, **shape)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        out.row(suite="training", system="Strata", variant=" ".join(cmd[1:]), op="rgcn_infer", F=F, threads=t,
-                status="error", version=sv, detail=(p.stderr.strip() or p.stdout.strip())[-200:], **shape)
+        row = json.load(open(js))[0]
+    except (OSError, json.JSONDecodeError, IndexError, KeyError):
+        out.row(suite="training", system="Strata", variant=shown, op="rgcn_infer", F=F, threads=t, status="error",
+                version=sv, detail=(p.stderr.strip() or p.stdout.strip())[-200:], **shape)
+        return
+    same = (row["nodes"], row["edges"]) == (shape["rows"], shape["nnz"])
+    for system, key, note in (("Strata", "tuned", f"order {row['tuned_order']}"),
+                              ("Strata per-relation", "per-rel", "per-relation loop of generated SpMM + matmul")):
+        status = "ok" if row["checked"] and same else "MISMATCH"
+        detail = note if status == "ok" else (
+            f"graph differs from the export: {row['nodes']} nodes, {row['edges']} edges" if not same
+            else "differs from Strata's reference loops")
+        out.row(suite="training", system=system, variant=shown, op="rgcn_infer", F=F, threads=t,
+                ms=float(row[key]["median_ms"]), status=status, version=sv, detail=detail, **shape)
 
 
 def main():
@@ -336,6 +417,7 @@ def main():
     ap.add_argument("--strata", required=True)
     ap.add_argument("--strata-train", default="", help="the strata binary for `train` rows (default: --strata)")
     ap.add_argument("--bin", required=True)
+    ap.add_argument("--bench-rgcn", default="", help="strata_bench_rgcn (default: next to --strata's build)")
     ap.add_argument("--results", required=True)
     ap.add_argument("--csv", required=True)
     ap.add_argument("--graphs", default="")
@@ -353,7 +435,11 @@ def main():
     a.rgcn_feats = [int(f) for f in a.rgcn_feats.split(",")]
     a.threads = [int(t) for t in a.threads.split(",")]
     a.python_peers = a.python_peers.split(",")
+    if not a.bench_rgcn:
+        a.bench_rgcn = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.strata))), "benchmarks",
+                                    "strata_bench_rgcn")
     os.makedirs(a.results, exist_ok=True)
+    a.done = Done(a.results, a.suite, a.csv)
     out = Csv(a.csv)
     t0 = time.time()
     (kernels if a.suite == "kernels" else training)(a, out)

@@ -7,8 +7,9 @@ decomposition), a self-loop (root) weight and bias, messages averaged per relati
     h_i' = h_i W_0 + b + sum_r mean_{j in N_r(i)} h_j W_r
 Inputs are seeded random features [N, F] and weights shared by both libraries, so
 every output is checked (rtol = atol = 1e-3) against a float64 SciPy evaluation of
-the formula above before it is timed. Strata has no RGCN yet, so this check is not
-against a Strata reference. Each library's documented modes are separate variants:
+the formula above before it is timed. (Strata's rows come from strata_bench_rgcn,
+which checks its kernels against Strata's own reference loops on the same graph.)
+Each library's documented modes are separate variants:
 PyG RGCNConv and FastRGCNConv (skipped when its per-edge weight gather would need
 more than 3 GB), DGL RelGraphConv with edges sorted by type (presorted=True).
 Not part of Strata.
