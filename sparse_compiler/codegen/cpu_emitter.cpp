@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sparse_compiler/codegen/c_source_emitter.h"
 #include "sparse_compiler/codegen/emitter_common.h"
 #include "sparse_compiler/ir/visitor.h"
 
@@ -41,22 +42,8 @@ static inline void strata_store_fence(void) {
 }
 )";
 
-std::string c_scalar(Type t) {
-  if (t.is_bool()) return "bool";
-  return std::string(dtype_ctype(t.element_of().to_dtype()));
-}
-
 std::string vec_name(Type t) {
   return fmt::format("strata_{}{}x{}", t.is_float() ? "f" : "i", t.bits, t.lanes);
-}
-
-std::string float_literal(double v, Type t) {
-  const bool f32 = t.bits == 32;
-  if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()");
-  std::string s = f32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return f32 ? s + "f" : s;
 }
 
 // Collects the vector types used, buffers written, and register variables.
@@ -137,9 +124,9 @@ std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
   return os.str();
 }
 
-class Emitter {
+class Emitter : public CSourceEmitter {
  public:
-  Emitter(const Kernel& k, std::ostringstream& os) : k_(k), os_(os) {}
+  Emitter(const Kernel& k, std::ostringstream& os) : CSourceEmitter(os, "C++"), k_(k) {}
 
   void function(const std::string& symbol, const Stmt& body, const std::set<std::string>& written) {
     os_ << fmt::format("extern \"C\" int {}(void* const* strata_buffers, const int64_t* strata_scalars) {{\n", symbol);
@@ -162,8 +149,6 @@ class Emitter {
   }
 
  private:
-  std::string pad(int ind) const { return std::string(static_cast<size_t>(ind) * 2, ' '); }
-
   static bool has_streaming_store(const Stmt& s) {
     struct Find : IRVisitor {
       bool found = false;
@@ -177,160 +162,93 @@ class Emitter {
     return f.found;
   }
 
-  bool is_register_var(const std::string& buffer) const { return registers_.count(buffer) > 0; }
-  // A register variable is only ever accessed whole (promote_registers guarantees it).
-  void check_whole(const std::string& buffer, const Expr& index) const {
-    const auto* r = index.as<RampNode>();
-    const bool whole = is_zero(index) || (r && is_zero(r->base) && is_one(r->stride) && r->lanes == registers_.at(buffer));
-    STRATA_ASSERT(whole, "register variable {} accessed in part; run promote_registers", buffer);
+  void emit_for(const ForNode* n, int ind) override {
+    STRATA_ASSERT(n->for_kind == ForKind::Serial || n->for_kind == ForKind::Parallel,
+                  "the C++ emitter got a {} loop {}; run lower_schedule first (and GPU bindings go to the CUDA "
+                  "emitter)",
+                  for_kind_name(n->for_kind), n->var);
+    const bool parallel = n->for_kind == ForKind::Parallel;
+    // One task runs on the calling thread: waking a team for it costs more than a
+    // small graph's whole kernel, and a scheduler slice on a loaded machine.
+    const std::string pragma =
+        parallel ? "#pragma omp parallel for schedule(dynamic, 1) if(strata_hi{0} - strata_lo{0} > 1)" : "";
+    // Non-temporal stores are weakly ordered: fence each task's, so every thread
+    // sees them once the parallel loop ends.
+    const std::string tail = parallel && has_streaming_store(n->body) ? "strata_store_fence();" : "";
+    bounded_for(n, ind, pragma, tail);
   }
 
-  void stmt(const Stmt& s, int ind) {
-    if (!s.defined()) return;
+  void emit_store(const StoreNode* n, int ind) override {
     const std::string p = pad(ind);
-    switch (s.kind()) {
-      case NodeKind::For: {
-        const auto* n = s.as<ForNode>();
-        STRATA_ASSERT(n->for_kind == ForKind::Serial || n->for_kind == ForKind::Parallel,
-                      "the C++ emitter got a {} loop {}; run lower_schedule first (and GPU bindings go to the CUDA "
-                      "emitter)",
-                      for_kind_name(n->for_kind), n->var);
-        // Bounds are evaluated once, into names no IR variable uses.
-        const int id = next_id_++;
-        os_ << p << "{\n";
-        os_ << p << fmt::format("  const int64_t strata_lo{} = {};\n", id, expr(n->min));
-        os_ << p << fmt::format("  const int64_t strata_hi{0} = strata_lo{0} + {1};\n", id, expr(n->extent));
-        // One task runs on the calling thread: waking a team for it costs more than
-        // a small graph's whole kernel, and a scheduler slice on a loaded machine.
-        if (n->for_kind == ForKind::Parallel)
-          os_ << p << fmt::format("  #pragma omp parallel for schedule(dynamic, 1) if(strata_hi{0} - strata_lo{0} > 1)\n", id);
-        os_ << p << fmt::format("  for (int64_t {0} = strata_lo{1}; {0} < strata_hi{1}; ++{0}) {{\n", n->var, id);
-        stmt(n->body, ind + 2);
-        // Non-temporal stores are weakly ordered: fence each task's, so every
-        // thread sees them once the parallel loop ends.
-        if (n->for_kind == ForKind::Parallel && has_streaming_store(n->body)) os_ << p << "    strata_store_fence();\n";
-        os_ << p << "  }\n" << p << "}\n";
-        return;
-      }
-      case NodeKind::Store: {
-        const auto* n = s.as<StoreNode>();
-        const Type vt = n->value.type();
-        if (is_register_var(n->buffer)) {
-          check_whole(n->buffer, n->index);
-          os_ << p << fmt::format("{} = {};\n", n->buffer, expr(n->value));
-          return;
-        }
-        if (n->store_kind == StoreKind::AtomicAdd) {
-          STRATA_ASSERT(vt.is_scalar(), "vector atomic add to {}", n->buffer);
-          os_ << p << fmt::format("__atomic_fetch_add(&{}[{}], {}, __ATOMIC_RELAXED);\n", n->buffer, expr(n->index),
-                                  expr(n->value));
-          return;
-        }
-        if (vt.is_scalar()) {
-          // Scalar streaming stores are plain (x86 has no float movnt for one lane).
-          os_ << p << fmt::format("{}[{}] = {};\n", n->buffer, expr(n->index), expr(n->value));
-          return;
-        }
-        if (const auto* r = n->index.as<RampNode>(); r && is_one(r->stride)) {
-          os_ << p << fmt::format("{}_{}(&{}[{}], {});\n", vec_name(vt),
-                                  n->store_kind == StoreKind::Streaming ? "stream" : "store", n->buffer, expr(r->base),
-                                  expr(n->value));
-          return;
-        }
-        os_ << p << fmt::format("{}_scatter({}, {}, {});\n", vec_name(vt), n->buffer, expr(n->index), expr(n->value));
-        return;
-      }
-      case NodeKind::Seq:
-        for (const auto& c : s.as<SeqNode>()->stmts) stmt(c, ind);
-        return;
-      case NodeKind::IfThenElse: {
-        const auto* n = s.as<IfThenElseNode>();
-        os_ << p << fmt::format("if ({}) {{\n", expr(n->condition));
-        stmt(n->then_case, ind + 1);
-        if (n->else_case.defined()) {
-          os_ << p << "} else {\n";
-          stmt(n->else_case, ind + 1);
-        }
-        os_ << p << "}\n";
-        return;
-      }
-      case NodeKind::LetStmt: {
-        const auto* n = s.as<LetStmtNode>();
-        os_ << p << "{\n";
-        os_ << p << fmt::format("  const {} {} = {};\n", ctype(n->value.type()), n->var, expr(n->value));
-        stmt(n->body, ind + 1);
-        os_ << p << "}\n";
-        return;
-      }
-      case NodeKind::Allocate: {
-        const auto* n = s.as<AllocateNode>();
-        os_ << p << "{\n";
-        if (n->scope == MemoryScope::Register) {
-          // Consecutive register allocations share one block.
-          std::vector<std::string> declared;
-          const AllocateNode* a = n;
-          while (a && a->scope == MemoryScope::Register) {
-            os_ << p << fmt::format("  {} {};\n", ctype(a->type.with_lanes(static_cast<int>(a->size))), a->buffer);
-            registers_[a->buffer] = static_cast<int>(a->size);
-            declared.push_back(a->buffer);
-            const AllocateNode* next = a->body.as<AllocateNode>();
-            if (!next || next->scope != MemoryScope::Register) break;
-            a = next;
-          }
-          stmt(a->body, ind + 1);
-          for (const auto& d : declared) registers_.erase(d);
-        } else {
-          os_ << p << fmt::format("  {} {}[{}] __attribute__((aligned(64)));\n", c_scalar(n->type), n->buffer, n->size);
-          stmt(n->body, ind + 1);
-        }
-        os_ << p << "}\n";
-        return;
-      }
-      case NodeKind::Prefetch: {
-        const auto* n = s.as<PrefetchNode>();
-        os_ << p << fmt::format("__builtin_prefetch(&{}[{}], 0, 3);\n", n->buffer, expr(n->index));
-        return;
-      }
-      case NodeKind::Evaluate:
-        os_ << p << fmt::format("(void)({});\n", expr(s.as<EvaluateNode>()->value));
-        return;
-      default: STRATA_UNREACHABLE("the C++ emitter got {}", node_kind_name(s.kind()));
+    const Type vt = n->value.type();
+    if (is_register_var(n->buffer)) {
+      check_whole(n->buffer, n->index);
+      os_ << p << fmt::format("{} = {};\n", n->buffer, expr(n->value));
+      return;
     }
+    if (n->store_kind == StoreKind::AtomicAdd) {
+      STRATA_ASSERT(vt.is_scalar(), "vector atomic add to {}", n->buffer);
+      os_ << p << fmt::format("__atomic_fetch_add(&{}[{}], {}, __ATOMIC_RELAXED);\n", n->buffer, expr(n->index),
+                              expr(n->value));
+      return;
+    }
+    if (vt.is_scalar()) {
+      // Scalar streaming stores are plain (x86 has no float movnt for one lane).
+      os_ << p << fmt::format("{}[{}] = {};\n", n->buffer, expr(n->index), expr(n->value));
+      return;
+    }
+    if (const auto* r = n->index.as<RampNode>(); r && is_one(r->stride)) {
+      os_ << p << fmt::format("{}_{}(&{}[{}], {});\n", vec_name(vt),
+                              n->store_kind == StoreKind::Streaming ? "stream" : "store", n->buffer, expr(r->base),
+                              expr(n->value));
+      return;
+    }
+    os_ << p << fmt::format("{}_scatter({}, {}, {});\n", vec_name(vt), n->buffer, expr(n->index), expr(n->value));
   }
 
-  std::string ctype(Type t) const { return t.is_vector() ? vec_name(t) : c_scalar(t); }
+  void emit_allocate(const AllocateNode* n, int ind) override {
+    const std::string p = pad(ind);
+    os_ << p << "{\n";
+    if (n->scope == MemoryScope::Register) {
+      // Consecutive register allocations share one block.
+      std::vector<std::string> declared;
+      const AllocateNode* a = n;
+      while (a && a->scope == MemoryScope::Register) {
+        os_ << p << fmt::format("  {} {};\n", c_type(a->type.with_lanes(static_cast<int>(a->size))), a->buffer);
+        registers_[a->buffer] = static_cast<int>(a->size);
+        declared.push_back(a->buffer);
+        const AllocateNode* next = a->body.as<AllocateNode>();
+        if (!next || next->scope != MemoryScope::Register) break;
+        a = next;
+      }
+      stmt(a->body, ind + 1);
+      for (const auto& d : declared) registers_.erase(d);
+    } else {
+      os_ << p << fmt::format("  {} {}[{}] __attribute__((aligned(64)));\n", c_scalar(n->type), n->buffer, n->size);
+      stmt(n->body, ind + 1);
+    }
+    os_ << p << "}\n";
+  }
 
-  std::string bin(const Expr& a, const Expr& b, const char* op) { return "(" + expr(a) + " " + op + " " + expr(b) + ")"; }
+  void emit_prefetch(const PrefetchNode* n, int ind) override {
+    os_ << pad(ind) << fmt::format("__builtin_prefetch(&{}[{}], 0, 3);\n", n->buffer, expr(n->index));
+  }
 
-  std::string expr(const Expr& e) {
+  std::string c_type(Type t) const override { return t.is_vector() ? vec_name(t) : c_scalar(t); }
+
+  std::string nonfinite_literal(double v, Type t) const override {
+    const bool f32 = t.bits == 32;
+    if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    return std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()");
+  }
+
+  // Vector values (GCC vector extensions and the helpers of vector_helpers), loads,
+  // min/max, intrinsics and reductions.
+  std::string target_expr(const Expr& e) override {
     const Type t = e.type();
     switch (e.kind()) {
-      case NodeKind::IntImm: {
-        const auto* n = e.as<IntImmNode>();
-        if (t.is_bool()) return n->value ? "true" : "false";
-        return t.bits == 32 ? fmt::format("(int32_t){}", n->value) : fmt::format("(int64_t){}", n->value);
-      }
-      case NodeKind::FloatImm: return float_literal(e.as<FloatImmNode>()->value, t);
-      case NodeKind::Var: return e.as<VarNode>()->name;
-      case NodeKind::Cast: {
-        const auto* n = e.as<CastNode>();
-        if (t.is_vector()) return fmt::format("__builtin_convertvector({}, {})", expr(n->value), vec_name(t));
-        return fmt::format("(({}){})", c_scalar(t), expr(n->value));
-      }
-      case NodeKind::Add: return bin(e.as<AddNode>()->a, e.as<AddNode>()->b, "+");
-      case NodeKind::Sub: return bin(e.as<SubNode>()->a, e.as<SubNode>()->b, "-");
-      case NodeKind::Mul: return bin(e.as<MulNode>()->a, e.as<MulNode>()->b, "*");
-      case NodeKind::Div: {
-        const auto* n = e.as<DivNode>();
-        if (t.is_float()) return bin(n->a, n->b, "/");
-        STRATA_ASSERT(t.is_scalar(), "vector integer division");
-        return fmt::format("strata_floordiv({}, {})", expr(n->a), expr(n->b));
-      }
-      case NodeKind::Mod: {
-        const auto* n = e.as<ModNode>();
-        STRATA_ASSERT(t.is_int() && t.is_scalar(), "mod of {}", t.str());
-        return fmt::format("strata_floormod({}, {})", expr(n->a), expr(n->b));
-      }
+      case NodeKind::Cast:
+        return fmt::format("__builtin_convertvector({}, {})", expr(e.as<CastNode>()->value), vec_name(t));
       case NodeKind::Min:
       case NodeKind::Max: {
         const bool is_min = e.kind() == NodeKind::Min;
@@ -340,12 +258,8 @@ class Emitter {
         const std::string x = expr(a), y = expr(b);
         return fmt::format("({0} {1} {2} ? {0} : {2})", x, is_min ? "<" : ">", y);
       }
-      case NodeKind::EQ: return bin(e.as<EQNode>()->a, e.as<EQNode>()->b, "==");
-      case NodeKind::NE: return bin(e.as<NENode>()->a, e.as<NENode>()->b, "!=");
-      case NodeKind::LT: return bin(e.as<LTNode>()->a, e.as<LTNode>()->b, "<");
-      case NodeKind::LE: return bin(e.as<LENode>()->a, e.as<LENode>()->b, "<=");
-      case NodeKind::And: return bin(e.as<AndNode>()->a, e.as<AndNode>()->b, t.is_vector() ? "&" : "&&");
-      case NodeKind::Or: return bin(e.as<OrNode>()->a, e.as<OrNode>()->b, t.is_vector() ? "|" : "||");
+      case NodeKind::And: return bin(e.as<AndNode>()->a, e.as<AndNode>()->b, "&");
+      case NodeKind::Or: return bin(e.as<OrNode>()->a, e.as<OrNode>()->b, "|");
       case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
       case NodeKind::Select: {
         const auto* n = e.as<SelectNode>();
@@ -391,26 +305,17 @@ class Emitter {
         return fmt::format("{}_reduce_{}({})", vec_name(n->value.type()), n->op == ReduceOp::Add ? "add" : "max",
                            expr(n->value));
       }
-      default: STRATA_UNREACHABLE("the C++ emitter got {}", node_kind_name(e.kind()));
+      default: unexpected(e.kind());
     }
   }
 
   const Kernel& k_;
-  std::ostringstream& os_;
-  std::map<std::string, int> registers_;  // name -> lanes
-  int next_id_ = 0;
 };
-
-std::string sanitize(const std::string& name) {
-  std::string s;
-  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return s;
-}
 
 }  // namespace
 
-std::string cpu_entry_symbol(const Kernel& k) { return "strata_" + sanitize(k.name); }
-std::string cpu_preprocess_symbol(const Kernel& k) { return "strata_" + sanitize(k.name) + "_preprocess"; }
+std::string cpu_entry_symbol(const Kernel& k) { return "strata_" + c_identifier(k.name); }
+std::string cpu_preprocess_symbol(const Kernel& k) { return "strata_" + c_identifier(k.name) + "_preprocess"; }
 
 std::string emit_cpu_source(const std::vector<Kernel>& kernels) {
   Survey survey;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sparse_compiler/codegen/c_source_emitter.h"
 #include "sparse_compiler/codegen/emitter_common.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ir/visitor.h"
@@ -190,29 +191,6 @@ STRATA_VEC_MATH(strata_abs)
 )";
 
 constexpr int kMaxThreadsPerBlock = 1024;
-
-std::string c_scalar(Type t) {
-  if (t.is_bool()) return "bool";
-  return std::string(dtype_ctype(t.element_of().to_dtype()));
-}
-
-std::string c_type(Type t) {
-  if (t.is_vector()) return fmt::format("strata_vec<{}, {}>", c_scalar(t.element_of()), t.lanes);
-  return c_scalar(t);
-}
-
-std::string float_literal(double v, Type t) {
-  const bool f32 = t.bits == 32;
-  if (std::isnan(v)) return f32 ? "__int_as_float(0x7fffffff)" : "__longlong_as_double(0x7fffffffffffffffLL)";
-  if (std::isinf(v)) {
-    const char* s = v < 0 ? "-" : "";
-    return f32 ? fmt::format("{}__int_as_float(0x7f800000)", s)
-               : fmt::format("{}__longlong_as_double(0x7ff0000000000000LL)", s);
-  }
-  std::string s = f32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return f32 ? s + "f" : s;
-}
 
 int thread_axis(ForKind k) {
   switch (k) {
@@ -433,9 +411,9 @@ bool multiple_of(const Expr& base, int64_t n) {
   return true;
 }
 
-class Emitter {
+class Emitter : public CSourceEmitter {
  public:
-  Emitter(const Kernel& k, std::ostringstream& os) : k_(k), os_(os) {
+  Emitter(const Kernel& k, std::ostringstream& os) : CSourceEmitter(os, "CUDA"), k_(k) {
     for (const auto& p : k.params) {
       if (p.kind == ParamKind::Scalar) scalars_.insert(p.name);
       else params_.insert(p.name);
@@ -566,8 +544,6 @@ class Emitter {
     w.visit_stmt(s);
   }
 
-  static std::string pad(int ind) { return std::string(static_cast<size_t>(ind) * 2, ' '); }
-
   bool is_memory(const std::string& buffer) const { return params_.count(buffer) || shared_.count(buffer); }
 
   // The predicate that makes a write to global or shared memory happen once per
@@ -583,101 +559,78 @@ class Emitter {
     return p;
   }
 
-  void stmt(const Stmt& s, int ind) {
-    if (!s.defined()) return;
+  void emit_for(const ForNode* n, int ind) override {
     const std::string p = pad(ind);
-    switch (s.kind()) {
-      case NodeKind::For: {
-        const auto* n = s.as<ForNode>();
-        const int b = block_axis(n->for_kind), t = thread_axis(n->for_kind);
-        if (b >= 0 || t >= 0) {
-          os_ << p << "{\n";
-          std::string index = b == 0 ? "strata_bx" : b > 0 ? fmt::format("(int64_t)blockIdx.{}", axis_letter(b))
-                                                        : fmt::format("(int64_t)threadIdx.{}", axis_letter(t));
-          os_ << p << fmt::format("  const int64_t {0} = {1} + {2};\n", n->var, expr(n->min), index);
-          os_ << p << fmt::format("  (void){};\n", n->var);
-          std::string guard;
-          if (t >= 0 && *as_const_int(n->extent) < block_[t]) guard = fmt::format("{} < {}", index, expr(n->extent));
-          if (b > 0 && multi_) guard = fmt::format("{} < {}", index, expr(n->extent));
-          std::array<bool, 3>& bound = b >= 0 ? bound_blocks_ : bound_threads_;
-          const int axis = b >= 0 ? b : t;
-          const bool saved = bound[axis];
-          bound[axis] = true;
-          if (t == 0) lane_vars_.push_back(n->var);
-          if (!guard.empty()) {
-            os_ << p << "  if (" << guard << ") {\n";
-            stmt(n->body, ind + 2);
-            os_ << p << "  }\n";
-          } else {
-            stmt(n->body, ind + 1);
-          }
-          if (t == 0) lane_vars_.pop_back();
-          bound[axis] = saved;
-          os_ << p << "}\n";
-          return;
-        }
-        STRATA_ASSERT(n->for_kind == ForKind::Serial, "the CUDA emitter got a {} loop {}; run lower_schedule first",
-                      for_kind_name(n->for_kind), n->var);
-        const int id = next_id_++;
-        os_ << p << "{\n";
-        os_ << p << fmt::format("  const int64_t strata_lo{} = {};\n", id, expr(n->min));
-        os_ << p << fmt::format("  const int64_t strata_hi{0} = strata_lo{0} + {1};\n", id, expr(n->extent));
-        os_ << p << fmt::format("  for (int64_t {0} = strata_lo{1}; {0} < strata_hi{1}; ++{0}) {{\n", n->var, id);
-        stmt(n->body, ind + 2);
-        os_ << p << "  }\n" << p << "}\n";
-        return;
-      }
-      case NodeKind::Store: {
-        const auto* n = s.as<StoreNode>();
-        std::string code = store_code(n);
-        if (is_memory(n->buffer)) {
-          if (const std::string pred = write_predicate(); !pred.empty()) code = "if (" + pred + ") " + code;
-        }
-        os_ << p << code << "\n";
-        return;
-      }
-      case NodeKind::Seq:
-        for (const auto& c : s.as<SeqNode>()->stmts) stmt(c, ind);
-        return;
-      case NodeKind::IfThenElse: {
-        const auto* n = s.as<IfThenElseNode>();
-        os_ << p << fmt::format("if ({}) {{\n", expr(n->condition));
-        stmt(n->then_case, ind + 1);
-        if (n->else_case.defined()) {
-          os_ << p << "} else {\n";
-          stmt(n->else_case, ind + 1);
-        }
-        os_ << p << "}\n";
-        return;
-      }
-      case NodeKind::LetStmt: {
-        const auto* n = s.as<LetStmtNode>();
-        os_ << p << "{\n";
-        os_ << p << fmt::format("  const {} {} = {};\n", c_type(n->value.type()), n->var, expr(n->value));
-        stmt(n->body, ind + 1);
-        os_ << p << "}\n";
-        return;
-      }
-      case NodeKind::Allocate: {
-        allocate(s.as<AllocateNode>(), ind);
-        return;
-      }
-      case NodeKind::Prefetch:
-        // GPUs hide latency with other warps; a software prefetch hint is dropped.
-        os_ << p << fmt::format("// prefetch {} dropped\n", s.as<PrefetchNode>()->buffer);
-        return;
-      case NodeKind::Evaluate: {
-        const auto* c = s.as<EvaluateNode>()->value.as<CallNode>();
-        if (c && c->name == kSyncThreads) {
-          os_ << p << "__syncthreads();\n";
-          return;
-        }
-        os_ << p << fmt::format("(void)({});\n", expr(s.as<EvaluateNode>()->value));
-        return;
-      }
-      default: STRATA_UNREACHABLE("the CUDA emitter got {}", node_kind_name(s.kind()));
+    const int b = block_axis(n->for_kind), t = thread_axis(n->for_kind);
+    if (b < 0 && t < 0) {
+      STRATA_ASSERT(n->for_kind == ForKind::Serial, "the CUDA emitter got a {} loop {}; run lower_schedule first",
+                    for_kind_name(n->for_kind), n->var);
+      bounded_for(n, ind, "", "");
+      return;
     }
+    os_ << p << "{\n";
+    std::string index = b == 0 ? "strata_bx" : b > 0 ? fmt::format("(int64_t)blockIdx.{}", axis_letter(b))
+                                                  : fmt::format("(int64_t)threadIdx.{}", axis_letter(t));
+    os_ << p << fmt::format("  const int64_t {0} = {1} + {2};\n", n->var, expr(n->min), index);
+    os_ << p << fmt::format("  (void){};\n", n->var);
+    std::string guard;
+    if (t >= 0 && *as_const_int(n->extent) < block_[t]) guard = fmt::format("{} < {}", index, expr(n->extent));
+    if (b > 0 && multi_) guard = fmt::format("{} < {}", index, expr(n->extent));
+    std::array<bool, 3>& bound = b >= 0 ? bound_blocks_ : bound_threads_;
+    const int axis = b >= 0 ? b : t;
+    const bool saved = bound[axis];
+    bound[axis] = true;
+    if (t == 0) lane_vars_.push_back(n->var);
+    if (!guard.empty()) {
+      os_ << p << "  if (" << guard << ") {\n";
+      stmt(n->body, ind + 2);
+      os_ << p << "  }\n";
+    } else {
+      stmt(n->body, ind + 1);
+    }
+    if (t == 0) lane_vars_.pop_back();
+    bound[axis] = saved;
+    os_ << p << "}\n";
   }
+
+  void emit_store(const StoreNode* n, int ind) override {
+    std::string code = store_code(n);
+    if (is_memory(n->buffer)) {
+      if (const std::string pred = write_predicate(); !pred.empty()) code = "if (" + pred + ") " + code;
+    }
+    os_ << pad(ind) << code << "\n";
+  }
+
+  void emit_allocate(const AllocateNode* n, int ind) override { allocate(n, ind); }
+
+  void emit_prefetch(const PrefetchNode* n, int ind) override {
+    // GPUs hide latency with other warps; a software prefetch hint is dropped.
+    os_ << pad(ind) << fmt::format("// prefetch {} dropped\n", n->buffer);
+  }
+
+  void emit_evaluate(const EvaluateNode* n, int ind) override {
+    const auto* c = n->value.as<CallNode>();
+    if (c && c->name == kSyncThreads) {
+      os_ << pad(ind) << "__syncthreads();\n";
+      return;
+    }
+    CSourceEmitter::emit_evaluate(n, ind);
+  }
+
+  std::string c_type(Type t) const override {
+    if (t.is_vector()) return fmt::format("strata_vec<{}, {}>", c_scalar(t.element_of()), t.lanes);
+    return c_scalar(t);
+  }
+
+  std::string nonfinite_literal(double v, Type t) const override {
+    const bool f32 = t.bits == 32;
+    if (std::isnan(v)) return f32 ? "__int_as_float(0x7fffffff)" : "__longlong_as_double(0x7fffffffffffffffLL)";
+    const char* s = v < 0 ? "-" : "";
+    return f32 ? fmt::format("{}__int_as_float(0x7f800000)", s)
+               : fmt::format("{}__longlong_as_double(0x7ff0000000000000LL)", s);
+  }
+
+  const char* int64_suffix() const override { return "LL"; }
 
   void allocate(const AllocateNode* n, int ind) {
     const std::string p = pad(ind);
@@ -715,13 +668,6 @@ class Emitter {
       stmt(n->body, ind + 1);
     }
     os_ << p << "}\n";
-  }
-
-  // A register variable is only ever accessed whole (promote_registers guarantees it).
-  void check_whole(const std::string& buffer, const Expr& index) const {
-    const auto* r = index.as<RampNode>();
-    const bool whole = is_zero(index) || (r && is_zero(r->base) && is_one(r->stride) && r->lanes == registers_.at(buffer));
-    STRATA_ASSERT(whole, "register variable {} accessed in part; run promote_registers", buffer);
   }
 
   // The scalar this thread holds for lane-distributed buffer `buffer`.
@@ -763,54 +709,22 @@ class Emitter {
                        expr(n->value));
   }
 
-  std::string bin(const Expr& a, const Expr& b, const char* op) { return "(" + expr(a) + " " + op + " " + expr(b) + ")"; }
-
-  std::string expr(const Expr& e) {
+  // Vector values (strata_vec and its helpers), loads of lane-distributed and register
+  // variables, min/max, intrinsics and reductions.
+  std::string target_expr(const Expr& e) override {
     const Type t = e.type();
     switch (e.kind()) {
-      case NodeKind::IntImm: {
-        const auto* n = e.as<IntImmNode>();
-        if (t.is_bool()) return n->value ? "true" : "false";
-        return t.bits == 32 ? fmt::format("(int32_t){}", n->value) : fmt::format("(int64_t){}LL", n->value);
-      }
-      case NodeKind::FloatImm: return float_literal(e.as<FloatImmNode>()->value, t);
-      case NodeKind::Var: return e.as<VarNode>()->name;
-      case NodeKind::Cast: {
-        const auto* n = e.as<CastNode>();
-        if (t.is_vector()) return fmt::format("strata_vcast<{}>({})", c_scalar(t.element_of()), expr(n->value));
-        return fmt::format("(({}){})", c_scalar(t), expr(n->value));
-      }
-      case NodeKind::Add: return bin(e.as<AddNode>()->a, e.as<AddNode>()->b, "+");
-      case NodeKind::Sub: return bin(e.as<SubNode>()->a, e.as<SubNode>()->b, "-");
-      case NodeKind::Mul: return bin(e.as<MulNode>()->a, e.as<MulNode>()->b, "*");
-      case NodeKind::Div: {
-        const auto* n = e.as<DivNode>();
-        if (t.is_float()) return bin(n->a, n->b, "/");
-        STRATA_ASSERT(t.is_scalar(), "vector integer division");
-        return fmt::format("strata_floordiv({}, {})", expr(n->a), expr(n->b));
-      }
-      case NodeKind::Mod: {
-        const auto* n = e.as<ModNode>();
-        STRATA_ASSERT(t.is_int() && t.is_scalar(), "mod of {}", t.str());
-        return fmt::format("strata_floormod({}, {})", expr(n->a), expr(n->b));
-      }
+      case NodeKind::Cast:
+        return fmt::format("strata_vcast<{}>({})", c_scalar(t.element_of()), expr(e.as<CastNode>()->value));
       case NodeKind::Min: return fmt::format("strata_min({}, {})", expr(e.as<MinNode>()->a), expr(e.as<MinNode>()->b));
       case NodeKind::Max: return fmt::format("strata_max({}, {})", expr(e.as<MaxNode>()->a), expr(e.as<MaxNode>()->b));
-      case NodeKind::EQ: return bin(e.as<EQNode>()->a, e.as<EQNode>()->b, "==");
-      case NodeKind::NE: return bin(e.as<NENode>()->a, e.as<NENode>()->b, "!=");
-      case NodeKind::LT: return bin(e.as<LTNode>()->a, e.as<LTNode>()->b, "<");
-      case NodeKind::LE: return bin(e.as<LENode>()->a, e.as<LENode>()->b, "<=");
       case NodeKind::And: return bin(e.as<AndNode>()->a, e.as<AndNode>()->b, "&&");
       case NodeKind::Or: return bin(e.as<OrNode>()->a, e.as<OrNode>()->b, "||");
-      case NodeKind::Not:
-        if (t.is_vector()) return "strata_vnot(" + expr(e.as<NotNode>()->a) + ")";
-        return "(!" + expr(e.as<NotNode>()->a) + ")";
+      case NodeKind::Not: return "strata_vnot(" + expr(e.as<NotNode>()->a) + ")";
       case NodeKind::Select: {
         const auto* n = e.as<SelectNode>();
-        if (n->condition.type().is_vector())
-          return fmt::format("strata_vselect({}, {}, {})", expr(n->condition), expr(n->true_value),
-                             expr(n->false_value));
-        return fmt::format("({} ? {} : {})", expr(n->condition), expr(n->true_value), expr(n->false_value));
+        return fmt::format("strata_vselect({}, {}, {})", expr(n->condition), expr(n->true_value),
+                           expr(n->false_value));
       }
       case NodeKind::Load: {
         const auto* n = e.as<LoadNode>();
@@ -864,28 +778,19 @@ class Emitter {
         const auto* n = e.as<VectorReduceNode>();
         return fmt::format("strata_vreduce_{}({})", n->op == ReduceOp::Add ? "add" : "max", expr(n->value));
       }
-      default: STRATA_UNREACHABLE("the CUDA emitter got {}", node_kind_name(e.kind()));
+      default: unexpected(e.kind());
     }
   }
 
   const Kernel& k_;
-  std::ostringstream& os_;
   std::set<std::string> scalars_, params_, written_, shared_;
   std::map<std::string, int64_t> aligned_;  // buffer -> bytes of its widest aligned access
-  std::map<std::string, int> registers_;     // promoted register variables -> lanes
   std::map<std::string, int64_t> lanes_;     // lane-distributed locals -> lanes
   std::vector<std::string> lane_vars_;       // variables of the enclosing threadIdx.x loops
   std::array<int64_t, 3> block_{1, 1, 1};
   std::array<bool, 3> bound_threads_{false, false, false}, bound_blocks_{false, false, false};
   bool grid_y_active_ = false, grid_z_active_ = false, multi_ = false;
-  int next_id_ = 0;
 };
-
-std::string sanitize(const std::string& name) {
-  std::string s;
-  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return s;
-}
 
 }  // namespace
 
@@ -901,7 +806,7 @@ CudaSource emit_cuda_source(const std::vector<Kernel>& kernels) {
     em.note_written(k.preprocess);
     CudaKernelPlan plan;
     plan.kernel = k;
-    const std::string base = "strata_" + sanitize(k.name);
+    const std::string base = "strata_" + c_identifier(k.name);
     if (k.preprocess.defined()) plan.preprocess = em.emit_body(k.preprocess, base + "_pre");
     plan.body = em.emit_body(k.body, base);
     out.kernels.push_back(std::move(plan));
