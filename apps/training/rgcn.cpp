@@ -8,6 +8,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "apps/training/model_selection.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -354,8 +355,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     ag::Tape tape;
     std::vector<double> epoch_ms;
     RgcnEvaluation last, best;
-    double best_val = -1, best_loss = 0;
-    int64_t since_best = 0;
+    ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params;
     for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
       Timer t;
@@ -384,28 +384,17 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         m["val_acc"] = last.val_acc;
         m["test_acc"] = last.test_acc;
         m["val_loss"] = last.val_loss;
-        const bool better = c.training.select_by_loss
-                                ? best_val < 0 || last.val_loss < best_loss
-                                : last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss);
-        if (better) {
-          best_val = last.val_acc;
-          best_loss = last.val_loss;
+        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
           best = last;
           rr.best_epoch = epoch;
-          since_best = 0;
           if (c.output.checkpoint == CheckpointPolicy::Best) best_params = nn::snapshot_parameters(model->parameters());
-        } else {
-          ++since_best;
         }
       }
       dir.append_metrics(m.dump());
-      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
-        out(fmt::format("Epoch {} | loss {:.4f} | train {:.3f} | val {:.3f} | {:.2f} ms", epoch_str(epoch), value,
-                        last.train_acc, last.val_acc, ms));
+      log_epoch(c.output, out, epoch, value, last.train_acc, last.val_acc, ms);
       rr.epochs = epoch;
-      if (eval_now && c.training.patience > 0 && since_best >= c.training.patience && epoch < c.training.epochs) {
+      if (eval_now && selection.stop_early(epoch, out)) {
         rr.stopped_early = true;
-        out(fmt::format("Early stopping at epoch {}", epoch_str(epoch)));
         break;
       }
     }

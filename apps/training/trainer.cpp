@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "apps/training/model_selection.h"
 #include "apps/training/rgcn.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
@@ -240,8 +241,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
     ag::Tape tape;
     std::vector<double> epoch_ms;
     Evaluation last;
-    double best_val = -1, best_loss = 0;
-    int64_t since_best = 0;
+    ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
     for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
       const StepResult step = train_step(ctx, state, tape, run, epoch);
@@ -257,33 +257,21 @@ Summary run_training(const Config& config, const std::string& config_name, const
         m["train_loss"] = last.train_loss;
         m["val_loss"] = last.val_loss;
         m["eval_ms"] = last.ms;
-        const bool better = c.training.select_by_loss
-                                ? best_val < 0 || last.val_loss < best_loss
-                                : last.val_acc > best_val || (last.val_acc == best_val && last.val_loss < best_loss);
-        if (better) {
-          best_val = last.val_acc;
-          best_loss = last.val_loss;
+        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
           rr.best = last;
           rr.best_epoch = epoch;
-          since_best = 0;
           if (c.output.checkpoint == CheckpointPolicy::Best) {
             best_params = nn::snapshot_parameters(state.model->parameters());
             best_optim.clear();
             for (const auto& [name, t] : state.optimizer->state()) best_optim.emplace_back(name, t.clone());
           }
-        } else {
-          ++since_best;
         }
       }
       dir.append_metrics(m.dump());
-      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
-        out(fmt::format("Epoch {} | loss {:.4f} | train {:.3f} | val {:.3f} | {:.2f} ms", epoch_str(epoch), step.loss,
-                        last.train_acc, last.val_acc, step.ms));
+      log_epoch(c.output, out, epoch, step.loss, last.train_acc, last.val_acc, step.ms);
       rr.epochs = epoch;
-      if (eval_now && c.training.patience > 0 && since_best >= c.training.patience && epoch < c.training.epochs) {
+      if (eval_now && selection.stop_early(epoch, out)) {
         rr.stopped_early = true;
-        out(fmt::format("Early stopping at epoch {}: no better validation {} in {} evaluations", epoch_str(epoch),
-                        c.training.select_by_loss ? "loss" : "accuracy", c.training.patience));
         break;
       }
     }
