@@ -158,17 +158,19 @@ fi
 
 csv="$results/peers.csv"
 common=(--strata "$strata" --bin "$results/bin" --results "$results" --csv "$csv" --threads "$threads")
-if [[ "$suite" == kernels || "$suite" == all ]]; then
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$here/peers/driver.py" kernels "${common[@]}" \
-    --graphs "$graphs" --feats "$feats" --python-peers "$peers"
-fi
+# Training first: its groups are few and short, the kernel suite's are many and long
+# (an interrupted run resumes with --resume either way).
 if [[ "$suite" == training || "$suite" == all ]]; then
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$here/peers/driver.py" training "${common[@]}" \
     ${strata_train:+--strata-train "$strata_train"} --graphs "$train_graphs" --rgcn-graphs "$rgcn_graphs" --rgcn-feats "$rgcn_feats" --epochs "$epochs"
 fi
+if [[ "$suite" == kernels || "$suite" == all ]]; then
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$here/peers/driver.py" kernels "${common[@]}" \
+    --graphs "$graphs" --feats "$feats" --python-peers "$peers"
+fi
 
 report_args=(--csv "$csv" --versions "$results/versions.json" --out "$results/report.md" --plots "$results"
-             --command "benchmarks/run.sh ${orig_args[*]}")
+             --command "${PEERS_BUDGET_S:+PEERS_BUDGET_S=$PEERS_BUDGET_S }benchmarks/run.sh ${orig_args[*]}")
 if [[ $update_docs == 1 ]]; then
   report_args+=(--plots "$repo/docs/plots" --docs "$repo/docs/BENCHMARKS.md" --plot-prefix "peers${suffix//-/_}")
   if [[ $quick == 1 ]]; then cp "$csv" "$repo/docs/peers_quick.csv"; fi
