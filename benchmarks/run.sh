@@ -142,7 +142,7 @@ if [[ $quick == 1 ]]; then
   feats="32,128" threads="2"
   train_graphs="cora" rgcn_graphs="aifb" rgcn_feats="32" epochs=5
 else
-  graphs="cora;citeseer;ddi;enron;condmat;gnutella;github;facebook;squirrel;deezer-hu;karate;bcsstk13;ca-grqc;luxembourg;acm;dblp;imdb;$(rmat 16);$(rmat 17);$(rmat 18)"
+  graphs="cora;citeseer;pubmed;ddi;enron;condmat;gnutella;github;facebook;squirrel;deezer-hu;karate;bcsstk13;ca-grqc;luxembourg;acm;dblp;imdb;$(rmat 16);$(rmat 17);$(rmat 18)"
   feats="32,64,128,256" threads="1,2"
   train_graphs="cora;citeseer;facebook;$(rmat 17)" rgcn_graphs="aifb;mutag;acm;dblp" rgcn_feats="32,64" epochs=10
 fi
