@@ -200,19 +200,22 @@ void random_features_and_labels(TrainingData& td, int64_t features, int64_t clas
 
 }  // namespace
 
-TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
-  Timer total;
+data::Dataset load_configured_dataset(const DataConfig& c, const std::string& config_source, data::LoadReport* report) {
   data::LoadOptions lo;
   if (!c.data_root.empty()) lo.data_root = c.data_root;
   lo.use_cache = c.cache;
   lo.seed = c.split.seed;
-  TrainingData td;
-  data::Dataset ds;
   try {
-    ds = data::load_dataset(c.dataset, lo, &td.load);
+    return data::load_dataset(c.dataset, lo, report);
   } catch (const UserError& e) {
     STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
   }
+}
+
+TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
+  Timer total;
+  TrainingData td;
+  const data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
   td.name = ds.name;
   td.source = ds.source;
   STRATA_CHECK(!ds.is_hetero(),

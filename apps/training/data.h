@@ -33,6 +33,11 @@ struct TrainingData {
   bool sparse_input() const { return sparse_features.has_value(); }
 };
 
+// Loads data.dataset with the config's data root, cache and seed; a loader error
+// becomes a UserError naming the config and the key.
+data::Dataset load_configured_dataset(const DataConfig& config, const std::string& config_source,
+                                      data::LoadReport* report);
+
 // Loads and prepares the data. `model` decides data.self_loops: auto. Throws a
 // UserError naming the config key for anything training cannot use.
 TrainingData prepare_data(const DataConfig& config, nn::ModelKind model, const std::string& config_source);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "apps/training/data.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
@@ -107,17 +108,8 @@ void check_checkpoint_graph(const json& meta, const RgcnData& d, const std::stri
 }  // namespace
 
 RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const std::string& config_source) {
-  data::LoadOptions lo;
-  if (!c.data_root.empty()) lo.data_root = c.data_root;
-  lo.use_cache = c.cache;
-  lo.seed = c.split.seed;
   RgcnData d;
-  data::Dataset ds;
-  try {
-    ds = data::load_dataset(c.dataset, lo, &d.load);
-  } catch (const UserError& e) {
-    STRATA_FAIL("{}: data.dataset '{}' could not be loaded: {}", config_source, c.dataset, e.what());
-  }
+  data::Dataset ds = load_configured_dataset(c, config_source, &d.load);
   d.name = ds.name;
   d.source = ds.source;
   d.notes = ds.notes;
