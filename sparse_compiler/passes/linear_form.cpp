@@ -36,6 +36,16 @@ LinearForm LinearForm::without_var(const std::string& name) const {
   return f;
 }
 
+bool same_linear_form(const LinearForm& a, const LinearForm& b) {
+  if (a.constant != b.constant || a.terms.size() != b.terms.size()) return false;
+  for (const auto& [e, k] : a.terms) {
+    bool found = false;
+    for (const auto& [f, q] : b.terms) found |= q == k && structural_equal(e, f);
+    if (!found) return false;
+  }
+  return true;
+}
+
 LinearForm to_linear(const Expr& e) {
   LinearForm L;
   if (const int64_t* c = as_const_int(e); c && e.type().is_int()) {

@@ -23,6 +23,10 @@ struct LinearForm {
   LinearForm without_var(const std::string& name) const;
 };
 
+// True when a and b have the same constant and the same terms with the same
+// coefficients (in any order).
+bool same_linear_form(const LinearForm& a, const LinearForm& b);
+
 LinearForm to_linear(const Expr& e);
 // Rebuilds an expression of type t: positive terms first, then negative ones,
 // then the constant.

@@ -47,16 +47,6 @@ struct Region {
   std::string unit_var;  // an inner loop that walks the region with stride 1
 };
 
-bool same_form(const LinearForm& a, const LinearForm& b) {
-  if (a.constant != b.constant || a.terms.size() != b.terms.size()) return false;
-  for (const auto& [e, k] : a.terms) {
-    bool found = false;
-    for (const auto& [f, q] : b.terms) found |= q == k && structural_equal(e, f);
-    if (!found) return false;
-  }
-  return true;
-}
-
 // Splits an access index into (invariant base, offset inside the region); throws
 // a ScheduleError explaining why the access cannot be staged.
 Expr local_offset(const char* prim, const std::string& buffer, const std::string& loop, const Expr& index,
@@ -90,7 +80,7 @@ Expr local_offset(const char* prim, const std::string& buffer, const std::string
     region.base = base;
     region.have_base = true;
   } else {
-    STRATA_SCHED_CHECK(same_form(region.base, base),
+    STRATA_SCHED_CHECK(same_linear_form(region.base, base),
                        "{}({}, {}): accesses to {} inside loop {} do not share one base ({} vs {})", prim, buffer, loop,
                        buffer, loop, to_string(from_linear(region.base, Type::i64())),
                        to_string(from_linear(base, Type::i64())));
@@ -158,6 +148,30 @@ class Redirect : public IRMutator {
   bool allow_stores_;
   std::vector<Expr> conds_;
 };
+
+// Loads and stores of `buffer` in `s`.
+int64_t count_accesses(const Stmt& s, const std::string& buffer) {
+  class Counter : public IRVisitor {
+   public:
+    explicit Counter(const std::string& b) : buffer_(b) {}
+    int64_t n = 0;
+
+   protected:
+    void visit(const LoadNode* op) override {
+      n += op->buffer == buffer_;
+      IRVisitor::visit(op);
+    }
+    void visit(const StoreNode* op) override {
+      n += op->buffer == buffer_;
+      IRVisitor::visit(op);
+    }
+
+   private:
+    const std::string& buffer_;
+  } c(buffer);
+  if (s.defined()) c.visit_stmt(s);
+  return c.n;
+}
 
 // The write-back and load-in of a staged region run under the accesses' common
 // guard. A condition that varies inside the cached loop guards which values are
@@ -278,12 +292,22 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
     load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                        store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
   }
+  // A workspace (scratch the caller allocates for one run) that nothing outside
+  // this loop touches only ever held what the local now holds: its write-back is
+  // dead (the fused RGMS kernel's per-pair H, pairs x F floats), and the parameter
+  // goes with it, so the caller allocates nothing.
+  const bool private_scratch = p->role == ParamRole::Workspace &&
+                               count_accesses(k_.body, buffer) == count_accesses(L->body, buffer) &&
+                               count_accesses(k_.preprocess, buffer) == 0;
+  if (private_scratch) writeback = Stmt();
   writeback = guarded("cache_write", buffer, loop, r, inner, base, writeback);
   load_in = guarded("cache_write", buffer, loop, r, inner, base, load_in);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body, writeback}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
          fmt::format("cache_write({}, {})", buffer, loop));
+  if (private_scratch && count_accesses(k_.body, buffer) == 0)
+    std::erase_if(k_.params, [&](const Param& q) { return q.name == buffer; });
   return local;
 }
 

@@ -1,6 +1,9 @@
-// Primitives that restructure loop nests: split, reorder, fuse, balance.
+// Primitives that restructure loop nests: split, reorder, fuse, balance, fuse_nests,
+// fission, partition_tasks.
 #include <functional>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include "sparse_compiler/ir/equality.h"
 #include "sparse_compiler/ir/mutator.h"
@@ -13,6 +16,31 @@
 #include "sparse_compiler/schedule/schedule.h"
 
 namespace strata::sc {
+
+namespace {
+
+// `s` with every loop inside it renamed to a fresh name (base + suffix): a copy of
+// a loop body placed beside the original (a split's tail) keeps loop names unique.
+Stmt with_fresh_loop_names(const Stmt& s, NameGen& names, const std::string& suffix) {
+  class Renamer : public IRMutator {
+   public:
+    Renamer(NameGen& n, const std::string& sfx) : names_(n), suffix_(sfx) {}
+
+   protected:
+    Stmt visit(const ForNode* op, const Stmt&) override {
+      const std::string fresh = names_.fresh(op->var + suffix_);
+      Stmt body = mutate(substitute(op->body, {{op->var, var(fresh)}}));
+      return for_loop(fresh, op->min, op->extent, op->for_kind, body, op->annotations);
+    }
+
+   private:
+    NameGen& names_;
+    const std::string& suffix_;
+  } r(names, suffix);
+  return r.mutate(s);
+}
+
+}  // namespace
 
 void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_strategy) {
   const ForNode* f = loop_or_throw("split", loop);
@@ -28,16 +56,27 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
   const Expr vo = var(outer), vi = var(inner);
   const Annotations ann = f->annotations;
   Stmt result;
-  if (extent && (tail_strategy == TailStrategy::Loop || *extent % factor == 0)) {
+  if (extent && (tail_strategy != TailStrategy::Guard || *extent % factor == 0)) {
     const int64_t main = *extent / factor, tail = *extent % factor;
     Stmt body = substitute(f->body, {{loop, add(add(f->min, mul(vo, make_int(factor))), vi)}});
     result = for_loop(outer, make_int(0), make_int(main), ForKind::Serial,
                       for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann);
     if (tail > 0) {
       const std::string t = names.fresh(loop + "_t");
-      Stmt tail_body = substitute(f->body, {{loop, add(add(f->min, make_int(main * factor)), var(t))}});
+      Stmt tail_body = with_fresh_loop_names(
+          substitute(f->body, {{loop, add(add(f->min, make_int(main * factor)), var(t))}}), names, "_t");
       result = seq({result, for_loop(t, make_int(0), make_int(tail), ForKind::Serial, tail_body, ann)});
     }
+  } else if (tail_strategy == TailStrategy::Peel) {
+    // Symbolic extent, peeled: extent / factor full blocks, then the remainder in a
+    // loop of its own, so the blocks' bodies carry no guard.
+    const Expr blocks = div(f->extent, make_int(factor));
+    Stmt body = substitute(f->body, {{loop, add(add(f->min, mul(vo, make_int(factor))), vi)}});
+    const std::string t = names.fresh(loop + "_t");
+    result = seq({for_loop(outer, make_int(0), blocks, ForKind::Serial,
+                           for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann),
+                  for_loop(t, add(f->min, mul(blocks, make_int(factor))), mod(f->extent, make_int(factor)),
+                           ForKind::Serial, with_fresh_loop_names(substitute(f->body, {{loop, var(t)}}), names, "_t"), ann)});
   } else {
     // Symbolic extent (or a guarded tail): round up and guard the last, partial outer
     // iteration.
@@ -48,8 +87,9 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
                       for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann);
   }
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
-         tail_strategy == TailStrategy::Guard ? fmt::format("split({}, {}, guard)", loop, factor)
-                                              : fmt::format("split({}, {})", loop, factor));
+         tail_strategy == TailStrategy::Guard  ? fmt::format("split({}, {}, guard)", loop, factor)
+         : tail_strategy == TailStrategy::Peel ? fmt::format("split({}, {}, peel)", loop, factor)
+                                               : fmt::format("split({}, {})", loop, factor));
 }
 
 void Schedule::reorder(const std::string& outer, const std::string& inner) {
@@ -265,6 +305,108 @@ void Schedule::fuse_nests(const std::string& first, const std::string& second, i
     Stmt n_;
   } swap(fs.found, fs.index, fused);
   commit(swap.mutate(k_.body), call);
+}
+
+std::vector<std::string> Schedule::fission(const std::string& loop) {
+  const ForNode* f = loop_or_throw("fission", loop);
+  STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "fission({}): loop {} is {}; only serial loops can be distributed",
+                     loop, loop, for_kind_name(f->for_kind));
+  const auto* sq = f->body.as<SeqNode>();
+  STRATA_SCHED_CHECK(sq && sq->stmts.size() >= 2, "fission({}): the body of {} is not a sequence of statements", loop,
+                     loop);
+  // What the body binds: loops with constant bounds (their ranges), other loops
+  // and lets (varying, unknown ranges), and buffers it allocates (private to one
+  // iteration, so never a dependence between iterations).
+  struct Bound {
+    std::map<std::string, std::pair<int64_t, int64_t>> ranges;  // var -> (min, max)
+    std::set<std::string> varying, allocated;
+  };
+  class Binder : public IRVisitor {
+   public:
+    Bound b;
+
+   protected:
+    void visit(const ForNode* op) override {
+      const int64_t *mn = as_const_int(op->min), *ext = as_const_int(op->extent);
+      if (mn && ext && *ext >= 1) b.ranges[op->var] = {*mn, *mn + *ext - 1};
+      else b.varying.insert(op->var);
+      IRVisitor::visit(op);
+    }
+    void visit(const LetStmtNode* op) override {
+      b.varying.insert(op->var);
+      IRVisitor::visit(op);
+    }
+    void visit(const AllocateNode* op) override {
+      b.allocated.insert(op->buffer);
+      IRVisitor::visit(op);
+    }
+  } binder;
+  binder.visit_stmt(f->body);
+  const Bound& B = binder.b;
+  // Each buffer written in the body: every access at iteration v lies in
+  // base + c * v + [lo, hi] with hi - lo < |c|, so iterations touch disjoint windows.
+  const Accesses acc = accesses_of(f->body);
+  for (const auto& [buf, stores] : acc.stores) {
+    if (B.allocated.count(buf)) continue;
+    std::vector<Expr> all = stores;
+    if (auto it = acc.loads.find(buf); it != acc.loads.end()) all.insert(all.end(), it->second.begin(), it->second.end());
+    int64_t stride = 0, lo = 0, hi = 0;
+    LinearForm base;
+    bool first = true;
+    for (const Expr& e : all) {
+      STRATA_SCHED_CHECK(e.type().is_scalar(), "fission({}): {} is accessed with a vector index; distribute before vectorizing",
+                         loop, buf);
+      const LinearForm F = to_linear(simplify(e));
+      const int64_t c = F.coefficient_of_var(loop);
+      STRATA_SCHED_CHECK(c != 0, "fission({}): {} is accessed at {}, which does not depend on {} (every iteration touches it)",
+                         loop, buf, to_string(e), loop);
+      STRATA_SCHED_CHECK(first || c == stride, "fission({}): {} is accessed with strides {} and {} along {}", loop, buf,
+                         stride, c, loop);
+      LinearForm rest;
+      int64_t mn = F.constant, mx = F.constant;
+      for (const auto& [term, k] : F.terms) {
+        const auto* v = term.as<VarNode>();
+        if (v && v->name == loop) continue;
+        if (auto r = v ? B.ranges.find(v->name) : B.ranges.end(); r != B.ranges.end()) {
+          mn += k > 0 ? k * r->second.first : k * r->second.second;
+          mx += k > 0 ? k * r->second.second : k * r->second.first;
+          continue;
+        }
+        bool varies = uses_var(term, loop);
+        for (const auto& [name, r] : B.ranges) varies |= uses_var(term, name);
+        for (const auto& name : B.varying) varies |= uses_var(term, name);
+        STRATA_SCHED_CHECK(!varies, "fission({}): the index {} of {} is not affine in {} and the loops inside it", loop,
+                           to_string(e), buf, loop);
+        rest.add_term(term, k);
+      }
+      STRATA_SCHED_CHECK(first || same_linear_form(rest, base),
+                         "fission({}): accesses to {} do not share one base ({} vs {})", loop, buf,
+                         to_string(from_linear(base, Type::i64())), to_string(from_linear(rest, Type::i64())));
+      if (first) {
+        base = rest;
+        stride = c;
+        lo = mn;
+        hi = mx;
+        first = false;
+      }
+      lo = std::min(lo, mn);
+      hi = std::max(hi, mx);
+    }
+    STRATA_SCHED_CHECK(hi - lo < std::abs(stride),
+                       "fission({}): one iteration accesses {} over {} elements, more than the stride {} between "
+                       "iterations (iterations would overlap)",
+                       loop, buf, hi - lo + 1, std::abs(stride));
+  }
+  NameGen names(k_);
+  std::vector<std::string> out{loop};
+  std::vector<Stmt> loops;
+  for (size_t k = 0; k < sq->stmts.size(); ++k) {
+    if (k > 0) out.push_back(names.fresh(loop + "_" + std::to_string(k)));
+    const Stmt body = k == 0 ? sq->stmts[k] : substitute(sq->stmts[k], {{loop, var(out.back())}});
+    loops.push_back(for_loop(out.back(), f->min, f->extent, ForKind::Serial, body, f->annotations));
+  }
+  commit(replace_loop(k_.body, loop, [&](const ForNode*) { return seq(loops); }), fmt::format("fission({})", loop));
+  return out;
 }
 
 std::string Schedule::partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,

@@ -10,7 +10,11 @@
 //   split(f, 16)          f -> f_o * 16 + f_i (+ a tail loop f_t when 16 does not divide;
 //                         with TailStrategy::Guard, f_o rounds up and the body is guarded
 //                         instead, as GPU bindings need one uniform loop)
+//   split(f, 4, Peel)     a symbolic extent too: f_o over extent / 4 blocks of f_i,
+//                         then the remainder in a tail loop f_t
 //   reorder(a, b)         swaps two perfectly nested loops
+//   fission(i)            for i { A; B } -> for i { A }; for i_1 { B } when no iteration
+//                         of i touches what another writes
 //   fuse(a, b)            a and b (perfectly nested) -> one loop over both
 //   balance(i, indptr, g) rows of loop i -> chunks of ~g non-zeros each (loop i_chunk)
 //   parallel(c)           iterations of c run on threads (CPU)
@@ -40,10 +44,12 @@
 
 namespace strata::sc {
 
-// What split does with the iterations left over when the factor does not divide a
-// constant extent: a separate tail loop (CPU), or a rounded-up outer loop whose body
-// is guarded (GPU; symbolic extents always get the guard).
-enum class TailStrategy : uint8_t { Loop, Guard };
+// What split does with the iterations left over when the factor does not divide the
+// extent: a separate tail loop (CPU; symbolic extents get the guard), a rounded-up
+// outer loop whose body is guarded (GPU), or, with Peel, a separate tail loop even
+// for a symbolic extent (extent / factor guard-free blocks, then extent % factor
+// iterations; for register blocking over a row's or relation's ragged list).
+enum class TailStrategy : uint8_t { Loop, Guard, Peel };
 
 class Schedule {
  public:
@@ -56,6 +62,14 @@ class Schedule {
 
   void split(const std::string& loop, int64_t factor, TailStrategy tail = TailStrategy::Loop);
   void reorder(const std::string& outer, const std::string& inner);
+  // Distributes loop `loop` over the statements of its body, one loop each (the
+  // first keeps the name; the names of all are returned, in order). Refused unless
+  // the body is a sequence and every buffer written in it is accessed, at each
+  // iteration, only inside a window that no other iteration touches (index =
+  // c * loop + an offset that stays within |c|): then no iteration depends on
+  // another and running all of A before all of B changes nothing. Register
+  // blocking uses it to separate a block's init, accumulation and write-back.
+  std::vector<std::string> fission(const std::string& loop);
   std::string fuse(const std::string& outer, const std::string& inner);
   std::string balance(const std::string& loop, const std::string& indptr, int64_t grain);
   void parallel(const std::string& loop);

@@ -113,6 +113,72 @@ TEST(Schedule, EveryPrimitiveKeepsTheMeaning) {
   }
 }
 
+TEST(Schedule, PeeledSplitOfASymbolicLoopRunsGuardFreeBlocksThenTheRemainder) {
+  SpmmFixture fx;  // 37 rows: 4 blocks of 8, then a tail of 5
+  Schedule s(lower_to_loops(fx.program()));
+  s.split("i", 8, TailStrategy::Peel);
+  EXPECT_EQ(s.trace().back(), "split(i, 8, peel)");
+  const std::string text = to_string(s.kernel());
+  EXPECT_EQ(text.find("if ("), std::string::npos) << text;  // no guard
+  // The tail is a copy of the body whose loops got fresh names (names stay unique).
+  const std::vector<std::string> loops = loop_names(s.kernel().body);
+  EXPECT_EQ(loops, (std::vector<std::string>{"i_o", "i_i", "f_init", "j", "f", "i_t", "f_init_t", "j_t", "f_t"}));
+  fx.expect_correct(s.kernel(), "peeled split");
+  fx.expect_correct(lower_schedule(s.kernel()), "peeled split, lowered");
+}
+
+TEST(Schedule, FissionSeparatesABlocksInitFromItsAccumulationForRegisterBlocking) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  s.split("i", 4, TailStrategy::Peel);
+  // Row i_i's init and its accumulation touch only Y[i, 0..12): no iteration of
+  // i_i touches another's row, so all inits may run before all accumulations.
+  const std::vector<std::string> parts = s.fission("i_i");
+  EXPECT_EQ(parts, (std::vector<std::string>{"i_i", "i_i_1"}));
+  fx.expect_correct(s.kernel(), "fission");
+  // The four rows' outputs then stage in one 48-element local, and the inits
+  // fully overwrite it, so nothing is loaded first.
+  s.cache_write("Y", "i_o");
+  const std::string text = to_string(s.kernel());
+  EXPECT_NE(text.find("allocate Y_local: float32[48] in register"), std::string::npos) << text;
+  EXPECT_EQ(text.find("i_o_ld"), std::string::npos) << text;
+  s.unroll("i_i");
+  s.unroll("i_i_1");
+  fx.expect_correct(s.kernel(), "fission + cache_write + unroll");
+  fx.expect_correct(lower_schedule(s.kernel()), "fission + cache_write + unroll, lowered");
+  // Moving the block inside the non-zero loop is refused: j's bounds are row i's.
+  expect_schedule_error([&] { s.reorder("i_i_1", "j"); }, {"reorder(i_i_1, j)", "bounds of j depend on i_i_1"});
+}
+
+TEST(ScheduleErrorTest, FissionRefusesBodiesWhoseIterationsShareData) {
+  // for i in [0, 8): { S[0] = S[0] + X[i]; O[i] = S[0] }  -- a running sum: every
+  // iteration reads what the previous one wrote.
+  Kernel k;
+  k.name = "running_sum";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("X", DType::F32), Param::buffer("S", DType::F32, ParamRole::Output),
+              Param::buffer("O", DType::F32, ParamRole::Output)};
+  k.body = for_loop("i", 0, 8, ForKind::Serial,
+                    seq({store("S", 0, add(load(Type::f32(), "S", 0), load(Type::f32(), "X", var("i")))),
+                         store("O", var("i"), load(Type::f32(), "S", 0))}));
+  Schedule s(k);
+  expect_schedule_error([&] { s.fission("i"); },
+                        {"fission(i)", "S is accessed at 0, which does not depend on i (every iteration touches it)"});
+  // for i in [0, 8): { O[2i] = X[i]; O[2i + 1] = O[2i + 2] }  -- iteration i reads
+  // what iteration i + 1 writes: windows of 3 elements with a stride of 2.
+  k.body = for_loop("i", 0, 8, ForKind::Serial,
+                    seq({store("O", mul(var("i"), 2), load(Type::f32(), "X", var("i"))),
+                         store("O", add(mul(var("i"), 2), 1), load(Type::f32(), "O", add(mul(var("i"), 2), 2)))}));
+  Schedule s2(k);
+  expect_schedule_error([&] { s2.fission("i"); },
+                        {"fission(i)", "accesses O over 3 elements, more than the stride 2 between iterations"});
+  // A single statement has nothing to distribute over.
+  SpmmFixture fx;
+  Schedule s3(lower_to_loops(fx.program()));
+  expect_schedule_error([&] { s3.fission("j"); }, {"fission(j)", "the body of j is not a sequence of statements"});
+  EXPECT_TRUE(s3.trace().empty());
+}
+
 TEST(Schedule, CacheWriteGolden) {
   SpmmFixture fx;
   Schedule s(lower_to_loops(fx.program()));
