@@ -171,6 +171,12 @@ int main(int argc, char** argv) {
         }
         v.setup_ms = t.ms();
         v.note = fmt::format("{}{} {:.0f}", sc::rgms_order_name(tr.chosen), tr.from_record ? " (record)" : "", tr.tune_ms);
+        // What the tuner measured (one layer), so a pick the end-to-end timing
+        // disagrees with can be told from noise.
+        std::string seen;
+        for (const auto& [order, ms] : tr.measured_ms)
+          seen += fmt::format("{}{} {:.1f}", seen.empty() ? "" : ", ", sc::rgms_order_name(order), ms);
+        if (!seen.empty()) v.note += " [" + seen + "]";
         vs.push_back(std::move(v));
       }
       // fused (default order, no tuning)
