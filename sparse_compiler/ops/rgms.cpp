@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <numeric>
 
@@ -189,20 +190,78 @@ Kernel with_task_params(Kernel k) {
   return k;
 }
 
-Kernel schedule_fused(const Kernel& loops, const CpuKnobs& knobs) {
+// Software prefetch of the X rows `distance` non-zeros ahead in every loop over a
+// row's sources (axis `axis`; the blocked copies each have one).
+void prefetch_gathers(Schedule& s, const std::string& axis, int64_t distance) {
+  if (distance <= 0) return;
+  for (const auto& n : s.loops()) {
+    const ForNode* f = find_loop(s.kernel().body, n);
+    if (f && f->annotations.count("axis") && f->annotations.at("axis") == axis)
+      (void)s.attempt([&] { s.prefetch(n, "X", distance, "nnz"); });
+  }
+}
+
+// How many rows (sources or (relation, row) pairs) of one relation a transform
+// blocks together: each W_r row load then serves `block` rows, and block x fout/lanes accumulators
+// are independent FMA chains (one source alone is one chain per output vector,
+// bound by the FMA latency). Kept within about half the vector registers (32 on
+// AVX-512, 16 on AVX2), so the accumulators never spill.
+int transform_block(int64_t fout, int lanes) {
+  const int64_t vectors = (fout + lanes - 1) / std::max(lanes, 1);
+  const int64_t budget = lanes >= 16 ? 16 : 8;
+  return static_cast<int>(std::clamp<int64_t>(budget / std::max<int64_t>(vectors, 1), 1, 8));
+}
+
+// Register blocking of the per-pair transform Y[rows[i]] += H[i] W_r: `block`
+// pairs of one relation are split off (the remainder peeled), their accumulators
+// staged, and the copies jammed into one reduction over fi, so each W_r row load
+// serves the whole block and block x fout/lanes FMA chains run side by side
+// (one pair alone is one chain per output vector, bound by the FMA latency).
+// Legal because a relation's destination rows are distinct (rel_rows is strictly
+// increasing within a relation: the inspector builds it so). `stage` stages the
+// block's locals (cache_write at the given loop); returns "" when blocked, else
+// why not (the caller then stages the loop unblocked).
+std::string block_pairs(Schedule& s, const std::string& pairs, const std::string& reduction, int block,
+                        const std::function<void(const std::string&)>& stage) {
+  if (block <= 1) return "block of 1";
+  return s.attempt([&] {
+    s.split(pairs, block, TailStrategy::Peel);  // pairs_o (blocks) > pairs_i, then the tail pairs_t
+    // The tail first: once the block stages too, no scratch is read from memory
+    // any more and its write-backs are dropped, leaving the block's body as the
+    // locals around one sequence, which is what the jam takes.
+    stage(pairs + "_t");
+    stage(pairs + "_i");
+    s.unroll_and_jam(pairs + "_i", reduction, {"rel_rows"});
+  });
+}
+
+Kernel schedule_fused(const Kernel& loops, const CpuKnobs& knobs, int block, int& blocked) {
   Schedule s(loops);
   s.fuse_nests("r", "r2", 2);
   s.partition_tasks({"iy", "r/i"}, {"task_rows", "rel_tasks"}, "num_tasks");
-  s.cache_write("H", "i");
-  s.cache_write("Y", "i");
+  auto stage = [&](const std::string& at) {
+    s.cache_write("Y", at);
+    s.cache_write("H", at);
+  };
+  blocked = block;
+  if (!block_pairs(s, "i", "fi2", block, stage).empty()) {
+    stage("i");
+    blocked = 1;
+  }
+  prefetch_gathers(s, "J", knobs.prefetch);
   for (const char* ax : {"FI", "FO"}) vectorize_axis(s, ax, knobs.vector_lanes);
   return s.kernel();
 }
 
-Kernel schedule_transform(const Kernel& loops, const CpuKnobs& knobs) {
+Kernel schedule_transform(const Kernel& loops, const CpuKnobs& knobs, int block, int& blocked) {
   Schedule s(loops);
   s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
-  s.cache_write("Y", "i2");
+  auto stage = [&](const std::string& at) { s.cache_write("Y", at); };
+  blocked = block;
+  if (!block_pairs(s, "i2", "fi2", block, stage).empty()) {
+    stage("i2");
+    blocked = 1;
+  }
   vectorize_axis(s, "FO", knobs.vector_lanes);
   return s.kernel();
 }
@@ -211,6 +270,7 @@ Kernel schedule_aggregate(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
   s.cache_write("H", "i");
+  prefetch_gathers(s, "J", knobs.prefetch);
   vectorize_axis(s, "FI", knobs.vector_lanes);
   return s.kernel();
 }
@@ -235,22 +295,11 @@ Kernel schedule_per_relation(const Kernel& loops, const std::string& indptr, con
   return s.kernel();
 }
 
-// How many sources of one relation the source transform blocks together: each
-// W_r row load then serves `block` sources, and block x fout/lanes accumulators
-// are independent FMA chains (one source alone is one chain per output vector,
-// bound by the FMA latency). Kept within about half the vector registers (32 on
-// AVX-512, 16 on AVX2), so the accumulators never spill.
-int source_transform_block(int64_t fout, int lanes) {
-  const int64_t vectors = (fout + lanes - 1) / std::max(lanes, 1);
-  const int64_t budget = lanes >= 16 ? 16 : 8;
-  return static_cast<int>(std::clamp<int64_t>(budget / std::max<int64_t>(vectors, 1), 1, 8));
-}
-
 // T[r, s, :] = X[src_r(s), :] W_r: relations in chunks balanced by their source
 // counts; within a relation, sources in register blocks (split, peel the
 // remainder, distribute the block over its init and accumulation, and move the
 // block loop inside the reduction over fi, unrolled), the tail one at a time.
-Kernel schedule_source_transform(const Kernel& loops, const CpuKnobs& knobs, int block) {
+Kernel schedule_source_transform(const Kernel& loops, const CpuKnobs& knobs, int block, int& blocked) {
   Schedule s(loops);
   const std::string chunk = s.balance("r", "src_ptr", std::max<int64_t>(1, knobs.grain / 64));
   s.parallel(chunk);
@@ -264,6 +313,7 @@ Kernel schedule_source_transform(const Kernel& loops, const CpuKnobs& knobs, int
     for (const auto& p : parts) s.unroll(p);
     s.cache_write("T", "s_t");
   });
+  blocked = unblocked.empty() ? block : 1;
   if (!unblocked.empty()) s.cache_write("T", "s");
   vectorize_axis(s, "FO", knobs.vector_lanes);
   return s.kernel();
@@ -349,6 +399,7 @@ struct RgmsKernels::Impl {
   std::vector<Kernel> reference;
   InspectedEll3d ell3d;
   ReusedTensor intermediate;  // H (aggregate-first) or T (transform-first)
+  int blocks[3] = {1, 1, 1};  // rows per register block: fused, transform, source transform
 };
 
 RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend,
@@ -372,12 +423,19 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   if (backend_ == Backend::Generated) {
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
     if (!knobs) k.vector_lanes = host_vector_lanes();
+    const int block = transform_block(spec_.fout, k.vector_lanes);
+    // Default prefetch: the X rows ~16 KiB ahead in the non-zero stream once X
+    // outgrows the L2 cache (DESIGN.md's main CPU lever; on the synthetic 1M-edge
+    // graph it takes the fused kernel from 55 to 41 ms at F = 32).
+    if (!knobs && g_.cols * spec_.fin * 4 > (int64_t{2} << 20)) k.prefetch = std::max<int64_t>(16, 4096 / spec_.fin);
+    int& bf = impl_->blocks[0];
+    int& bt = impl_->blocks[1];
+    int& bs = impl_->blocks[2];
     std::vector<Kernel> lowered = {
-        lower_schedule(schedule_fused(lower_to_loops(programs[kFused]), k)),
+        lower_schedule(schedule_fused(lower_to_loops(programs[kFused]), k, block, bf)),
         lower_schedule(schedule_aggregate(lower_to_loops(programs[kAggregate]), k)),
-        lower_schedule(schedule_transform(lower_to_loops(programs[kTransform]), k)),
-        lower_schedule(schedule_source_transform(lower_to_loops(programs[kSourceTransform]), k,
-                                                 source_transform_block(spec_.fout, k.vector_lanes))),
+        lower_schedule(schedule_transform(lower_to_loops(programs[kTransform]), k, block, bt)),
+        lower_schedule(schedule_source_transform(lower_to_loops(programs[kSourceTransform]), k, block, bs)),
         lower_schedule(schedule_gather(lower_to_loops(programs[kGather]), k)),
         lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k)),
         lower_schedule(schedule_ell3d(lower_to_loops(programs[kEll3d]), kEll3dMaxBucket, k)),
@@ -393,7 +451,11 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
 RgmsKernels::~RgmsKernels() = default;
 
 std::string RgmsKernels::describe() const {
-  return fmt::format("rgms {} {} ({})", spec_.suffix(), rgms_order_name(order_), backend_name(backend_));
+  if (backend_ != Backend::Generated)
+    return fmt::format("rgms {} {} ({})", spec_.suffix(), rgms_order_name(order_), backend_name(backend_));
+  const int* b = impl_->blocks;
+  return fmt::format("rgms {} {} ({}; rows per register block: fused {}, transform {}, source transform {})",
+                     spec_.suffix(), rgms_order_name(order_), backend_name(backend_), b[0], b[1], b[2]);
 }
 
 void RgmsKernels::run(int which, KernelArgs& a) const {

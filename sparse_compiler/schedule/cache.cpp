@@ -149,11 +149,11 @@ class Redirect : public IRMutator {
   std::vector<Expr> conds_;
 };
 
-// Loads and stores of `buffer` in `s`.
-int64_t count_accesses(const Stmt& s, const std::string& buffer) {
+// Loads (and, unless loads_only, stores) of `buffer` in `s`.
+int64_t count_accesses(const Stmt& s, const std::string& buffer, bool loads_only) {
   class Counter : public IRVisitor {
    public:
-    explicit Counter(const std::string& b) : buffer_(b) {}
+    Counter(const std::string& b, bool lo) : buffer_(b), loads_only_(lo) {}
     int64_t n = 0;
 
    protected:
@@ -162,15 +162,55 @@ int64_t count_accesses(const Stmt& s, const std::string& buffer) {
       IRVisitor::visit(op);
     }
     void visit(const StoreNode* op) override {
-      n += op->buffer == buffer_;
+      n += !loads_only_ && op->buffer == buffer_;
       IRVisitor::visit(op);
     }
 
    private:
     const std::string& buffer_;
-  } c(buffer);
+    bool loads_only_;
+  } c(buffer, loads_only);
   if (s.defined()) c.visit_stmt(s);
   return c.n;
+}
+
+// `s` without its stores to `buffer`, and without the loops, guards and lets
+// that held nothing else.
+Stmt without_stores(const Stmt& s, const std::string& buffer) {
+  class Dropper : public IRMutator {
+   public:
+    explicit Dropper(const std::string& b) : buffer_(b) {}
+
+   protected:
+    Stmt visit(const StoreNode* op, const Stmt& self) override { return op->buffer == buffer_ ? Stmt() : self; }
+    Stmt visit(const ForNode* op, const Stmt& self) override {
+      Stmt body = mutate(op->body);
+      if (!body.defined()) return Stmt();
+      return body.same_as(op->body) ? self
+                                    : for_loop(op->var, op->min, op->extent, op->for_kind, body, op->annotations);
+    }
+    Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
+      Stmt t = mutate(op->then_case), e = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+      if (!t.defined() && !e.defined()) return Stmt();
+      if (t.same_as(op->then_case) && e.same_as(op->else_case)) return self;
+      return if_then_else(t.defined() ? op->condition : logical_not(op->condition), t.defined() ? t : e,
+                          t.defined() ? e : Stmt());
+    }
+    Stmt visit(const LetStmtNode* op, const Stmt& self) override {
+      Stmt body = mutate(op->body);
+      if (!body.defined()) return Stmt();
+      return body.same_as(op->body) ? self : let_stmt(op->var, op->value, body);
+    }
+    Stmt visit(const AllocateNode* op, const Stmt& self) override {
+      Stmt body = mutate(op->body);
+      if (!body.defined()) return Stmt();
+      return body.same_as(op->body) ? self : allocate(op->buffer, op->type, op->size, op->scope, body);
+    }
+
+   private:
+    const std::string& buffer_;
+  } d(buffer);
+  return d.mutate(s);
 }
 
 // The write-back and load-in of a staged region run under the accesses' common
@@ -280,34 +320,44 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   if (std::string a = unit_axis(L->body, region); !a.empty()) ann["axis"] = a;
   Stmt writeback = for_loop(w, make_int(0), make_int(region.size), ForKind::Serial,
                             store(buffer, add(base, var(w)), load(t, local, var(w))), ann);
-  // Load the old values first unless the body starts by overwriting all of them
-  // (looking through the lets a fused loop opens with: they do not touch the local).
+  // Load the old values first unless the first statement that touches the local
+  // overwrites all of it (looking through the lets a fused loop opens with and
+  // the locals other cache_writes staged, and past statements that do not touch
+  // it, such as another local's load-in).
   Stmt inner_body = body;
-  while (const auto* let = inner_body.as<LetStmtNode>()) inner_body = let->body;
-  const auto* sq = inner_body.as<SeqNode>();
-  const Stmt first = sq ? sq->stmts.front() : inner_body;
+  while (true) {
+    if (const auto* let = inner_body.as<LetStmtNode>()) inner_body = let->body;
+    else if (const auto* a = inner_body.as<AllocateNode>()) inner_body = a->body;
+    else break;
+  }
+  Stmt first = inner_body;
+  if (const auto* sq = inner_body.as<SeqNode>()) {
+    for (const Stmt& st : sq->stmts)
+      if (touches_buffer(st, local)) {
+        first = st;
+        break;
+      }
+  }
   Stmt load_in;
   if (!covers_local(first, local, region.size)) {
     const std::string li = names.fresh(loop + "_ld");
     load_in = for_loop(li, make_int(0), make_int(region.size), ForKind::Serial,
                        store(local, var(li), load(t, buffer, add(base, var(li)))), ann);
   }
-  // A workspace (scratch the caller allocates for one run) that nothing outside
-  // this loop touches only ever held what the local now holds: its write-back is
-  // dead (the fused RGMS kernel's per-pair H, pairs x F floats), and the parameter
-  // goes with it, so the caller allocates nothing.
-  const bool private_scratch = p->role == ParamRole::Workspace &&
-                               count_accesses(k_.body, buffer) == count_accesses(L->body, buffer) &&
-                               count_accesses(k_.preprocess, buffer) == 0;
-  if (private_scratch) writeback = Stmt();
   writeback = guarded("cache_write", buffer, loop, r, inner, base, writeback);
   load_in = guarded("cache_write", buffer, loop, r, inner, base, load_in);
   Stmt staged = allocate(local, t, region.size, MemoryScope::Register, seq({load_in, body, writeback}));
   Stmt result = for_loop(L->var, L->min, L->extent, L->for_kind, staged, L->annotations);
-  commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }),
-         fmt::format("cache_write({}, {})", buffer, loop));
-  if (private_scratch && count_accesses(k_.body, buffer) == 0)
-    std::erase_if(k_.params, [&](const Param& q) { return q.name == buffer; });
+  Stmt new_body = replace_loop(k_.body, loop, [&](const ForNode*) { return result; });
+  // A workspace (scratch the caller allocates for one run) that nothing reads any
+  // more, once its reads went to locals, holds nothing anyone needs: its stores
+  // (the write-backs) are dead, and the parameter goes with them, so the caller
+  // allocates nothing (the fused RGMS kernel's per-pair H: pairs x F floats).
+  const bool dead_scratch = p->role == ParamRole::Workspace && count_accesses(new_body, buffer, true) == 0 &&
+                            count_accesses(k_.preprocess, buffer, false) == 0;
+  if (dead_scratch) new_body = without_stores(new_body, buffer);
+  commit(new_body, fmt::format("cache_write({}, {})", buffer, loop));
+  if (dead_scratch) std::erase_if(k_.params, [&](const Param& q) { return q.name == buffer; });
   return local;
 }
 

@@ -1,7 +1,9 @@
 // Primitives that restructure loop nests: split, reorder, fuse, balance, fuse_nests,
 // fission, partition_tasks.
 #include <functional>
+#include <algorithm>
 #include <cstdlib>
+#include <tuple>
 #include <map>
 #include <set>
 
@@ -307,16 +309,20 @@ void Schedule::fuse_nests(const std::string& first, const std::string& second, i
   commit(swap.mutate(k_.body), call);
 }
 
-std::vector<std::string> Schedule::fission(const std::string& loop) {
-  const ForNode* f = loop_or_throw("fission", loop);
-  STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "fission({}): loop {} is {}; only serial loops can be distributed",
-                     loop, loop, for_kind_name(f->for_kind));
-  const auto* sq = f->body.as<SeqNode>();
-  STRATA_SCHED_CHECK(sq && sq->stmts.size() >= 2, "fission({}): the body of {} is not a sequence of statements", loop,
-                     loop);
+namespace {
+
+// Checks that distinct iterations of loop `loop` (running `body`) touch disjoint
+// data: every access to a buffer written in `body` (and not allocated in it) lies,
+// at iteration v, in the window c * key(v) + base + [lo, hi] with hi - lo < |c|.
+// key(v) is v itself, or a load from one of `distinct` (index arrays the caller
+// guarantees hold distinct values, e.g. a sparse axis's strictly increasing
+// coordinates) at a position that moves with v. Throws a ScheduleError naming
+// `call`, the buffer and the reason otherwise.
+void check_iterations_disjoint(const std::string& call, const std::string& loop, const Stmt& body,
+                               const std::vector<std::string>& distinct) {
   // What the body binds: loops with constant bounds (their ranges), other loops
   // and lets (varying, unknown ranges), and buffers it allocates (private to one
-  // iteration, so never a dependence between iterations).
+  // iteration, so never shared between iterations).
   struct Bound {
     std::map<std::string, std::pair<int64_t, int64_t>> ranges;  // var -> (min, max)
     std::set<std::string> varying, allocated;
@@ -341,62 +347,99 @@ std::vector<std::string> Schedule::fission(const std::string& loop) {
       IRVisitor::visit(op);
     }
   } binder;
-  binder.visit_stmt(f->body);
+  binder.visit_stmt(body);
   const Bound& B = binder.b;
-  // Each buffer written in the body: every access at iteration v lies in
-  // base + c * v + [lo, hi] with hi - lo < |c|, so iterations touch disjoint windows.
-  const Accesses acc = accesses_of(f->body);
+  auto varies_inside = [&](const Expr& e) {
+    bool v = false;
+    for (const auto& [name, r] : B.ranges) v |= uses_var(e, name);
+    for (const auto& name : B.varying) v |= uses_var(e, name);
+    return v;
+  };
+  // The key of one term: the loop variable, or a distinct array's load at a
+  // position linear in it.
+  auto is_key = [&](const Expr& term) {
+    if (const auto* v = term.as<VarNode>()) return v->name == loop;
+    Expr e = term;
+    while (const auto* c = e.as<CastNode>()) e = c->value;
+    const auto* ld = e.as<LoadNode>();
+    if (!ld || std::find(distinct.begin(), distinct.end(), ld->buffer) == distinct.end()) return false;
+    const LinearForm pos = to_linear(simplify(ld->index));
+    if (pos.coefficient_of_var(loop) == 0 || varies_inside(ld->index)) return false;
+    for (const auto& [t, k] : pos.without_var(loop).terms)
+      if (uses_var(t, loop)) return false;
+    return true;
+  };
+  const Accesses acc = accesses_of(body);
   for (const auto& [buf, stores] : acc.stores) {
     if (B.allocated.count(buf)) continue;
     std::vector<Expr> all = stores;
     if (auto it = acc.loads.find(buf); it != acc.loads.end()) all.insert(all.end(), it->second.begin(), it->second.end());
     int64_t stride = 0, lo = 0, hi = 0;
+    Expr key;
     LinearForm base;
     bool first = true;
     for (const Expr& e : all) {
-      STRATA_SCHED_CHECK(e.type().is_scalar(), "fission({}): {} is accessed with a vector index; distribute before vectorizing",
-                         loop, buf);
+      STRATA_SCHED_CHECK(e.type().is_scalar(), "{}: {} is accessed with a vector index; schedule this before vectorizing",
+                         call, buf);
       const LinearForm F = to_linear(simplify(e));
-      const int64_t c = F.coefficient_of_var(loop);
-      STRATA_SCHED_CHECK(c != 0, "fission({}): {} is accessed at {}, which does not depend on {} (every iteration touches it)",
-                         loop, buf, to_string(e), loop);
-      STRATA_SCHED_CHECK(first || c == stride, "fission({}): {} is accessed with strides {} and {} along {}", loop, buf,
-                         stride, c, loop);
       LinearForm rest;
-      int64_t mn = F.constant, mx = F.constant;
-      for (const auto& [term, k] : F.terms) {
-        const auto* v = term.as<VarNode>();
-        if (v && v->name == loop) continue;
-        if (auto r = v ? B.ranges.find(v->name) : B.ranges.end(); r != B.ranges.end()) {
-          mn += k > 0 ? k * r->second.first : k * r->second.second;
-          mx += k > 0 ? k * r->second.second : k * r->second.first;
+      Expr k;
+      int64_t c = 0, mn = F.constant, mx = F.constant;
+      for (const auto& [term, coef] : F.terms) {
+        if (uses_var(term, loop)) {
+          STRATA_SCHED_CHECK(!k.defined() && is_key(term),
+                             "{}: the index {} of {} depends on {} in a way that does not separate iterations{}", call,
+                             to_string(e), buf, loop,
+                             distinct.empty() ? "" : " (nor through a load from an array of distinct values)");
+          k = term;
+          c = coef;
           continue;
         }
-        bool varies = uses_var(term, loop);
-        for (const auto& [name, r] : B.ranges) varies |= uses_var(term, name);
-        for (const auto& name : B.varying) varies |= uses_var(term, name);
-        STRATA_SCHED_CHECK(!varies, "fission({}): the index {} of {} is not affine in {} and the loops inside it", loop,
+        const auto* v = term.as<VarNode>();
+        if (auto r = v ? B.ranges.find(v->name) : B.ranges.end(); r != B.ranges.end()) {
+          mn += coef > 0 ? coef * r->second.first : coef * r->second.second;
+          mx += coef > 0 ? coef * r->second.second : coef * r->second.first;
+          continue;
+        }
+        STRATA_SCHED_CHECK(!varies_inside(term), "{}: the index {} of {} is not affine in the loops inside {}", call,
                            to_string(e), buf, loop);
-        rest.add_term(term, k);
+        rest.add_term(term, coef);
       }
-      STRATA_SCHED_CHECK(first || same_linear_form(rest, base),
-                         "fission({}): accesses to {} do not share one base ({} vs {})", loop, buf,
-                         to_string(from_linear(base, Type::i64())), to_string(from_linear(rest, Type::i64())));
+      STRATA_SCHED_CHECK(k.defined(), "{}: {} is accessed at {}, which does not depend on {} (every iteration touches it)",
+                         call, buf, to_string(e), loop);
       if (first) {
-        base = rest;
+        key = k;
         stride = c;
+        base = rest;
         lo = mn;
         hi = mx;
         first = false;
       }
+      STRATA_SCHED_CHECK(structural_equal(k, key) && c == stride,
+                         "{}: {} is accessed through {} * {} and {} * {}", call, buf, stride, to_string(key), c,
+                         to_string(k));
+      STRATA_SCHED_CHECK(same_linear_form(rest, base), "{}: accesses to {} do not share one base ({} vs {})", call, buf,
+                         to_string(from_linear(base, Type::i64())), to_string(from_linear(rest, Type::i64())));
       lo = std::min(lo, mn);
       hi = std::max(hi, mx);
     }
     STRATA_SCHED_CHECK(hi - lo < std::abs(stride),
-                       "fission({}): one iteration accesses {} over {} elements, more than the stride {} between "
-                       "iterations (iterations would overlap)",
-                       loop, buf, hi - lo + 1, std::abs(stride));
+                       "{}: one iteration accesses {} over {} elements, more than the stride {} between iterations "
+                       "(iterations would overlap)",
+                       call, buf, hi - lo + 1, std::abs(stride));
   }
+}
+
+}  // namespace
+
+std::vector<std::string> Schedule::fission(const std::string& loop) {
+  const ForNode* f = loop_or_throw("fission", loop);
+  STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "fission({}): loop {} is {}; only serial loops can be distributed",
+                     loop, loop, for_kind_name(f->for_kind));
+  const auto* sq = f->body.as<SeqNode>();
+  STRATA_SCHED_CHECK(sq && sq->stmts.size() >= 2, "fission({}): the body of {} is not a sequence of statements", loop,
+                     loop);
+  check_iterations_disjoint(fmt::format("fission({})", loop), loop, f->body, {});
   NameGen names(k_);
   std::vector<std::string> out{loop};
   std::vector<Stmt> loops;
@@ -407,6 +450,78 @@ std::vector<std::string> Schedule::fission(const std::string& loop) {
   }
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return seq(loops); }), fmt::format("fission({})", loop));
   return out;
+}
+
+void Schedule::unroll_and_jam(const std::string& loop, const std::string& jam, const std::vector<std::string>& distinct) {
+  const std::string call = fmt::format("unroll_and_jam({}, {})", loop, jam);
+  const ForNode* f = loop_or_throw("unroll_and_jam", loop);
+  STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "{}: loop {} is {}", call, loop, for_kind_name(f->for_kind));
+  const int64_t *mn = as_const_int(f->min), *ext = as_const_int(f->extent);
+  STRATA_SCHED_CHECK(mn && ext, "{}: loop {} needs constant bounds", call, loop);
+  STRATA_SCHED_CHECK(*ext >= 2 && *ext <= 32, "{}: {} copies; unroll and jam takes 2 to 32", call, *ext);
+  // The body: locals allocated per iteration around a sequence in which loop
+  // `jam` is one top-level statement.
+  std::vector<const AllocateNode*> allocs;
+  Stmt inner = f->body;
+  while (const auto* a = inner.as<AllocateNode>()) {
+    allocs.push_back(a);
+    inner = a->body;
+  }
+  std::vector<Stmt> stmts;
+  if (const auto* sq = inner.as<SeqNode>()) stmts = sq->stmts;
+  else stmts = {inner};
+  int at = -1;
+  for (size_t k = 0; k < stmts.size(); ++k)
+    if (const auto* j = stmts[k].as<ForNode>(); j && j->var == jam) at = static_cast<int>(k);
+  STRATA_SCHED_CHECK(at >= 0, "{}: {} is not a loop at the top of {}'s body (under its locals)", call, jam, loop);
+  const ForNode* J = stmts[at].as<ForNode>();
+  STRATA_SCHED_CHECK(J->for_kind == ForKind::Serial, "{}: loop {} is {}", call, jam, for_kind_name(J->for_kind));
+  STRATA_SCHED_CHECK(!uses_var(J->min, loop) && !uses_var(J->extent, loop), "{}: the bounds of {} depend on {}", call,
+                     jam, loop);
+  // Copies run interleaved: they must touch disjoint data.
+  check_iterations_disjoint(call, loop, f->body, distinct);
+  NameGen names(k_);
+  std::vector<Stmt> pre, jammed, post;
+  std::vector<std::tuple<std::string, Type, int64_t, MemoryScope>> locals;
+  for (int64_t b = 0; b < *ext; ++b) {
+    // Copy b: the loop variable fixed, and (for b > 0) every loop, let and local
+    // inside renamed, so the copies sit side by side.
+    std::string sfx;
+    if (b > 0) {
+      int n = static_cast<int>(b);
+      for (;; ++n) {
+        sfx = fmt::format("_u{}", n);
+        bool clash = false;
+        for (const auto& v : loop_names(f->body)) clash |= names.used(v + sfx);
+        for (const auto* a : allocs) clash |= names.used(a->buffer + sfx);
+        if (!clash) break;
+      }
+    }
+    // Wrap the statements in the allocations so their names are renamed too.
+    Stmt copy = seq(stmts);
+    for (auto it = allocs.rbegin(); it != allocs.rend(); ++it)
+      copy = allocate((*it)->buffer, (*it)->type, (*it)->size, (*it)->scope, copy);
+    copy = substitute(copy, {{loop, make_int(*mn + b)}});
+    if (b > 0) copy = rename_locals(copy, sfx);
+    while (const auto* a = copy.as<AllocateNode>()) {
+      locals.emplace_back(a->buffer, a->type, a->size, a->scope);
+      copy = a->body;
+    }
+    std::vector<Stmt> cs;
+    if (const auto* sq = copy.as<SeqNode>()) cs = sq->stmts;
+    else cs = {copy};
+    const ForNode* Jb = cs[at].as<ForNode>();
+    for (int k = 0; k < at; ++k) pre.push_back(cs[k]);
+    jammed.push_back(substitute(Jb->body, {{Jb->var, var(jam)}}));
+    for (size_t k = at + 1; k < cs.size(); ++k) post.push_back(cs[k]);
+  }
+  std::vector<Stmt> all = pre;
+  all.push_back(for_loop(jam, J->min, J->extent, J->for_kind, seq(jammed), J->annotations));
+  all.insert(all.end(), post.begin(), post.end());
+  Stmt result = seq(all);
+  for (auto it = locals.rbegin(); it != locals.rend(); ++it)
+    result = allocate(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it), std::get<3>(*it), result);
+  commit(replace_loop(k_.body, loop, [&](const ForNode*) { return result; }), call);
 }
 
 std::string Schedule::partition_tasks(const std::vector<std::string>& loops, const std::vector<std::string>& ranges,

@@ -1,5 +1,7 @@
 #include "sparse_compiler/schedule/loop_tree.h"
 
+#include <map>
+
 #include "core/error.h"
 #include "sparse_compiler/ir/mutator.h"
 #include "sparse_compiler/ir/visitor.h"
@@ -114,5 +116,75 @@ bool touches_buffer(const Stmt& s, const std::string& name) {
   t.visit_stmt(s);
   return t.hit;
 }
+
+Stmt rename_locals(const Stmt& s, const std::string& suffix) {
+  std::map<std::string, std::string> names;
+  class Collect : public IRVisitor {
+   public:
+    explicit Collect(std::map<std::string, std::string>& n, const std::string& sfx) : n_(n), sfx_(sfx) {}
+
+   protected:
+    void visit(const ForNode* op) override {
+      n_[op->var] = op->var + sfx_;
+      IRVisitor::visit(op);
+    }
+    void visit(const LetStmtNode* op) override {
+      n_[op->var] = op->var + sfx_;
+      IRVisitor::visit(op);
+    }
+    void visit(const AllocateNode* op) override {
+      n_[op->buffer] = op->buffer + sfx_;
+      IRVisitor::visit(op);
+    }
+
+   private:
+    std::map<std::string, std::string>& n_;
+    const std::string& sfx_;
+  } collect(names, suffix);
+  collect.visit_stmt(s);
+
+  class Rename : public IRMutator {
+   public:
+    explicit Rename(const std::map<std::string, std::string>& n) : n_(n) {}
+
+   protected:
+    std::string renamed(const std::string& x) const {
+      auto it = n_.find(x);
+      return it == n_.end() ? x : it->second;
+    }
+    Expr visit(const VarNode* op, const Expr& self) override {
+      auto it = n_.find(op->name);
+      return it == n_.end() ? self : var(it->second, op->type);
+    }
+    Expr visit(const LoadNode* op, const Expr& self) override {
+      return load(op->type.element_of(), renamed(op->buffer), mutate(op->index));
+    }
+    Expr visit(const CallNode* op, const Expr& self) override {
+      std::vector<Expr> args;
+      for (const auto& a : op->args) args.push_back(mutate(a));
+      std::vector<std::string> bufs;
+      for (const auto& b : op->buffers) bufs.push_back(renamed(b));
+      return call(op->type, op->name, std::move(args), std::move(bufs));
+    }
+    Stmt visit(const StoreNode* op, const Stmt& self) override {
+      return store(renamed(op->buffer), mutate(op->index), mutate(op->value), op->store_kind);
+    }
+    Stmt visit(const ForNode* op, const Stmt& self) override {
+      return for_loop(renamed(op->var), mutate(op->min), mutate(op->extent), op->for_kind, mutate(op->body),
+                      op->annotations);
+    }
+    Stmt visit(const LetStmtNode* op, const Stmt& self) override {
+      return let_stmt(renamed(op->var), mutate(op->value), mutate(op->body));
+    }
+    Stmt visit(const AllocateNode* op, const Stmt& self) override {
+      return allocate(renamed(op->buffer), op->type, op->size, op->scope, mutate(op->body));
+    }
+
+   private:
+    const std::map<std::string, std::string>& n_;
+  } rename(names);
+  return rename.mutate(s);
+}
+
 
 }  // namespace strata::sc

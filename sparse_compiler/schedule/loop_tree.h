@@ -18,6 +18,9 @@ std::vector<const ForNode*> enclosing_loops(const Stmt& root, const std::string&
 std::vector<std::string> loop_names(const Stmt& root);
 // root with the loop `var` replaced by replace(loop); the loop must exist.
 Stmt replace_loop(const Stmt& root, const std::string& var, const std::function<Stmt(const ForNode*)>& replace);
+// `s` with every variable, loop and local declared inside it given the suffix, so
+// several copies of one nest can sit side by side in a kernel.
+Stmt rename_locals(const Stmt& s, const std::string& suffix);
 // True when expression/statement mentions variable `name`.
 bool uses_var(const Expr& e, const std::string& name);
 bool uses_var(const Stmt& s, const std::string& name);

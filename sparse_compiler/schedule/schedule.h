@@ -15,6 +15,8 @@
 //   reorder(a, b)         swaps two perfectly nested loops
 //   fission(i)            for i { A; B } -> for i { A }; for i_1 { B } when no iteration
 //                         of i touches what another writes
+//   unroll_and_jam(b, k)  for b { pre; for k { S }; post } with b constant -> the copies'
+//                         pre, then one loop k over every copy's S, then their post
 //   fuse(a, b)            a and b (perfectly nested) -> one loop over both
 //   balance(i, indptr, g) rows of loop i -> chunks of ~g non-zeros each (loop i_chunk)
 //   parallel(c)           iterations of c run on threads (CPU)
@@ -70,6 +72,18 @@ class Schedule {
   // another and running all of A before all of B changes nothing. Register
   // blocking uses it to separate a block's init, accumulation and write-back.
   std::vector<std::string> fission(const std::string& loop);
+  // Unrolls loop `loop` (constant extent) and jams its copies' loop `jam` (a
+  // top-level statement of its body, under the locals allocated per iteration)
+  // into one: `for b { pre(b); for k { S(b, k) }; post(b) }` becomes
+  // `pre(0) ... pre(n-1); for k { S(0, k) ... S(n-1, k) }; post(0) ... post(n-1)`,
+  // each copy with its own locals. Register blocking for an output addressed
+  // indirectly: n rows' accumulators live at once and each k's operands serve
+  // all n. Refused unless the copies touch disjoint data (as fission requires),
+  // where an index may also separate iterations through a load from one of
+  // `distinct`: arrays the caller guarantees hold distinct values at distinct
+  // positions (a sparse axis's strictly increasing coordinates; the inspector
+  // guarantees it, as it guarantees partition_tasks' disjoint owners).
+  void unroll_and_jam(const std::string& loop, const std::string& jam, const std::vector<std::string>& distinct = {});
   std::string fuse(const std::string& outer, const std::string& inner);
   std::string balance(const std::string& loop, const std::string& indptr, int64_t grain);
   void parallel(const std::string& loop);

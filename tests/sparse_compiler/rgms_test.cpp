@@ -43,6 +43,49 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
 
 class RgmsTest : public ::testing::TestWithParam<Backend> {};
 
+// One task over a few long relations: the register-blocked transforms (blocks of
+// pairs or sources of one relation, then a peeled remainder) run many full blocks,
+// with int32 and int64 indices.
+TEST(RgmsBlockedTest, BlockedTransformsMatchTheReferenceWithInt32AndInt64Indices) {
+  for (DType idx : {DType::I32, DType::I64}) {
+    RelationalGraph g = make_graph(301, 3, 4, int64_t{1} << 30);
+    EXPECT_EQ(g.num_tasks, 1);
+    if (idx == DType::I64) {
+      g.index_dtype = DType::I64;
+      for (Tensor* t : {&g.rel_rows, &g.col_ids, &g.src_ids, &g.jloc}) *t = t->cast(DType::I64);
+    }
+    Rng rng(5);
+    for (auto [fin, fout] : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {32, 32}, {20, 33}, {8, 64}, {7, 1}}) {
+      Tensor X = Tensor::uniform({g.cols, fin}, -1, 1, rng), W = Tensor::uniform({g.relations, fin, fout}, -1, 1, rng);
+      Tensor want = Tensor::empty({g.rows, fout}, DType::F32);
+      reference_rgms(g, X, W, want);
+      for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst}) {
+        RgmsKernels k(g, {fin, fout, g.index_dtype}, order);
+        if (fin == 16 && fout == 16 && host_vector_lanes() == 16)  // 1 vector per row: blocks of 8 (AVX-512)
+          EXPECT_NE(k.describe().find("rows per register block: fused 8, transform 8, source transform 8"),
+                    std::string::npos)
+              << k.describe();
+        if (fin == 7 && fout == 1)  // no vectors: blocks all the same, refused nowhere
+          EXPECT_NE(k.describe().find("fused 8, transform 8, source transform 8"), std::string::npos) << k.describe();
+        Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);
+        k.forward(X, W, Y);
+        expect_close(Y, want,
+                     fmt::format("{} fin={} fout={} {}", rgms_order_name(order), fin, fout, dtype_name(idx)));
+        // With software prefetch of X rows (the default only once X outgrows the
+        // L2 cache): the prefetched positions run past each row and the last one.
+        CpuKnobs knobs;
+        knobs.vector_lanes = host_vector_lanes();
+        knobs.prefetch = 5;
+        RgmsKernels kp(g, {fin, fout, g.index_dtype}, order, Backend::Generated, knobs);
+        Tensor Yp = Tensor::full({g.rows, fout}, DType::F32, NAN);
+        kp.forward(X, W, Yp);
+        expect_close(Yp, want,
+                     fmt::format("{} prefetch fin={} fout={} {}", rgms_order_name(order), fin, fout, dtype_name(idx)));
+      }
+    }
+  }
+}
+
 TEST_P(RgmsTest, EveryOrderMatchesTheReferenceAndGradientsMatchDenseFormulas) {
   const RelationalGraph g = make_graph(90, 5, 10, 32);
   EXPECT_GT(g.num_tasks, 1);
