@@ -2,11 +2,15 @@
 // interpreter before and after), and what each refuses, with the message text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/rng.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/rgms.h"
+#include "sparse_compiler/ops/rgms_programs.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
@@ -177,6 +181,81 @@ TEST(ScheduleErrorTest, FissionRefusesBodiesWhoseIterationsShareData) {
   Schedule s3(lower_to_loops(fx.program()));
   expect_schedule_error([&] { s3.fission("j"); }, {"fission(j)", "the body of j is not a sequence of statements"});
   EXPECT_TRUE(s3.trace().empty());
+}
+
+// RGCN's per-pair transform Y[rows[q]] += H[q] W_r, run in the interpreter on a
+// 3-relation graph: the output row is addressed through rel_rows.
+struct TransformFixture {
+  RelationalGraph g;
+  Tensor H, W;
+  TransformFixture() {
+    std::vector<Graph> rels;
+    for (int r = 0; r < 3; ++r) {
+      ::strata::testing::RandomGraphSpec s;
+      s.rows = s.cols = 41;
+      s.empty_row_fraction = 0.3;
+      s.seed = 20 + r;
+      rels.push_back(::strata::testing::random_graph(s));
+    }
+    g = RelationalGraph::build(41, 41, rels, RgmsNormalization::None);
+    Rng rng(4);
+    H = Tensor::uniform({g.pairs, 5}, -1, 1, rng);
+    W = Tensor::uniform({g.relations, 5, 6}, -1, 1, rng);
+  }
+  static Kernel loops() {
+    RgmsSpec spec;
+    spec.fin = 5;
+    spec.fout = 6;
+    return lower_to_loops(rgms_transform_program(spec));
+  }
+  Tensor run(const Kernel& k) const {
+    Tensor Y = Tensor::full({g.rows, 6}, DType::F32, NAN);
+    KernelArgs a;
+    g.bind(a);
+    a.buffer("H", H).buffer("W", W).buffer("Y", Y);
+    Interpreter interp;
+    a.bind(interp, k);
+    interp.run(k);
+    return Y;
+  }
+};
+
+TEST(Schedule, UnrollAndJamBlocksRowsAddressedThroughADistinctIndexArray) {
+  TransformFixture fx;
+  const Tensor want = fx.run(TransformFixture::loops());
+  Schedule s(TransformFixture::loops());
+  s.split("i2", 4, TailStrategy::Peel);
+  s.cache_write("Y", "i2_t");
+  s.cache_write("Y", "i2_i");
+  // Without knowing that a relation's rows are distinct, the copies might share a
+  // row of Y: refused.
+  expect_schedule_error([&] { s.unroll_and_jam("i2_i", "fi2"); },
+                        {"unroll_and_jam(i2_i, fi2)", "the index", "of Y depends on i2_i in a way that does not separate iterations"});
+  s.unroll_and_jam("i2_i", "fi2", {"rel_rows"});
+  const std::string text = to_string(s.kernel());
+  // Four accumulators (the first copy keeps its names, the others get _u1.._u3)
+  // and one jammed reduction loop whose body updates all four.
+  for (const char* local : {"allocate Y_local_1:", "allocate Y_local_1_u1:", "allocate Y_local_1_u3:"})
+    EXPECT_NE(text.find(local), std::string::npos) << local << "\n" << text;
+  const std::vector<std::string> loops = loop_names(s.kernel().body);
+  EXPECT_EQ(std::count(loops.begin(), loops.end(), "fi2"), 1) << text;
+  EXPECT_EQ(std::count(loops.begin(), loops.end(), "i2_i"), 0) << text;
+  CloseReport r = all_close(fx.run(s.kernel()), want, 1e-5, 1e-5);
+  EXPECT_TRUE(r.ok) << r.str() << "\n" << text;
+  CloseReport rl = all_close(fx.run(lower_schedule(s.kernel())), want, 1e-5, 1e-5);
+  EXPECT_TRUE(rl.ok) << rl.str();
+}
+
+TEST(ScheduleErrorTest, UnrollAndJamRefusesWhatItCannotInterleave) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  s.split("i", 4, TailStrategy::Peel);
+  s.cache_write("Y", "i_i");
+  // A row's non-zero loop depends on the row: the copies' loops differ.
+  expect_schedule_error([&] { s.unroll_and_jam("i_i", "j"); }, {"unroll_and_jam(i_i, j)", "the bounds of j depend on i_i"});
+  expect_schedule_error([&] { s.unroll_and_jam("i_i", "f"); },
+                        {"unroll_and_jam(i_i, f)", "f is not a loop at the top of i_i's body"});
+  expect_schedule_error([&] { s.unroll_and_jam("i_o", "i_i"); }, {"unroll_and_jam(i_o, i_i)", "loop i_o needs constant bounds"});
 }
 
 TEST(Schedule, CacheWriteGolden) {
