@@ -9,9 +9,10 @@
 //              lower_sparse_buffer (II -> III), simplify, rebase_loops,
 //              hoist_invariant_ifs; codegen preparation: unroll_loops,
 //              vectorize_loops, promote_registers; pipeline.h lists them in order
-//   schedule/  primitives on stage-III loops (split, reorder, fuse, balance,
-//              parallel, vectorize, unroll, bind, cache_write/read, rfactor,
-//              prefetch, fuse_nests, partition_tasks) and at stage I
+//   schedule/  primitives on stage-III loops (split, reorder, fuse, fission,
+//              balance, parallel, vectorize, unroll, unroll_and_jam, bind,
+//              cache_write/read, rfactor, prefetch, stream_stores, fuse_nests,
+//              partition_tasks) and at stage I
 //              (sparse_reorder, sparse_fuse, sparse_split)
 //   formats/   format specs (csr, coo, dcsr, ell, bsr, hyb), format decomposition
 //              as a stage-I rewrite, native parallel inspectors with edge-id maps
