@@ -84,7 +84,8 @@ fi
 mkdir -p "$results/bin"
 results="$(cd "$results" && pwd)"
 echo "$what" > "$results/options.txt"
-echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$results/sessions.txt"
+# Each session's Strata commit too: a resumed run may measure its groups with a newer build.
+echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) load $(cut -d' ' -f1-3 /proc/loadavg) strata $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$results/sessions.txt"
 echo "run.sh: suite $suite$([[ $quick == 1 ]] && echo ' (quick)'); results in $results${resume:+ (resumed)}"
 
 # ---- the virtual environment (made once, reused while requirements.txt is unchanged) --
