@@ -110,6 +110,7 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered) {
     c.outcome = r.outcome;
     c.compile_ms = r.compile_ms;
     c.total_ms = t.ms();
+    c.source_key = r.key;
     out.push_back(std::move(c));
   }
   return out;

@@ -55,6 +55,9 @@ struct CompiledKernel {
   CacheOutcome outcome = CacheOutcome::Compiled;
   double compile_ms = 0;  // the compiler's time for the whole batch (0 on a cache hit)
   double total_ms = 0;    // emit + cache lookup (+ compile) for the whole batch
+  // The kernel cache key of the batch's source: it changes whenever the generated
+  // code does, so choices measured on other code (tuning records) can key on it.
+  std::string source_key;
 
   void run(const KernelArgs& args) const;
   void run_preprocess(const KernelArgs& args) const;

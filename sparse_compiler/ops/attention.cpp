@@ -79,6 +79,10 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
 
 GatKernels::~GatKernels() = default;
 
+std::string GatKernels::code_key() const {
+  return backend_ == Backend::Generated && !impl_->compiled.empty() ? impl_->compiled.front().source_key : "reference";
+}
+
 std::string GatKernels::describe() const {
   return fmt::format("gat {} ({})", spec_.suffix(), backend_name(backend_));
 }

@@ -30,6 +30,9 @@ class GatKernels {
   const Graph& graph() const { return A_; }
   double compile_ms() const { return compile_ms_; }
   std::string describe() const;
+  // Identifies the generated code (its source's kernel cache key; "reference" for
+  // the reference backend), so tuning records measured on other code are not reused.
+  std::string code_key() const;
 
   // Forward, unfused: E = score(XL, XR); P, M, S = softmax(E); Y = aggregate(P, X).
   void score(const Tensor& XL, const Tensor& XR, Tensor& E) const;

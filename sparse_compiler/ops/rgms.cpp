@@ -450,6 +450,10 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
 
 RgmsKernels::~RgmsKernels() = default;
 
+std::string RgmsKernels::code_key() const {
+  return backend_ == Backend::Generated && !impl_->compiled.empty() ? impl_->compiled.front().source_key : "reference";
+}
+
 std::string RgmsKernels::describe() const {
   if (backend_ != Backend::Generated)
     return fmt::format("rgms {} {} ({})", spec_.suffix(), rgms_order_name(order_), backend_name(backend_));

@@ -17,7 +17,10 @@ GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
   const GatSpec& s = k.spec();
   const std::string fp = GraphFingerprint::of(A).digest();
   const std::string op = "gat_" + s.suffix();
-  const std::string key = record_key(fp, op, cpu_target(), compiler_identity(default_compiler())->digest);
+  // Keyed on the generated code too: a choice measured on code that has since
+  // changed is measured again.
+  const std::string key =
+      record_key(fp, op + " code " + k.code_key(), cpu_target(), compiler_identity(default_compiler())->digest);
   if (use_records) {
     if (auto rec = load_record(key); rec && !rec->choice.empty()) {
       res.fused = rec->choice == "fused";

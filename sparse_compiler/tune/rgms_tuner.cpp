@@ -28,8 +28,12 @@ std::string fingerprint(const RelationalGraph& g) {
 RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool use_records) {
   Timer total;
   RgmsTuneResult res;
-  const std::string key = record_key(fingerprint(g), "rgms_" + spec.suffix(), cpu_target(),
-                                     compiler_identity(default_compiler())->digest);
+  // Every order runs kernels of one compiled batch; its source's key is part of
+  // the record's, so a record measured on other generated code is not reused.
+  auto first = std::make_unique<RgmsKernels>(g, spec, RgmsOrder::Fused);
+  const std::string op = "rgms_" + spec.suffix() + " code " + first->code_key();
+  const std::string key = record_key(fingerprint(g), op, cpu_target(), compiler_identity(default_compiler())->digest);
+  if (use_records) res.record_file = record_path(key).string();
   if (use_records) {
     if (auto rec = load_record(key); rec && !rec->choice.empty()) {
       res.chosen = parse_rgms_order(rec->choice, record_path(key).string());
@@ -46,7 +50,7 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
   TuningRecord rec;
   rec.key = key;
   rec.graph = fingerprint(g);
-  rec.op = "rgms_" + spec.suffix();
+  rec.op = op;
   rec.target = cpu_target();
   rec.compiler = compiler_identity(default_compiler())->digest;
   // Every order's kernels are compiled in one batch (the same source for all
@@ -63,7 +67,7 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
   std::vector<MeasuredCandidate> measured;
   for (RgmsOrder order :
        {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst, RgmsOrder::AggregateFirstEll3d}) {
-    auto k = std::make_unique<RgmsKernels>(g, spec, order);
+    auto k = order == RgmsOrder::Fused ? std::move(first) : std::make_unique<RgmsKernels>(g, spec, order);
     Tensor Y = Tensor::empty({g.rows, spec.fout}, DType::F32);
     k->forward(X, W, Y);
     MeasuredCandidate c;

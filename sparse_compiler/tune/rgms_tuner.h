@@ -15,6 +15,7 @@ struct RgmsTuneResult {
   std::vector<std::pair<RgmsOrder, double>> measured_ms;  // empty when from a record
   bool from_record = false;
   double tune_ms = 0;
+  std::string record_file;  // the record read or written (empty without records)
 };
 
 RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool use_records = true);

@@ -4,6 +4,9 @@
 // formulas; the inspector's owner tasks.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "core/file_util.h"
 #include "core/rng.h"
 #include "sparse_compiler/formats/ell3d.h"
 #include "sparse_compiler/ops/rgms.h"
@@ -177,9 +180,16 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
 
 
 
-TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
+TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecordOfTheSameCode) {
+  // Records go to a private cache root, so other runs' records never interfere.
+  const char* old = std::getenv("STRATA_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  const fs::path root = fs::temp_directory_path() / fmt::format("strata-rgms-tuner-{}", ::getpid());
+  fs::remove_all(root);
+  setenv("STRATA_CACHE_DIR", root.c_str(), 1);
   const RelationalGraph g = make_graph(200, 4, 30, 64);
-  const RgmsTuneResult first = tune_rgms(g, {8, 8, g.index_dtype}, false);
+  const RgmsSpec spec{8, 8, g.index_dtype};
+  const RgmsTuneResult first = tune_rgms(g, spec);
   EXPECT_FALSE(first.from_record);
   EXPECT_EQ(first.measured_ms.size(), 4u);
   double best = 1e30;
@@ -188,9 +198,26 @@ TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecord) {
     if (o == first.chosen) {
       EXPECT_DOUBLE_EQ(ms, best);
     }
+  // The record names the generated code it was measured on (every order runs
+  // kernels of one batch, so they share one code key)...
+  ASSERT_TRUE(fs::exists(first.record_file)) << first.record_file;
+  const std::string code = RgmsKernels(g, spec, RgmsOrder::Fused).code_key();
+  EXPECT_EQ(code, RgmsKernels(g, spec, RgmsOrder::TransformFirst).code_key());
+  EXPECT_NE(read_file(first.record_file).find("code " + code), std::string::npos);
+  // ... which differs when the code does (here: a prefetch distance compiled in).
+  CpuKnobs knobs;
+  knobs.vector_lanes = host_vector_lanes();
+  knobs.prefetch = 7;
+  EXPECT_NE(RgmsKernels(g, spec, RgmsOrder::Fused, Backend::Generated, knobs).code_key(), code);
+  const RgmsTuneResult second = tune_rgms(g, spec);
+  EXPECT_TRUE(second.from_record);
+  EXPECT_EQ(second.chosen, first.chosen);
+  EXPECT_TRUE(second.measured_ms.empty());
+  EXPECT_EQ(second.record_file, first.record_file);
+  if (old) setenv("STRATA_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("STRATA_CACHE_DIR");
+  fs::remove_all(root);
 }
-
-
 
 TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {
   const RelationalGraph g = make_graph(120, 3, 50, 16);
