@@ -13,6 +13,7 @@ is replaced by the report.
 import argparse
 import csv
 import json
+import statistics
 import math
 import os
 from collections import defaultdict
@@ -320,7 +321,12 @@ def main():
     rows = load(a.csv)
     v = json.load(open(a.versions))
     best = best_of(rows)
-    stream = {int(r["threads"]): float(r["gbs"]) for r in rows if r["op"] == "stream" and r["status"] == "ok"}
+    # A resumed run measured the floor once per session: its median over them.
+    streams = {}
+    for r in rows:
+        if r["op"] == "stream" and r["status"] == "ok":
+            streams.setdefault(int(r["threads"]), []).append(float(r["gbs"]))
+    stream = {t: statistics.median(g) for t, g in streams.items()}
     os.makedirs(a.plots, exist_ok=True)
     load1 = v["loadavg_at_start"][0]
     caveat = (f"\nmachine load {load1:.1f} on {v['nproc']} CPUs at the start: noisy, re-take on a quiet machine"
@@ -333,7 +339,9 @@ def main():
              f"Machine: {m.get('Model name')} ({m.get('Hypervisor vendor') or 'bare metal'}), {m.get('CPU(s)')} CPUs, "
              f"load average at start {', '.join('%.2f' % x for x in v['loadavg_at_start'])}; threads measured: "
              f"{v['threads']}; {'--quick' if v['quick'] else 'full'} run." + (
-                 " Memory-bandwidth floor (STREAM triad, this run): " +
+                 " Memory-bandwidth floor (STREAM triad, this run" +
+                 (f"; median of {max(len(g) for g in streams.values())} sessions' measurements"
+                  if max(len(g) for g in streams.values()) > 1 else "") + "): " +
                  ", ".join(f"{g:.1f} GB/s on {t} thread{'s' if t > 1 else ''}" for t, g in sorted(stream.items())) + "."
                  if stream else "") + "\n",
              "Versions: " + "; ".join(f"{k} {val}" for k, val in v["versions"].items()) + ".\n"]
@@ -341,7 +349,8 @@ def main():
     sessions = [l.strip() for l in open(sessions_file)] if os.path.exists(sessions_file) else []
     if len(sessions) > 1:
         lines.append(f"Measured in {len(sessions)} sessions (`run.sh --resume`; each graph and thread count within one "
-                     "session, so every ratio is side by side): " + "; ".join(sessions) + ".\n")
+                     "session, so every ratio is side by side; each group ran its session's Strata build, whose commit "
+                     "is given where recorded and is in every CSV row's version): " + "; ".join(sessions) + ".\n")
     if v.get("unavailable"):
         lines.append("Not measured (missing peers): " + "; ".join(v["unavailable"]) + ".\n")
     tp = [f"{p.get('internal_api')} {p.get('version')} ({p.get('architecture')}, {p.get('num_threads')} threads)"
