@@ -19,31 +19,6 @@
 
 namespace strata::sc {
 
-namespace {
-
-// `s` with every loop inside it renamed to a fresh name (base + suffix): a copy of
-// a loop body placed beside the original (a split's tail) keeps loop names unique.
-Stmt with_fresh_loop_names(const Stmt& s, NameGen& names, const std::string& suffix) {
-  class Renamer : public IRMutator {
-   public:
-    Renamer(NameGen& n, const std::string& sfx) : names_(n), suffix_(sfx) {}
-
-   protected:
-    Stmt visit(const ForNode* op, const Stmt&) override {
-      const std::string fresh = names_.fresh(op->var + suffix_);
-      Stmt body = mutate(substitute(op->body, {{op->var, var(fresh)}}));
-      return for_loop(fresh, op->min, op->extent, op->for_kind, body, op->annotations);
-    }
-
-   private:
-    NameGen& names_;
-    const std::string& suffix_;
-  } r(names, suffix);
-  return r.mutate(s);
-}
-
-}  // namespace
-
 void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_strategy) {
   const ForNode* f = loop_or_throw("split", loop);
   STRATA_SCHED_CHECK(factor >= 1, "split({}, {}): the factor must be positive", loop, factor);
@@ -65,8 +40,9 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
                       for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann);
     if (tail > 0) {
       const std::string t = names.fresh(loop + "_t");
-      Stmt tail_body = with_fresh_loop_names(
-          substitute(f->body, {{loop, add(add(f->min, make_int(main * factor)), var(t))}}), names, "_t");
+      // The tail copies the body: its loops and locals get fresh names.
+      Stmt tail_body =
+          rename_locals(substitute(f->body, {{loop, add(add(f->min, make_int(main * factor)), var(t))}}), "_t", &names);
       result = seq({result, for_loop(t, make_int(0), make_int(tail), ForKind::Serial, tail_body, ann)});
     }
   } else if (tail_strategy == TailStrategy::Peel) {
@@ -78,7 +54,7 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
     result = seq({for_loop(outer, make_int(0), blocks, ForKind::Serial,
                            for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann),
                   for_loop(t, add(f->min, mul(blocks, make_int(factor))), mod(f->extent, make_int(factor)),
-                           ForKind::Serial, with_fresh_loop_names(substitute(f->body, {{loop, var(t)}}), names, "_t"), ann)});
+                           ForKind::Serial, rename_locals(substitute(f->body, {{loop, var(t)}}), "_t", &names), ann)});
   } else {
     // Symbolic extent (or a guarded tail): round up and guard the last, partial outer
     // iteration.
@@ -486,23 +462,12 @@ void Schedule::unroll_and_jam(const std::string& loop, const std::string& jam, c
   for (int64_t b = 0; b < *ext; ++b) {
     // Copy b: the loop variable fixed, and (for b > 0) every loop, let and local
     // inside renamed, so the copies sit side by side.
-    std::string sfx;
-    if (b > 0) {
-      int n = static_cast<int>(b);
-      for (;; ++n) {
-        sfx = fmt::format("_u{}", n);
-        bool clash = false;
-        for (const auto& v : loop_names(f->body)) clash |= names.used(v + sfx);
-        for (const auto* a : allocs) clash |= names.used(a->buffer + sfx);
-        if (!clash) break;
-      }
-    }
     // Wrap the statements in the allocations so their names are renamed too.
     Stmt copy = seq(stmts);
     for (auto it = allocs.rbegin(); it != allocs.rend(); ++it)
       copy = allocate((*it)->buffer, (*it)->type, (*it)->size, (*it)->scope, copy);
     copy = substitute(copy, {{loop, make_int(*mn + b)}});
-    if (b > 0) copy = rename_locals(copy, sfx);
+    if (b > 0) copy = rename_locals(copy, fmt::format("_u{}", b), &names);
     while (const auto* a = copy.as<AllocateNode>()) {
       locals.emplace_back(a->buffer, a->type, a->size, a->scope);
       copy = a->body;

@@ -1,5 +1,7 @@
 #include "sparse_compiler/schedule/loop_tree.h"
 
+#include "sparse_compiler/ir/names.h"
+
 #include <map>
 
 #include "core/error.h"
@@ -117,30 +119,35 @@ bool touches_buffer(const Stmt& s, const std::string& name) {
   return t.hit;
 }
 
-Stmt rename_locals(const Stmt& s, const std::string& suffix) {
+Stmt rename_locals(const Stmt& s, const std::string& suffix, NameGen* fresh) {
   std::map<std::string, std::string> names;
   class Collect : public IRVisitor {
    public:
-    explicit Collect(std::map<std::string, std::string>& n, const std::string& sfx) : n_(n), sfx_(sfx) {}
+    Collect(std::map<std::string, std::string>& n, const std::string& sfx, NameGen* fresh)
+        : n_(n), sfx_(sfx), fresh_(fresh) {}
 
    protected:
     void visit(const ForNode* op) override {
-      n_[op->var] = op->var + sfx_;
+      add(op->var);
       IRVisitor::visit(op);
     }
     void visit(const LetStmtNode* op) override {
-      n_[op->var] = op->var + sfx_;
+      add(op->var);
       IRVisitor::visit(op);
     }
     void visit(const AllocateNode* op) override {
-      n_[op->buffer] = op->buffer + sfx_;
+      add(op->buffer);
       IRVisitor::visit(op);
     }
 
    private:
+    void add(const std::string& name) {
+      if (!n_.count(name)) n_[name] = fresh_ ? fresh_->fresh(name + sfx_) : name + sfx_;
+    }
     std::map<std::string, std::string>& n_;
     const std::string& sfx_;
-  } collect(names, suffix);
+    NameGen* fresh_;
+  } collect(names, suffix, fresh);
   collect.visit_stmt(s);
 
   class Rename : public IRMutator {

@@ -9,6 +9,10 @@
 #include "sparse_compiler/ir/stmt.h"
 
 namespace strata::sc {
+class NameGen;
+}
+
+namespace strata::sc {
 
 // The loop with variable `var`, or nullptr.
 const ForNode* find_loop(const Stmt& root, const std::string& var);
@@ -19,8 +23,9 @@ std::vector<std::string> loop_names(const Stmt& root);
 // root with the loop `var` replaced by replace(loop); the loop must exist.
 Stmt replace_loop(const Stmt& root, const std::string& var, const std::function<Stmt(const ForNode*)>& replace);
 // `s` with every variable, loop and local declared inside it given the suffix, so
-// several copies of one nest can sit side by side in a kernel.
-Stmt rename_locals(const Stmt& s, const std::string& suffix);
+// several copies of one nest can sit side by side in a kernel. With `fresh`, each
+// new name is fresh->fresh(name + suffix): unique in the kernel it reserved.
+Stmt rename_locals(const Stmt& s, const std::string& suffix, NameGen* fresh = nullptr);
 // True when expression/statement mentions variable `name`.
 bool uses_var(const Expr& e, const std::string& name);
 bool uses_var(const Stmt& s, const std::string& name);
