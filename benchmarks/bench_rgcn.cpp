@@ -95,15 +95,18 @@ int main(int argc, char** argv) {
   CLI::App app{"R-GCN inference: tuned RGMS kernels vs a per-relation loop vs the reference"};
   std::string graphs = "aifb,mutag,acm,dblp,syn", feats = "32,64", data_root, json_file;
   int repeats = 7, warmup = 2, ref_repeats = 3, syn_repeats = 3, threads = 0;
-  app.add_option("--graphs", graphs);
-  app.add_option("--feat", feats);
-  app.add_option("--repeats", repeats);
-  app.add_option("--warmup", warmup);
-  app.add_option("--reference-repeats", ref_repeats);
-  app.add_option("--syn-repeats", syn_repeats, "repeats on the synthetic graph (its per-relation loop takes seconds)");
-  app.add_option("--threads", threads);
-  app.add_option("--data-root", data_root);
-  app.add_option("--json", json_file);
+  app.add_option("--graphs", graphs, "comma-separated: aifb, mutag, acm, dblp (data root) and syn (synthetic)")
+      ->capture_default_str();
+  app.add_option("--feat", feats, "comma-separated feature sizes F (each layer F -> F)")->capture_default_str();
+  app.add_option("--repeats", repeats, "timed repeats per variant (medians reported)")->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed rounds before the timed ones")->capture_default_str();
+  app.add_option("--reference-repeats", ref_repeats, "timed repeats of the (slow) reference loops")
+      ->capture_default_str();
+  app.add_option("--syn-repeats", syn_repeats, "repeats on the synthetic graph (its per-relation loop takes seconds)")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "threads (0: all cores)")->capture_default_str();
+  app.add_option("--data-root", data_root, "dataset folder (default: $STRATA_DATA_ROOT, else ../shared/datasets)");
+  app.add_option("--json", json_file, "also write every row, with all timed runs, to this JSON file");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) set_num_threads(threads);
   Eigen::setNbThreads(1);  // threads come from gemm_acc's row blocks
