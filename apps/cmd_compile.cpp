@@ -1,4 +1,5 @@
 // strata compile <op> --feat F [--format csr|coo|dcsr|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
+//                [rgms: --kernel fused|transform|... --feat-out F]
 //                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition
 // for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: any format
@@ -14,6 +15,7 @@
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
+#include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -36,6 +38,8 @@ struct CompileArgs {
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
   std::string plan_file;
+  std::string kernel = "fused";  // rgms: which of its kernels
+  int64_t feat_out = 0;          // rgms: output feature size (0: --feat)
 };
 
 int run_compile(const CompileArgs& a) {
@@ -85,8 +89,17 @@ int run_compile(const CompileArgs& a) {
     if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, plan.format, knobs);
     else if (cuda && scheduled) lowered = lower_sddmm_gpu(spec, plan.format, knobs);
     else if (scheduled) lowered = SddmmKernel::lower(spec, plan);
+  } else if (a.op == "rgms") {
+    STRATA_CHECK(!cuda, "--device cuda: the RGMS kernels are generated for the CPU only");
+    RgmsSpec spec;
+    spec.fin = a.feat;
+    spec.fout = a.feat_out > 0 ? a.feat_out : a.feat;
+    spec.index_dtype = idt;
+    const RgmsCpuKernel k = rgms_cpu_kernel(a.kernel, spec, plan.knobs);
+    program = k.program;
+    if (scheduled) lowered = a.emit == "scheduled" ? k.scheduled : lower_schedule(k.scheduled);
   } else {
-    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm or sddmm_add)", a.op);
+    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm, sddmm_add or rgms)", a.op);
   }
   std::string out;
   if (a.emit == "stage1") out = to_string(program);
@@ -102,7 +115,7 @@ int run_compile(const CompileArgs& a) {
 RegisterCommand reg({"compile", "print an op's program at one compiler stage, or its generated C++",
                      [](CLI::App& app) {
                        auto a = std::make_shared<CompileArgs>();
-                       app.add_option("op", a->op, "spmm, sddmm or sddmm_add")->required();
+                       app.add_option("op", a->op, "spmm, sddmm, sddmm_add or rgms")->required();
                        app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")->capture_default_str();
                        app.add_option("--format", a->format, "sparse format")->capture_default_str();
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
@@ -122,6 +135,11 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
+                       app.add_option("--kernel", a->kernel,
+                                      "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
+                                      "ell3d, embed or embed_grad")
+                           ->capture_default_str();
+                       app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)");
                        return [a] { return run_compile(*a); };
                      }});
 

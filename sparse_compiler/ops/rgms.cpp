@@ -402,49 +402,75 @@ struct RgmsKernels::Impl {
   int blocks[3] = {1, 1, 1};  // rows per register block: fused, transform, source transform
 };
 
+const std::vector<std::string>& rgms_kernel_names() {
+  // In the order of `Which`.
+  static const std::vector<std::string> names = {"fused",  "aggregate",   "transform", "source_transform", "gather",
+                                                  "weight_grad", "ell3d", "embed",     "embed_grad"};
+  return names;
+}
+
+RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, const CpuKnobs& knobs) {
+  const auto& names = rgms_kernel_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  STRATA_CHECK(it != names.end(), "rgms: unknown kernel '{}' (expected one of: {})", name, fmt::join(names, ", "));
+  const int which = static_cast<int>(it - names.begin());
+  const int block = transform_block(spec.fout, knobs.vector_lanes);
+  RgmsCpuKernel out;
+  switch (which) {
+    case kFused: out.program = with_task_params(rgms_fused_program(spec)); break;
+    case kAggregate: out.program = with_task_params(rgms_aggregate_program(spec)); break;
+    case kTransform: out.program = with_task_params(rgms_transform_program(spec)); break;
+    case kSourceTransform: out.program = rgms_source_transform_program(spec); break;
+    case kGather: out.program = with_task_params(rgms_gather_program(spec)); break;
+    case kWeightGrad: out.program = rgms_weight_grad_program(spec); break;
+    case kEll3d: out.program = decompose_ell3d(rgms_aggregate_program(spec), RgmsKernels::kEll3dMaxBucket); break;
+    case kEmbed: out.program = with_task_params(rgms_embed_program(spec)); break;
+    default: out.program = rgms_embed_grad_program(spec); break;
+  }
+  const Kernel loops = lower_to_loops(out.program);
+  switch (which) {
+    case kFused: out.scheduled = schedule_fused(loops, knobs, block, out.block); break;
+    case kAggregate: out.scheduled = schedule_aggregate(loops, knobs); break;
+    case kTransform: out.scheduled = schedule_transform(loops, knobs, block, out.block); break;
+    case kSourceTransform: out.scheduled = schedule_source_transform(loops, knobs, block, out.block); break;
+    case kGather:
+    case kEmbed: out.scheduled = schedule_gather(loops, knobs); break;
+    case kWeightGrad: out.scheduled = schedule_per_relation(loops, "rel_ptr", "dW", "r", knobs); break;
+    case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
+    default: out.scheduled = schedule_embed_grad(loops, knobs); break;
+  }
+  return out;
+}
+
 RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend,
                          std::optional<CpuKnobs> knobs)
     : g_(g), spec_(spec), order_(order), backend_(backend), impl_(std::make_unique<Impl>()) {
   STRATA_CHECK(spec.fin >= 1 && spec.fout >= 1, "rgms: feature sizes must be at least 1, got {} and {}", spec.fin,
                spec.fout);
   spec_.index_dtype = g.index_dtype;
-  std::vector<Kernel> programs = {with_task_params(rgms_fused_program(spec_)),
-                                  with_task_params(rgms_aggregate_program(spec_)),
-                                  with_task_params(rgms_transform_program(spec_)),
-                                  rgms_source_transform_program(spec_),
-                                  with_task_params(rgms_gather_program(spec_)),
-                                  rgms_weight_grad_program(spec_),
-                                  decompose_ell3d(rgms_aggregate_program(spec_), kEll3dMaxBucket),
-                                  with_task_params(rgms_embed_program(spec_)),
-                                  rgms_embed_grad_program(spec_)};
   Timer t;
-  const CpuKnobs k0 = knobs ? *knobs : CpuKnobs{};
-  impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k0.grain);
-  if (backend_ == Backend::Generated) {
-    CpuKnobs k = knobs ? *knobs : CpuKnobs{};
-    if (!knobs) k.vector_lanes = host_vector_lanes();
-    const int block = transform_block(spec_.fout, k.vector_lanes);
+  CpuKnobs k = knobs ? *knobs : CpuKnobs{};
+  impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
+  if (!knobs) {
+    k.vector_lanes = host_vector_lanes();
     // Default prefetch: the X rows ~16 KiB ahead in the non-zero stream once X
     // outgrows the L2 cache (DESIGN.md's main CPU lever; on the synthetic 1M-edge
     // graph it takes the fused kernel from 55 to 41 ms at F = 32).
-    if (!knobs && g_.cols * spec_.fin * 4 > (int64_t{2} << 20)) k.prefetch = std::max<int64_t>(16, 4096 / spec_.fin);
-    int& bf = impl_->blocks[0];
-    int& bt = impl_->blocks[1];
-    int& bs = impl_->blocks[2];
-    std::vector<Kernel> lowered = {
-        lower_schedule(schedule_fused(lower_to_loops(programs[kFused]), k, block, bf)),
-        lower_schedule(schedule_aggregate(lower_to_loops(programs[kAggregate]), k)),
-        lower_schedule(schedule_transform(lower_to_loops(programs[kTransform]), k, block, bt)),
-        lower_schedule(schedule_source_transform(lower_to_loops(programs[kSourceTransform]), k, block, bs)),
-        lower_schedule(schedule_gather(lower_to_loops(programs[kGather]), k)),
-        lower_schedule(schedule_per_relation(lower_to_loops(programs[kWeightGrad]), "rel_ptr", "dW", "r", k)),
-        lower_schedule(schedule_ell3d(lower_to_loops(programs[kEll3d]), kEll3dMaxBucket, k)),
-        lower_schedule(schedule_gather(lower_to_loops(programs[kEmbed]), k)),
-        lower_schedule(schedule_embed_grad(lower_to_loops(programs[kEmbedGrad]), k))};
-    impl_->compiled = compile_cpu(lowered);
-  } else {
-    for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
+    if (g_.cols * spec_.fin * 4 > (int64_t{2} << 20)) k.prefetch = std::max<int64_t>(16, 4096 / spec_.fin);
   }
+  std::vector<Kernel> lowered;
+  for (const std::string& name : rgms_kernel_names()) {
+    RgmsCpuKernel c = rgms_cpu_kernel(name, spec_, k);
+    if (backend_ != Backend::Generated) {
+      impl_->reference.push_back(lower_to_loops(c.program));
+      continue;
+    }
+    if (name == "fused") impl_->blocks[0] = c.block;
+    if (name == "transform") impl_->blocks[1] = c.block;
+    if (name == "source_transform") impl_->blocks[2] = c.block;
+    lowered.push_back(lower_schedule(c.scheduled));
+  }
+  if (backend_ == Backend::Generated) impl_->compiled = compile_cpu(lowered);
   compile_ms_ = t.ms();
 }
 

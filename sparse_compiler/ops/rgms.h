@@ -92,6 +92,19 @@ class RgmsKernels {
   std::unique_ptr<Impl> impl_;
 };
 
+// One RGMS kernel as RgmsKernels compiles it for the CPU, by name (rgms_kernel_names():
+// fused, aggregate, transform, source_transform, gather, weight_grad, ell3d, embed,
+// embed_grad): its stage-I program (with the task parameters its schedule uses) and
+// its scheduled loops before lower_schedule; `block` is the rows per register block
+// of the transforms (1: unblocked). `strata compile rgms` prints them.
+struct RgmsCpuKernel {
+  Kernel program;
+  Kernel scheduled;
+  int block = 1;
+};
+const std::vector<std::string>& rgms_kernel_names();
+RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, const CpuKnobs& knobs);
+
 // Plain loops over the same format: the reference path.
 void reference_rgms(const RelationalGraph& g, const Tensor& X, const Tensor& W, Tensor& Y);
 

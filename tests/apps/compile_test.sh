@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# End-to-end checks of `strata compile`: an op's program at each stage and its
+# generated source, the RGMS kernels with their register blocking, and bad options
+# exiting non-zero with a message naming them.
+# Usage: compile_test.sh STRATA_BINARY
+set -uo pipefail
+strata="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+export STRATA_CACHE_DIR="$scratch/cache"
+
+out="$("$strata" compile spmm --feat 32 --emit stage1 2>&1)" || { echo "$out"; echo "FAIL: spmm stage1 exit code"; exit 1; }
+expect stage1 "$out" 'stage I'
+out="$("$strata" compile spmm --feat 32 --lanes 16 --emit source 2>&1)" || { echo "FAIL: spmm source exit code"; exit 1; }
+expect spmm-source "$out" 'strata_f32x16'
+
+# RGMS: the transform of F = 32 on 16 lanes blocks 8 pairs of a relation (copies
+# u1..u7 of the accumulators, one jammed reduction loop); on 8 lanes at F = 64 one
+# pair's 8 accumulators already fill the budget, so it stays unblocked.
+out="$("$strata" compile rgms --feat 32 --lanes 16 --kernel transform --emit scheduled 2>&1)" \
+  || { echo "$out"; echo "FAIL: rgms scheduled exit code"; exit 1; }
+expect rgms-blocked "$out" 'allocate Y_local[_0-9]*_u7: float32\[32\] in register'
+expect rgms-tail "$out" 'for \(i2_t, '
+out="$("$strata" compile rgms --feat 64 --lanes 8 --kernel transform --emit scheduled 2>&1)" \
+  || { echo "FAIL: rgms lanes 8 exit code"; exit 1; }
+if grep -q '_u1' <<<"$out"; then echo "FAIL: rgms F=64 on 8 lanes was blocked"; fails=$((fails + 1)); fi
+out="$("$strata" compile rgms --feat 16 --feat-out 8 --index int64 --kernel source_transform --emit source 2>&1)" \
+  || { echo "$out"; echo "FAIL: rgms source exit code"; exit 1; }
+expect rgms-source "$out" 'strata_rgms_source_transform_i16_o8_i64'
+out="$("$strata" compile rgms --feat 8 --kernel fused --emit stage1 2>&1)" || { echo "FAIL: rgms stage1 exit code"; exit 1; }
+expect rgms-stage1 "$out" 'rgms_aggregate'
+
+err="$("$strata" compile rgms --feat 32 --kernel bogus 2>&1)"
+expect_rc bad-kernel $? 1
+expect bad-kernel "$err" "rgms: unknown kernel 'bogus' \(expected one of: fused, aggregate, transform, source_transform"
+err="$("$strata" compile rgms --feat 32 --device cuda 2>&1)"
+expect_rc rgms-cuda $? 1
+expect rgms-cuda "$err" 'the RGMS kernels are generated for the CPU only'
+err="$("$strata" compile spmv --feat 32 2>&1)"
+expect_rc bad-op $? 1
+expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add or rgms\)"
+
+[ "$fails" -eq 0 ] && echo "compile_test: all checks passed"
+exit $((fails > 0))
