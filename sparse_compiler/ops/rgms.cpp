@@ -202,10 +202,10 @@ void prefetch_gathers(Schedule& s, const std::string& axis, int64_t distance) {
 }
 
 // How many rows (sources or (relation, row) pairs) of one relation a transform
-// blocks together: each W_r row load then serves `block` rows, and block x fout/lanes accumulators
-// are independent FMA chains (one source alone is one chain per output vector,
-// bound by the FMA latency). Kept within about half the vector registers (32 on
-// AVX-512, 16 on AVX2), so the accumulators never spill.
+// blocks together: each W_r row load then serves `block` rows, and block x
+// fout/lanes accumulators are independent FMA chains (one row alone is one chain
+// per output vector, bound by the FMA latency). Kept within about half the vector
+// registers (32 on AVX-512, 16 on AVX2), so the accumulators never spill.
 int transform_block(int64_t fout, int lanes) {
   const int64_t vectors = (fout + lanes - 1) / std::max(lanes, 1);
   const int64_t budget = lanes >= 16 ? 16 : 8;
