@@ -219,12 +219,11 @@ int transform_block(int64_t fout, int lanes) {
 // (one pair alone is one chain per output vector, bound by the FMA latency).
 // Legal because a relation's destination rows are distinct (rel_rows is strictly
 // increasing within a relation: the inspector builds it so). `stage` stages the
-// block's locals (cache_write at the given loop); returns "" when blocked, else
-// why not (the caller then stages the loop unblocked).
-std::string block_pairs(Schedule& s, const std::string& pairs, const std::string& reduction, int block,
-                        const std::function<void(const std::string&)>& stage) {
-  if (block <= 1) return "block of 1";
-  return s.attempt([&] {
+// block's locals (cache_write at the given loop). When blocking is refused (or
+// block is 1) the loop is staged unblocked. Returns the rows per block used.
+int block_pairs(Schedule& s, const std::string& pairs, const std::string& reduction, int block,
+                const std::function<void(const std::string&)>& stage) {
+  const std::string refused = block <= 1 ? "block of 1" : s.attempt([&] {
     s.split(pairs, block, TailStrategy::Peel);  // pairs_o (blocks) > pairs_i, then the tail pairs_t
     // The tail first: once the block stages too, no scratch is read from memory
     // any more and its write-backs are dropped, leaving the block's body as the
@@ -233,6 +232,9 @@ std::string block_pairs(Schedule& s, const std::string& pairs, const std::string
     stage(pairs + "_i");
     s.unroll_and_jam(pairs + "_i", reduction, {"rel_rows"});
   });
+  if (refused.empty()) return block;
+  stage(pairs);
+  return 1;
 }
 
 Kernel schedule_fused(const Kernel& loops, const CpuKnobs& knobs, int block, int& blocked) {
@@ -243,11 +245,7 @@ Kernel schedule_fused(const Kernel& loops, const CpuKnobs& knobs, int block, int
     s.cache_write("Y", at);
     s.cache_write("H", at);
   };
-  blocked = block;
-  if (!block_pairs(s, "i", "fi2", block, stage).empty()) {
-    stage("i");
-    blocked = 1;
-  }
+  blocked = block_pairs(s, "i", "fi2", block, stage);
   prefetch_gathers(s, "J", knobs.prefetch);
   for (const char* ax : {"FI", "FO"}) vectorize_axis(s, ax, knobs.vector_lanes);
   return s.kernel();
@@ -257,11 +255,7 @@ Kernel schedule_transform(const Kernel& loops, const CpuKnobs& knobs, int block,
   Schedule s(loops);
   s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
   auto stage = [&](const std::string& at) { s.cache_write("Y", at); };
-  blocked = block;
-  if (!block_pairs(s, "i2", "fi2", block, stage).empty()) {
-    stage("i2");
-    blocked = 1;
-  }
+  blocked = block_pairs(s, "i2", "fi2", block, stage);
   vectorize_axis(s, "FO", knobs.vector_lanes);
   return s.kernel();
 }

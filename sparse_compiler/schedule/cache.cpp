@@ -149,29 +149,25 @@ class Redirect : public IRMutator {
   std::vector<Expr> conds_;
 };
 
-// Loads (and, unless loads_only, stores) of `buffer` in `s`.
-int64_t count_accesses(const Stmt& s, const std::string& buffer, bool loads_only) {
-  class Counter : public IRVisitor {
+// True when `s` loads from `buffer`.
+bool reads_buffer(const Stmt& s, const std::string& buffer) {
+  bool reads = false;
+  class Reads : public IRVisitor {
    public:
-    Counter(const std::string& b, bool lo) : buffer_(b), loads_only_(lo) {}
-    int64_t n = 0;
+    Reads(const std::string& b, bool& r) : buffer_(b), reads_(r) {}
 
    protected:
     void visit(const LoadNode* op) override {
-      n += op->buffer == buffer_;
-      IRVisitor::visit(op);
-    }
-    void visit(const StoreNode* op) override {
-      n += !loads_only_ && op->buffer == buffer_;
+      reads_ |= op->buffer == buffer_;
       IRVisitor::visit(op);
     }
 
    private:
     const std::string& buffer_;
-    bool loads_only_;
-  } c(buffer, loads_only);
-  if (s.defined()) c.visit_stmt(s);
-  return c.n;
+    bool& reads_;
+  } v(buffer, reads);
+  v.visit_stmt(s);
+  return reads;
 }
 
 // `s` without its stores to `buffer`, and without the loops, guards and lets
@@ -353,8 +349,8 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   // more, once its reads went to locals, holds nothing anyone needs: its stores
   // (the write-backs) are dead, and the parameter goes with them, so the caller
   // allocates nothing (the fused RGMS kernel's per-pair H: pairs x F floats).
-  const bool dead_scratch = p->role == ParamRole::Workspace && count_accesses(new_body, buffer, true) == 0 &&
-                            count_accesses(k_.preprocess, buffer, false) == 0;
+  const bool dead_scratch = p->role == ParamRole::Workspace && !reads_buffer(new_body, buffer) &&
+                            !(k_.preprocess.defined() && touches_buffer(k_.preprocess, buffer));
   if (dead_scratch) new_body = without_stores(new_body, buffer);
   commit(new_body, fmt::format("cache_write({}, {})", buffer, loop));
   if (dead_scratch) std::erase_if(k_.params, [&](const Param& q) { return q.name == buffer; });

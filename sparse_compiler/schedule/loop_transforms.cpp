@@ -1,11 +1,11 @@
 // Primitives that restructure loop nests: split, reorder, fuse, balance, fuse_nests,
 // fission, partition_tasks.
-#include <functional>
 #include <algorithm>
 #include <cstdlib>
-#include <tuple>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sparse_compiler/ir/equality.h"
 #include "sparse_compiler/ir/mutator.h"
@@ -167,7 +167,7 @@ Accesses accesses_of(const Stmt& s) {
 }
 
 // The part of an index that depends on the fused loop variables (as a linear
-// form restricted to terms mentioning them).
+// form restricted to terms mentioning them, constant 0).
 LinearForm fused_part(const Expr& index, const std::vector<std::string>& vars) {
   LinearForm f = to_linear(simplify(index)), out;
   for (const auto& [t, k] : f.terms) {
@@ -176,16 +176,6 @@ LinearForm fused_part(const Expr& index, const std::vector<std::string>& vars) {
     if (uses) out.add_term(t, k);
   }
   return out;
-}
-
-bool same_linear(const LinearForm& a, const LinearForm& b) {
-  if (a.terms.size() != b.terms.size()) return false;
-  for (const auto& [e, k] : a.terms) {
-    bool found = false;
-    for (const auto& [f, q] : b.terms) found |= q == k && structural_equal(e, f);
-    if (!found) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -250,9 +240,9 @@ void Schedule::fuse_nests(const std::string& first, const std::string& second, i
     if (it == acc_b.loads.end()) continue;
     const LinearForm w = fused_part(writes.front(), vars);
     for (const auto& e : writes)
-      STRATA_SCHED_CHECK(same_linear(fused_part(e, vars), w), "{}: the first nest writes {} at unaligned places", call, buf);
+      STRATA_SCHED_CHECK(same_linear_form(fused_part(e, vars), w), "{}: the first nest writes {} at unaligned places", call, buf);
     for (const auto& e : it->second)
-      STRATA_SCHED_CHECK(same_linear(fused_part(e, vars), w),
+      STRATA_SCHED_CHECK(same_linear_form(fused_part(e, vars), w),
                          "{}: the second nest reads {} at {} from another iteration of the fused loops", call, buf,
                          to_string(e));
   }
@@ -461,8 +451,8 @@ void Schedule::unroll_and_jam(const std::string& loop, const std::string& jam, c
   std::vector<std::tuple<std::string, Type, int64_t, MemoryScope>> locals;
   for (int64_t b = 0; b < *ext; ++b) {
     // Copy b: the loop variable fixed, and (for b > 0) every loop, let and local
-    // inside renamed, so the copies sit side by side.
-    // Wrap the statements in the allocations so their names are renamed too.
+    // inside renamed, so the copies sit side by side (the statements are wrapped
+    // in their allocations for that, then unwrapped).
     Stmt copy = seq(stmts);
     for (auto it = allocs.rbegin(); it != allocs.rend(); ++it)
       copy = allocate((*it)->buffer, (*it)->type, (*it)->size, (*it)->scope, copy);

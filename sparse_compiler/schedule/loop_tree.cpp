@@ -1,10 +1,9 @@
 #include "sparse_compiler/schedule/loop_tree.h"
 
-#include "sparse_compiler/ir/names.h"
-
 #include <map>
 
 #include "core/error.h"
+#include "sparse_compiler/ir/names.h"
 #include "sparse_compiler/ir/mutator.h"
 #include "sparse_compiler/ir/visitor.h"
 
@@ -192,6 +191,5 @@ Stmt rename_locals(const Stmt& s, const std::string& suffix, NameGen* fresh) {
   } rename(names);
   return rename.mutate(s);
 }
-
 
 }  // namespace strata::sc

@@ -9,10 +9,8 @@
 #include "sparse_compiler/ir/stmt.h"
 
 namespace strata::sc {
-class NameGen;
-}
 
-namespace strata::sc {
+class NameGen;
 
 // The loop with variable `var`, or nullptr.
 const ForNode* find_loop(const Stmt& root, const std::string& var);
