@@ -96,7 +96,12 @@ std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
                         V, E, stream_isa, stream_fn, stream_ty);
     os << fmt::format("static inline void {0}_stream({1}* p, {0} v) {{ memcpy(p, &v, sizeof v); }}\n", V, E);
     if (stream_isa) os << "#endif\n";
-    os << fmt::format("static inline {0} {0}_bcast({1} x) {{ return ({0}){{}} + x; }}\n", V, E);
+    // A braced list of copies, not `(V){} + x`: for floats that sum is not x when x
+    // is -0.0, so GCC must keep a scalar add before every broadcast (an extra uop on
+    // the FMA ports, and no broadcast straight from memory).
+    std::string copies;
+    for (int l = 0; l < lanes; ++l) copies += l ? ", x" : "x";
+    os << fmt::format("static inline {0} {0}_bcast({1} x) {{ return ({0}){{{2}}}; }}\n", V, E, copies);
     os << fmt::format("static inline {0} {0}_ramp({1} base, {1} stride) {{ {0} v; for (int l = 0; l < {2}; ++l) v[l] = base + l * stride; return v; }}\n",
                       V, E, lanes);
     os << fmt::format("template <class I> static inline {0} {0}_gather(const {1}* p, I idx) {{ {0} v; for (int l = 0; l < {2}; ++l) v[l] = p[idx[l]]; return v; }}\n",
