@@ -1,7 +1,7 @@
 // The emitter must keep SpMM's output row in vector registers: a local `float
 // acc[F]` array compiles to stack traffic and gathers and runs 1.2-3.6x slower
 // (DESIGN.md). This test disassembles the generated kernel and fails if the hot
-// loop (the one with the FMAs) touches the stack or gathers.
+// loop (the one with the FMAs) touches the stack, gathers, or adds scalars.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -97,6 +97,9 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
       EXPECT_EQ(i->text.find("gather"), std::string::npos) << "F=" << F << ": gather in the hot loop: " << i->text;
       const bool stack = i->text.find("(%rsp") != std::string::npos || i->text.find("(%rbp") != std::string::npos;
       EXPECT_FALSE(stack) << "F=" << F << ": the hot loop touches the stack (spill): " << i->text;
+      // The edge weight goes straight from memory into a broadcast; a scalar add
+      // before it (what `(vector){} + x` compiles to) costs an FMA-port uop per edge.
+      EXPECT_EQ(i->text.find("vaddss"), std::string::npos) << "F=" << F << ": scalar add in the hot loop: " << i->text;
     }
   }
 }
