@@ -70,7 +70,10 @@ ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& k, const ag::Var& 
   STRATA_ASSERT(attn_dropout >= 0.0f && attn_dropout < 1.0f, "gat_attention: attention dropout {} outside [0, 1)",
                 attn_dropout);
   const bool drop = tape.training() && attn_dropout > 0.0f;
-  const bool fused = k.fused && !drop;
+  // A pass whose backward will run recomputes what a fused forward did not keep, so
+  // it takes the choice made for training.
+  const bool backward = tape.needs_grad({&x, &att_dst, &att_src});
+  const bool fused = (backward ? k.fused_training : k.fused) && !drop;
   if (path) *path = fused ? AttentionPath::Fused : AttentionPath::Unfused;
 
   const Tensor X3 = x.value().reshape({n, H, F});

@@ -113,7 +113,7 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
     const std::string compiled = fmt::format("built in {:.0f} ms", k->kernels->compile_ms());
     const bool tune = runtime.attention == AttentionMode::Tuned || (runtime.attention == AttentionMode::Auto && runtime.tuning);
     if (runtime.attention == AttentionMode::Fused || runtime.attention == AttentionMode::Unfused) {
-      k->fused = runtime.attention == AttentionMode::Fused;
+      k->fused = k->fused_training = runtime.attention == AttentionMode::Fused;
       k->choice = fmt::format("{} (forced), {}", k->fused ? "fused" : "unfused", compiled);
     } else if (tune && backend == sc::Backend::Generated) {
       {
@@ -124,13 +124,17 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
         k->tune = sc::tune_gat(*k->kernels);
       }
       k->fused = k->tune->fused;
+      k->fused_training = k->tune->fused_training;
+      const std::string picked =
+          fmt::format("{}; training: {}", k->fused ? "fused" : "unfused", k->fused_training ? "fused" : "unfused");
       k->choice = k->tune->from_record
-                      ? fmt::format("{} (tuning record), {}", k->fused ? "fused" : "unfused", compiled)
-                      : fmt::format("{} (tuned in {:.0f} ms: fused {:.3f} ms, unfused {:.3f} ms), {}",
-                                    k->fused ? "fused" : "unfused", k->tune->tune_ms, k->tune->fused_ms,
-                                    k->tune->unfused_ms, compiled);
+                      ? fmt::format("{} (tuning record), {}", picked, compiled)
+                      : fmt::format("{} (tuned in {:.0f} ms: fused {:.3f} ms, unfused {:.3f} ms, backward's recompute "
+                                    "after fused {:.3f} ms), {}",
+                                    picked, k->tune->tune_ms, k->tune->fused_ms, k->tune->unfused_ms,
+                                    k->tune->recompute_ms, compiled);
     } else {
-      k->fused = false;
+      k->fused = k->fused_training = false;
       k->choice = fmt::format("unfused (default; tuning off), {}", compiled);
     }
     out.push_back(std::move(k));

@@ -88,8 +88,12 @@ struct AttentionKernels {
   AttentionRequest request;
   Graph graph;  // A or A + I
   std::unique_ptr<sc::GatKernels> kernels;
+  // The forward each pass runs (attention dropout always runs unfused): forward-only
+  // passes (evaluation, inference) and training passes, whose backward recomputes
+  // what a fused forward did not keep, are chosen apart.
   bool fused = true;
-  std::string choice;  // "fused (tuned: fused 1.2 ms, unfused 1.5 ms)", "unfused (forced)", ...
+  bool fused_training = true;
+  std::string choice;  // "fused; training: unfused (tuned in 41 ms: ...)", "unfused (forced)", ...
   std::optional<sc::GatTuneResult> tune;
 };
 // ---- end GAT ----

@@ -2,8 +2,12 @@
 // fused edge softmax helped on small graphs and hurt on large ones, so Strata
 // measures both on the graph at hand. Both forwards are checked against each
 // other, timed, and the faster recorded (a second load measures nothing).
+// Training is chosen apart from inference: the fused forward keeps no edge
+// probabilities, so its backward first recomputes them (scores and softmax from the
+// saved row max and sum), and that can cost more than fusion saved.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sparse_compiler/ops/attention.h"
@@ -11,10 +15,13 @@
 namespace strata::sc {
 
 struct GatTuneResult {
-  bool fused = true;
-  double fused_ms = -1, unfused_ms = -1;  // -1 when from a record
+  bool fused = true;           // forward only (inference, evaluation)
+  bool fused_training = true;  // forward + the backward's recompute
+  // Medians of interleaved calls; -1 when from a record.
+  double fused_ms = -1, unfused_ms = -1, recompute_ms = -1;
   bool from_record = false;
   double tune_ms = 0;
+  std::string record_file;  // the record read or written (empty without records)
 };
 
 // `kernels` must be GatKernels for `A` (so nothing is compiled twice).

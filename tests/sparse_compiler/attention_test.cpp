@@ -1,10 +1,16 @@
 // GAT kernels against dense references: score, softmax, aggregation, the fused
 // online-softmax forward, and every backward piece, generated and interpreted,
 // on graphs with empty rows, a long row and isolated nodes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/file_util.h"
 #include "core/rng.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/attention.h"
@@ -168,7 +174,42 @@ TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
   const GatTuneResult r = tune_gat(k, false);
   EXPECT_GT(r.fused_ms, 0);
   EXPECT_GT(r.unfused_ms, 0);
+  EXPECT_GT(r.recompute_ms, 0);
   EXPECT_EQ(r.fused, r.fused_ms <= r.unfused_ms);
+  // Training pays the backward's recompute on top of a fused forward.
+  EXPECT_EQ(r.fused_training, r.fused_ms + r.recompute_ms <= r.unfused_ms);
+}
+
+TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
+  const char* old = std::getenv("STRATA_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("strata-gat-tuner-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  setenv("STRATA_CACHE_DIR", root.c_str(), 1);
+  testing::RandomGraphSpec s;
+  s.rows = s.cols = 400;
+  s.avg_degree = 6;
+  const Graph A = testing::random_graph(s);
+  GatKernels k(A, {2, 8, 0.2, A.index_dtype()});
+  const GatTuneResult first = tune_gat(k, true);
+  const GatTuneResult second = tune_gat(k, true);
+  const std::string record = read_file(first.record_file);
+  if (saved.empty()) {
+    unsetenv("STRATA_CACHE_DIR");
+  } else {
+    setenv("STRATA_CACHE_DIR", saved.c_str(), 1);
+  }
+  std::filesystem::remove_all(root);
+  EXPECT_NE(record.find(fmt::format("inference {}, training {}", first.fused ? "fused" : "unfused",
+                                    first.fused_training ? "fused" : "unfused")),
+            std::string::npos)
+      << record;
+  EXPECT_FALSE(first.from_record);
+  EXPECT_TRUE(second.from_record);
+  EXPECT_EQ(second.fused, first.fused);
+  EXPECT_EQ(second.fused_training, first.fused_training);
+  EXPECT_EQ(second.fused_ms, -1);
 }
 
 }  // namespace

@@ -177,6 +177,41 @@ TEST(GatAttentionTest, EvalModeIgnoresAttentionDropoutAndFusedEqualsUnfused) {
   EXPECT_GT(max_abs_diff(a, yf), 1e-3);
 }
 
+TEST(GatAttentionTest, PassesWithABackwardTakeTheTrainingChoice) {
+  // The tuner chooses the forward of inference and of training apart (a fused
+  // forward's backward recomputes the edge probabilities); each pass takes the one
+  // for what follows it, and both paths give the same values and gradients.
+  const Graph g = hand_graph().with_self_loops();
+  const int64_t H = 2, F = 5;
+  nn::AttentionKernels ak;
+  ak.request = AttentionRequest{H, F, 0.2, false};
+  ak.graph = g;
+  ak.kernels = std::make_unique<sc::GatKernels>(g, sc::GatSpec{H, F, 0.2, g.index_dtype()});
+  Rng rng(5);
+  const Tensor x0 = Tensor::uniform({7, H * F}, -1, 1, rng);
+  const Var al = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
+  const Var ar = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
+  const Tensor dy = Tensor::uniform({7, H * F}, -1, 1, rng);
+  Tensor grads[2], values[2];
+  for (int training_fused = 0; training_fused < 2; ++training_fused) {
+    ak.fused = !training_fused;
+    ak.fused_training = training_fused;
+    AttentionPath path;
+    Tape eval;
+    values[training_fused] = nn::gat_attention(eval, ak, Var::constant(x0), al, ar, 0.0f, 1, &path).value();
+    EXPECT_EQ(path, ak.fused ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass without gradients";
+    Tape train;
+    const Var x = Var::parameter(x0.clone(), "x");
+    const Var y = nn::gat_attention(train, ak, x, al, ar, 0.0f, 1, &path);
+    EXPECT_EQ(path, ak.fused_training ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass with gradients";
+    train.backward(y, dy);
+    grads[training_fused] = x.grad().clone();
+  }
+  EXPECT_LT(max_abs_diff(values[0], values[1]), 1e-5);
+  EXPECT_LT(max_abs_diff(grads[0], grads[1]), 1e-5);
+  EXPECT_GT(max_abs_diff(grads[0], Tensor::zeros({7, H * F}, DType::F32)), 1e-3);
+}
+
 TEST(GatAttentionTest, HeadMeanAveragesHeadsAndDifferentiates) {
   Rng rng(4);
   const Tensor x = Tensor::uniform({5, 12}, -1, 1, rng);
