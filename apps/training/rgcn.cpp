@@ -10,6 +10,7 @@
 
 #include "apps/training/data.h"
 #include "apps/training/model_selection.h"
+#include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -400,27 +401,16 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
       const RgcnEvaluation& at = use_best ? best : last;
       nn::Checkpoint ck;
-      ck.meta = {{"format", "strata-checkpoint"},
-                 {"model", "rgcn"},
-                 {"model_describe", model->describe()},
-                 {"config_hash", config.hash().hex()},
-                 {"config", config.to_yaml()},
-                 {"dataset", {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"classes", ctx.data.num_classes}}},
-                 {"graph", meta_graph(ctx.data)},
-                 {"run", run},
-                 {"seed", seed},
-                 {"policy", use_best ? "best" : "last"},
-                 {"epoch", use_best ? rr.best_epoch : rr.epochs},
-                 {"train_acc", at.train_acc},
-                 {"val_acc", at.val_acc},
-                 {"test_acc", at.test_acc},
-                 {"test_macro_f1", at.test_macro_f1},
-                 {"test_logits_hash", at.test_logits_hash},
-                 {"backend", sc::backend_name(c.runtime.kernels.backend)},
-                 {"threads", num_threads()}};
+      ck.meta = checkpoint_meta(
+          config, c.runtime.kernels.backend,
+          {"rgcn", model->describe(),
+           {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"classes", ctx.data.num_classes}}, run, seed,
+           use_best, use_best ? rr.best_epoch : rr.epochs,
+           {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
+            {"test_macro_f1", at.test_macro_f1}, {"test_logits_hash", at.test_logits_hash}}});
+      ck.meta["graph"] = meta_graph(ctx.data);
       ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
-      rr.checkpoint = fmt::format("checkpoints/run-{:02d}.ckpt", run);
-      nn::write_checkpoint(dir.staging_path() / rr.checkpoint, ck);
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
                     "epochs, {:.2f} ms/epoch (median)",

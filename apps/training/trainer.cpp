@@ -8,6 +8,7 @@
 
 #include "apps/training/model_selection.h"
 #include "apps/training/rgcn.h"
+#include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -284,27 +285,17 @@ Summary run_training(const Config& config, const std::string& config_name, const
       const bool best = c.output.checkpoint == CheckpointPolicy::Best;
       const Evaluation& at = best ? rr.best : last;
       nn::Checkpoint ck;
-      ck.meta = {{"format", "strata-checkpoint"},
-                 {"model", nn::model_kind_name(c.model.kind)},
-                 {"model_describe", state.model->describe()},
-                 {"config_hash", config.hash().hex()},
-                 {"config", config.to_yaml()},
-                 {"dataset", {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"in_features", ctx.data.in_features()}, {"classes", ctx.data.num_classes}}},
-                 {"run", run},
-                 {"seed", seed},
-                 {"policy", best ? "best" : "last"},
-                 {"epoch", best ? rr.best_epoch : rr.epochs},
-                 {"train_acc", at.train_acc},
-                 {"val_acc", at.val_acc},
-                 {"test_acc", at.test_acc},
-                 {"val_loss", at.val_loss},
-                 {"test_logits_hash", at.test_logits_hash},
-                 {"backend", sc::backend_name(c.runtime.kernels.backend)},
-                 {"threads", num_threads()}};
+      ck.meta = checkpoint_meta(
+          config, c.runtime.kernels.backend,
+          {nn::model_kind_name(c.model.kind), state.model->describe(),
+           {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"in_features", ctx.data.in_features()},
+            {"classes", ctx.data.num_classes}},
+           run, seed, best, best ? rr.best_epoch : rr.epochs,
+           {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
+            {"val_loss", at.val_loss}, {"test_logits_hash", at.test_logits_hash}}});
       ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
       ck.optimizer = best ? best_optim : state.optimizer->state();
-      rr.checkpoint = fmt::format("checkpoints/run-{:02d}.ckpt", run);
-      nn::write_checkpoint(dir.staging_path() / rr.checkpoint, ck);
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} | {} epochs{}, {:.2f} ms/epoch "
                     "(median; {})",

@@ -1,0 +1,37 @@
+// The checkpoint a training run leaves in its run dir (output.checkpoint: best or
+// last). Both drivers (GNN and R-GCN) write the same header fields, which `strata
+// eval` and `strata infer` check before they load a model: the format, the model,
+// the config it was trained with (and its hash), the dataset, the run and epoch,
+// the metrics at that epoch, and the backend and threads it ran on.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "apps/training/config.h"
+#include "apps/training/run_dir.h"
+#include "models/checkpoint.h"
+
+namespace strata::train {
+
+struct RunCheckpointInfo {
+  std::string model;           // "graphsage", "gcn", "gat", "rgcn"
+  std::string model_describe;  // the model's describe()
+  nlohmann::ordered_json dataset;  // name, nodes, classes, ...
+  int run = 1;
+  uint64_t seed = 0;
+  bool best = true;  // the best-validation epoch's model, else the last epoch's
+  int64_t epoch = 0;
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();  // train_acc, val_acc, ... at `epoch`
+};
+
+// The header of a run's checkpoint; callers may add fields of their own after it.
+nlohmann::ordered_json checkpoint_meta(const Config& config, sc::Backend backend, const RunCheckpointInfo& info);
+
+// Writes checkpoints/run-NN.ckpt into the run's staging folder and returns that
+// relative path (what summary.json names).
+std::string write_run_checkpoint(RunDirectory& dir, int run, const nn::Checkpoint& ck);
+
+}  // namespace strata::train
