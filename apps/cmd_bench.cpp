@@ -3,8 +3,11 @@
 //              [--reduce sum|mean]   (spmm; eigen and handwritten are sum-only and skipped for mean)
 //
 // For every (graph, F), every backend's output is first checked against the
-// reference path; a mismatch is reported and not timed. Then each backend is timed
-// (warm-up, then the median of repeats) and reported with GFLOP/s, effective GB/s
+// reference path; a mismatch is reported and not timed. Then the backends are timed
+// interleaved, one call of each per round after two warm-up calls each (so a drift
+// in the machine's load, or whatever runs first, hits all alike: timed one after
+// another, the first of two identical 30 us kernels measured 1.24x slower), the
+// median of the rounds reported with GFLOP/s, effective GB/s
 // (the minimum bytes an SpMM must move over its time) and the share of the memory
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
@@ -15,6 +18,8 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
@@ -56,18 +61,25 @@ struct Row {
   double ms = 0, gflops = 0, gbs = 0, floor_share = 0, speedup_vs_first = 0;
 };
 
-// Times fn: a warm-up, then repeats until `repeats` runs or ~1.5 s, the median.
-double time_ms(const std::function<void()>& fn, int repeats) {
-  fn();
-  fn();
-  std::vector<double> t;
-  Timer budget;
-  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 1.5); ++r) {
-    Timer one;
-    fn();
-    t.push_back(one.ms());
+// Times the functions interleaved: two warm-up calls each, then rounds of one timed
+// call of each, until `repeats` rounds or ~1.5 s per function (at least 3 rounds).
+// The median of each function's calls.
+std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& fns, int repeats) {
+  for (auto* fn : fns) {
+    (*fn)();
+    (*fn)();
   }
-  return median(t);
+  std::vector<std::vector<double>> t(fns.size());
+  Timer budget;
+  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 1.5 * static_cast<double>(fns.size())); ++r)
+    for (size_t k = 0; k < fns.size(); ++k) {
+      Timer one;
+      (*fns[k])();
+      t[k].push_back(one.ms());
+    }
+  std::vector<double> out;
+  for (const auto& v : t) out.push_back(median(v));
+  return out;
 }
 
 // The plan --format and the knob options describe, for feature size F: --prefetch
@@ -129,21 +141,30 @@ int run_bench(const BenchArgs& a) {
                                 : (A.num_rows() + 1) * 8.0 + A.nnz() * idx + 4.0 * F * (A.num_cols() + A.num_rows()) +
                                       A.nnz() * 4.0;
       const double flops = 2.0 * static_cast<double>(A.nnz()) * F;
-      double first_ms = 0;
-      for (const auto& b : backends) {
+      // Every backend built and checked first; kept (with its kernel objects and
+      // buffers) until the rounds below have timed it.
+      struct Prepared {
         Row row;
-        row.graph = gspec;
-        row.backend = b;
-        row.F = F;
-        Tensor out = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
+        Tensor out, Xlaid;
         std::function<void()> fn;
-        // Kernel objects live until the row is timed.
         std::optional<sc::SpmmKernel> spk;
         std::optional<sc::SddmmKernel> sdk;
         std::optional<baselines::EigenSpmmBaseline> eig;
         std::optional<baselines::HandwrittenCsrSpmmBaseline> hand;
-        Tensor Xlaid;
-        if (mean && (b == "eigen" || b == "handwritten")) continue;  // sum-only baselines
+        std::string skipped;  // a row with nothing to time, and why
+      };
+      std::vector<std::unique_ptr<Prepared>> prepared;
+      for (const auto& b : backends) {
+        prepared.push_back(std::make_unique<Prepared>());
+        Prepared& c = *prepared.back();  // heap-held: the timing closures keep its address
+        c.row.graph = gspec;
+        c.row.backend = b;
+        c.row.F = F;
+        c.out = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
+        if (mean && (b == "eigen" || b == "handwritten")) {  // sum-only baselines
+          prepared.pop_back();
+          continue;
+        }
         const bool tuned = b == "tuned" || b == "tuned_row";
         const bool from_file = b.rfind("plan:", 0) == 0;  // a recorded plan, replayed exactly
         if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file) {
@@ -172,42 +193,62 @@ int run_bench(const BenchArgs& a) {
             o.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
             o.backend = be;
             o.plan = plan;
-            spk.emplace(A, o);
-            row.plan = spk->plan().str();
+            c.spk.emplace(A, o);
+            c.row.plan = c.spk->plan().str();
             // X as its producer would write it for this plan (converted outside the timing).
-            const sc::DenseLayout& xl = spk->plan().x_layout;
-            Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
-            fn = [&] { spk->run_into(Xlaid, out); };
+            const sc::DenseLayout& xl = c.spk->plan().x_layout;
+            c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
+            c.fn = [cp = &c] { cp->spk->run_into(cp->Xlaid, cp->out); };
           } else {
-            sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
-            row.plan = sdk->plan().str();
-            fn = [&] { sdk->run_into(X, Yin, out); };
+            c.sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
+            c.row.plan = c.sdk->plan().str();
+            c.fn = [&X, &Yin, cp = &c] { cp->sdk->run_into(X, Yin, cp->out); };
           }
-          if (be != sc::Backend::Generated) row.plan = "";
+          if (be != sc::Backend::Generated) c.row.plan = "";
         } else if (b == "eigen") {
           STRATA_CHECK(spmm, "--backend eigen measures spmm only");
-          eig.emplace(A);
-          fn = [&] { eig->run(X, out); };
+          c.eig.emplace(A);
+          c.fn = [&X, cp = &c] { cp->eig->run(X, cp->out); };
         } else if (b == "handwritten") {
           STRATA_CHECK(spmm, "--backend handwritten measures spmm only");
           if (!baselines::HandwrittenCsrSpmmBaseline::supports(F)) {  // not a failure: nothing to time
-            if (!a.json_out)
-              std::printf("  F=%-4lld %-12s n/a (the baseline is compiled for F = 32, 64, 128, 256)\n",
-                          static_cast<long long>(F), b.c_str());
+            c.skipped = "n/a (the baseline is compiled for F = 32, 64, 128, 256)";
             continue;
           }
-          hand.emplace(A, F);
-          fn = [&] { hand->run(X, out); };
+          c.hand.emplace(A, F);
+          c.fn = [&X, cp = &c] { cp->hand->run(X, cp->out); };
         } else {
           STRATA_CHECK(!spmm, "--backend plain measures sddmm only");
-          fn = [&] { baselines::plain_sddmm_baseline(A, X, Yin, out); };
+          c.fn = [&A, &X, &Yin, cp = &c] { baselines::plain_sddmm_baseline(A, X, Yin, cp->out); };
         }
-        fn();
-        CloseReport check = all_close(out, want, 1e-3, 1e-3);
-        if (!check.ok) {
-          row.status = "MISMATCH " + check.str();
+        c.fn();
+        const CloseReport check = all_close(c.out, want, 1e-3, 1e-3);
+        if (!check.ok) c.row.status = "MISMATCH " + check.str();
+      }
+      // The interpreter (seconds per call) is timed on its own, 3 calls; the rest
+      // interleaved.
+      std::vector<std::function<void()>*> timed;
+      std::vector<Prepared*> timed_rows;
+      for (auto& c : prepared) {
+        if (!c->skipped.empty() || c->row.status != "ok") continue;
+        if (c->row.backend == "interpreter") {
+          c->row.ms = time_interleaved({&c->fn}, 3).front();
         } else {
-          row.ms = time_ms(fn, b == "interpreter" ? 3 : a.repeats);
+          timed.push_back(&c->fn);
+          timed_rows.push_back(c.get());
+        }
+      }
+      const std::vector<double> ms = timed.empty() ? std::vector<double>{} : time_interleaved(timed, a.repeats);
+      for (size_t k = 0; k < timed_rows.size(); ++k) timed_rows[k]->row.ms = ms[k];
+      double first_ms = 0;
+      for (auto& c : prepared) {
+        Row& row = c->row;
+        const std::string& b = row.backend;
+        if (!c->skipped.empty()) {
+          if (!a.json_out) std::printf("  F=%-4lld %-12s %s\n", static_cast<long long>(F), b.c_str(), c->skipped.c_str());
+          continue;
+        }
+        if (row.status == "ok") {
           row.gflops = flops / (row.ms * 1e6);
           row.gbs = bytes / (row.ms * 1e6);
           row.floor_share = (bytes / (stream_gbs * 1e9)) / (row.ms * 1e-3);
