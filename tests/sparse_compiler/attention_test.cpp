@@ -4,11 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 
 #include "core/file_util.h"
 #include "core/rng.h"
@@ -181,12 +177,7 @@ TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
 }
 
 TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
-  const char* old = std::getenv("STRATA_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("strata-gat-tuner-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  setenv("STRATA_CACHE_DIR", root.c_str(), 1);
+  const testing::ScopedCacheRoot cache("gat-tuner");
   testing::RandomGraphSpec s;
   s.rows = s.cols = 400;
   s.avg_degree = 6;
@@ -195,12 +186,6 @@ TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
   const GatTuneResult first = tune_gat(k, true);
   const GatTuneResult second = tune_gat(k, true);
   const std::string record = read_file(first.record_file);
-  if (saved.empty()) {
-    unsetenv("STRATA_CACHE_DIR");
-  } else {
-    setenv("STRATA_CACHE_DIR", saved.c_str(), 1);
-  }
-  std::filesystem::remove_all(root);
   EXPECT_NE(record.find(fmt::format("inference {}, training {}", first.fused ? "fused" : "unfused",
                                     first.fused_training ? "fused" : "unfused")),
             std::string::npos)

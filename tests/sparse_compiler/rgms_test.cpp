@@ -182,11 +182,7 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
 
 TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecordOfTheSameCode) {
   // Records go to a private cache root, so other runs' records never interfere.
-  const char* old = std::getenv("STRATA_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  const fs::path root = fs::temp_directory_path() / fmt::format("strata-rgms-tuner-{}", ::getpid());
-  fs::remove_all(root);
-  setenv("STRATA_CACHE_DIR", root.c_str(), 1);
+  const testing::ScopedCacheRoot cache("rgms-tuner");
   const RelationalGraph g = make_graph(200, 4, 30, 64);
   const RgmsSpec spec{8, 8, g.index_dtype};
   const RgmsTuneResult first = tune_rgms(g, spec);
@@ -214,9 +210,6 @@ TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecordOfTheSameCode) {
   EXPECT_EQ(second.chosen, first.chosen);
   EXPECT_TRUE(second.measured_ms.empty());
   EXPECT_EQ(second.record_file, first.record_file);
-  if (old) setenv("STRATA_CACHE_DIR", saved.c_str(), 1);
-  else unsetenv("STRATA_CACHE_DIR");
-  fs::remove_all(root);
 }
 
 TEST(Ell3d, EveryNonZeroInExactlyOneSlotAndPiecesStayWithTheirPair) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "core/file_util.h"
 #include "core/rng.h"
@@ -20,21 +21,10 @@ namespace {
 // Each test uses its own cache root, so records of other runs never interfere.
 class TunerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* old = std::getenv("STRATA_CACHE_DIR");
-    saved_ = old ? old : "";
-    had_ = old != nullptr;
-    root_ = fs::temp_directory_path() / fmt::format("strata-tuner-{}-{}", ::getpid(), counter_++);
-    fs::remove_all(root_);
-    // Tuning records go to the private root (compiled kernels too, unless this
-    // process already opened the kernel cache elsewhere).
-    setenv("STRATA_CACHE_DIR", root_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (had_) setenv("STRATA_CACHE_DIR", saved_.c_str(), 1);
-    else unsetenv("STRATA_CACHE_DIR");
-    fs::remove_all(root_);
-  }
+  // Tuning records go to the private root (compiled kernels too, unless this
+  // process already opened the kernel cache elsewhere).
+  void SetUp() override { cache_.emplace("tuner"); }
+  void TearDown() override { cache_.reset(); }
   static Graph graph() {
     testing::RandomGraphSpec s;
     s.rows = 2000;
@@ -44,10 +34,7 @@ class TunerTest : public ::testing::Test {
     s.seed = 4;
     return testing::random_graph(s);
   }
-  fs::path root_;
-  std::string saved_;
-  bool had_ = false;
-  static inline int counter_ = 0;
+  std::optional<testing::ScopedCacheRoot> cache_;
 };
 
 TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {

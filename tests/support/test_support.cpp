@@ -1,6 +1,9 @@
 #include "tests/support/test_support.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/file_util.h"
 
@@ -16,6 +19,27 @@ bool have_data(const std::string& relative) { return std::filesystem::exists(dat
 std::string skip_message(const std::string& relative) {
   return "dataset file not found: " + (data_root() / relative).string() +
          " (set STRATA_DATA_ROOT to the folder holding ../shared/datasets)";
+}
+
+ScopedCacheRoot::ScopedCacheRoot(const std::string& tag) {
+  static int counter = 0;
+  const char* old = std::getenv("STRATA_CACHE_DIR");
+  had_ = old != nullptr;
+  saved_ = old ? old : "";
+  root_ = std::filesystem::temp_directory_path() /
+          ("strata-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(root_);
+  setenv("STRATA_CACHE_DIR", root_.c_str(), 1);
+}
+
+ScopedCacheRoot::~ScopedCacheRoot() {
+  if (had_) {
+    setenv("STRATA_CACHE_DIR", saved_.c_str(), 1);
+  } else {
+    unsetenv("STRATA_CACHE_DIR");
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(root_, ec);
 }
 
 Graph random_graph(const RandomGraphSpec& s) {

@@ -35,6 +35,23 @@ struct RandomGraphSpec {
 };
 Graph random_graph(const RandomGraphSpec& spec);
 
+// While alive, STRATA_CACHE_DIR points at a fresh private folder (named after `tag`,
+// the process and a counter), so tuning records of other runs never interfere; the
+// old value is restored and the folder removed on destruction.
+class ScopedCacheRoot {
+ public:
+  explicit ScopedCacheRoot(const std::string& tag);
+  ~ScopedCacheRoot();
+  ScopedCacheRoot(const ScopedCacheRoot&) = delete;
+  ScopedCacheRoot& operator=(const ScopedCacheRoot&) = delete;
+  const std::filesystem::path& path() const { return root_; }
+
+ private:
+  std::filesystem::path root_;
+  std::string saved_;
+  bool had_ = false;
+};
+
 // Asserts that `fn` throws UserError whose message contains every one of `parts`.
 template <class F>
 void expect_user_error(F&& fn, std::initializer_list<std::string> parts);
