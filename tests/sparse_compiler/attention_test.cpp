@@ -161,11 +161,15 @@ TEST(GatKernels, FusedProgramLowersToOnePassWithRegisterState) {
 namespace strata::sc {
 namespace {
 
-TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
+Graph tuner_graph(int64_t nodes, double avg_degree) {
   testing::RandomGraphSpec s;
-  s.rows = s.cols = 500;
-  s.avg_degree = 8;
-  const Graph A = testing::random_graph(s);
+  s.rows = s.cols = nodes;
+  s.avg_degree = avg_degree;
+  return testing::random_graph(s);
+}
+
+TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
+  const Graph A = tuner_graph(500, 8);
   GatKernels k(A, {4, 8, 0.2, A.index_dtype()});
   const GatTuneResult r = tune_gat(k, false);
   EXPECT_GT(r.fused_ms, 0);
@@ -178,10 +182,7 @@ TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
 
 TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
   const testing::ScopedCacheRoot cache("gat-tuner");
-  testing::RandomGraphSpec s;
-  s.rows = s.cols = 400;
-  s.avg_degree = 6;
-  const Graph A = testing::random_graph(s);
+  const Graph A = tuner_graph(400, 6);
   GatKernels k(A, {2, 8, 0.2, A.index_dtype()});
   const GatTuneResult first = tune_gat(k, true);
   const GatTuneResult second = tune_gat(k, true);
