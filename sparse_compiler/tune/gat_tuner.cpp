@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "core/log.h"
@@ -71,10 +70,6 @@ GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
       tr.push_back(r);
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   res.unfused_ms = median(tu);
   res.fused_ms = median(tf);
   res.recompute_ms = median(tr);
