@@ -36,11 +36,12 @@ int run_tune(const TuneArgs& a) {
     if (c.measured_ms < 0 && c.status == "not measured" && !a.exhaustive) continue;
     const std::string meas = c.measured_ms >= 0 ? fmt::format("{:.3f} ms", c.measured_ms) : "-";
     const std::string vs = (c.measured_ms > 0 && r.default_ms > 0) ? fmt::format("{:.2f}x", r.default_ms / c.measured_ms) : "-";
-    std::printf("  %-52s %9.3f ms %12s %7.1f%% %9s  %s%s%s\n", c.plan.str().c_str(), c.predicted_ms, meas.c_str(),
-                100 * c.padding, vs.c_str(), c.status.c_str(), c.final_round ? " (final)" : "",
-                c.plan == r.chosen ? "  <- chosen" : "");
+    std::printf("  %-52s %9.3f ms %12s %7.1f%% %9s  %s%s%s%s\n", c.plan.str().c_str(), c.predicted_ms, meas.c_str(),
+                100 * c.padding, vs.c_str(), c.status.c_str(), c.neighbour ? " (neighbour)" : "",
+                c.final_round ? " (final)" : "", c.plan == r.chosen ? "  <- chosen" : "");
   }
-  std::printf("\n(final): timed again in the interleaved final round, which decides the choice\n");
+  std::printf("\n(neighbour): one knob away from the best ranked candidate, measured next\n");
+  std::printf("(final): timed again in the interleaved final round, which decides the choice\n");
   std::printf("\nchosen: %s\nplan json: %s\ntuning took %.0f ms (compile %.0f ms); record %s\n", r.chosen.str().c_str(),
               r.chosen.to_json().c_str(), r.tune_ms, r.compile_ms, r.record_file.c_str());
   return 0;

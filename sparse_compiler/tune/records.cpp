@@ -44,6 +44,7 @@ std::optional<TuningRecord> load_record(const std::string& key) {
       m.padding = c.value("padding", 0.0);
       m.status = c.value("status", "ok");
       m.final_round = c.value("final_round", false);
+      m.neighbour = c.value("neighbour", false);
       r.candidates.push_back(m);
     }
     return r;
@@ -69,6 +70,7 @@ void save_record(const TuningRecord& r) {
                                {"predicted_ms", c.predicted_ms},
                                {"measured_ms", c.measured_ms},
                                {"final_round", c.final_round},
+                               {"neighbour", c.neighbour},
                                {"padding", c.padding},
                                {"status", c.status}});
   write_file_atomic(record_path(r.key), j.dump(2) + "\n");

@@ -20,6 +20,7 @@ struct MeasuredCandidate {
   double padding = 0;       // padding share of the format's slots (when inspected)
   std::string status = "ok";  // "ok", "not measured", or why it was rejected
   bool final_round = false;    // measured_ms is from the tuner's interleaved final round
+  bool neighbour = false;      // measured as a one-knob neighbour of the best ranked candidate
 };
 
 struct TuningRecord {

@@ -19,9 +19,14 @@ int64_t default_prefetch_distance(int64_t feat);
 // With `x_layouts`, CSR candidates also read X in panel and padded layouts
 // (dense_layout.h) — only for callers that can supply X in the chosen layout.
 // Non-zeros per parallel task to try: 4096 and 16384 (and 1024 when exhaustive),
-// plus, on graphs too small to give every thread several such tasks, the power of
-// two that gives each thread about four.
+// plus, on graphs too small to give every thread many such tasks, the powers of
+// two that give each thread about 4 and about 32 (when at least 256 non-zeros).
 std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool exhaustive);
+
+// How many schedule choices two plans differ in (format, lanes, grain, prefetch,
+// streaming stores, feature tile, X layout): 1 makes them neighbours, which the
+// tuner measures around its best ranked candidate.
+int plan_distance(const KernelPlan& a, const KernelPlan& b);
 
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts = false);

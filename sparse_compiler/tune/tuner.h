@@ -5,8 +5,10 @@
 //   2. Otherwise the search space is ranked by the cost model; the top candidates
 //      (plus the default CSR plan, the baseline) are compiled in one batch,
 //      each is checked against the reference path on random inputs (a candidate
-//      that fails is reported and never chosen), timed (warm-up, median), and the
-//      fastest is kept. --exhaustive measures the whole space instead.
+//      that fails is reported and never chosen) and timed (warm-up, median); then
+//      the fastest one's untried neighbours in the space (plans one knob away) are
+//      measured the same way, the fastest few are timed again interleaved, and
+//      the fastest of those is kept. --exhaustive measures the whole space instead.
 //   3. The choice and every measurement are saved as a tuning record.
 #pragma once
 
@@ -24,6 +26,7 @@ struct TuneOptions {
   bool exhaustive = false;
   bool use_records = true;  // read and write tuning records
   int top_k = 4;            // candidates measured besides the default plan
+  int neighbours = 4;       // then the best one's untried one-knob neighbours (default search only)
   int max_repeats = 15;
   double budget_ms = 250;   // per candidate, after warm-up
   int finalists = 3;        // the fastest candidates (and the default plan) timed again, interleaved

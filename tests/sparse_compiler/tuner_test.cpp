@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/file_util.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/cost_model.h"
@@ -41,6 +42,7 @@ TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
   const Graph g = graph();
   TuneOptions o;
   o.top_k = 2;
+  o.neighbours = 0;  // the ranked candidates only (neighbours: the test below)
   o.max_repeats = 3;
   o.budget_ms = 20;
   const TuneResult first = tune_spmm(g, 32, o);
@@ -76,6 +78,37 @@ TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
   // A different feature size is a different record.
   o.use_records = true;
   EXPECT_FALSE(tune_spmm(g, 16, o).from_record);
+}
+
+TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
+  const Graph g = graph();
+  TuneOptions o;
+  o.top_k = 1;
+  o.neighbours = 3;
+  o.max_repeats = 3;
+  o.budget_ms = 10;
+  const TuneResult r = tune_spmm(g, 32, o);
+  std::vector<KernelPlan> ranked_measured;
+  int neighbours = 0;
+  for (const auto& c : r.candidates)
+    if (!c.neighbour && c.measured_ms >= 0) ranked_measured.push_back(c.plan);
+  ASSERT_FALSE(ranked_measured.empty());
+  for (const auto& c : r.candidates) {
+    if (!c.neighbour) continue;
+    ++neighbours;
+    EXPECT_EQ(c.status, "ok") << c.plan.str();
+    EXPECT_GT(c.measured_ms, 0) << c.plan.str();
+    int nearest = 99;
+    for (const auto& p : ranked_measured) nearest = std::min(nearest, plan_distance(c.plan, p));
+    EXPECT_EQ(nearest, 1) << c.plan.str() << " is not one knob from a ranked candidate";
+  }
+  EXPECT_EQ(neighbours, 3) << "the default space holds more than 3 neighbours of any CSR plan";
+  // The record keeps the flag.
+  const TuneResult again = tune_spmm(g, 32, o);
+  ASSERT_TRUE(again.from_record);
+  int kept = 0;
+  for (const auto& c : again.candidates) kept += c.neighbour;
+  EXPECT_EQ(kept, 3);
 }
 
 TEST_F(TunerTest, SddmmTunesToo) {
@@ -130,6 +163,25 @@ TEST(SearchSpace, SmallGraphsGetAGrainThatBalancesTheirTasks) {
   EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{4096, 16384}));
   g.nnz = 900;  // tiny: no grain below 256
   EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{4096, 16384}));
+  g.nnz = 88'648;  // Pubmed: ~11 tasks of 4096 per thread; 1024 gives each about 43
+  EXPECT_EQ(task_grains(g, 2, false), (std::vector<int64_t>{1024, 4096, 16384}));
+  EXPECT_EQ(task_grains(g, 2, true), (std::vector<int64_t>{1024, 4096, 16384}));
+}
+
+TEST(SearchSpace, PlanDistanceCountsTheKnobsThatDiffer) {
+  KernelPlan a;
+  KernelPlan b = a;
+  EXPECT_EQ(plan_distance(a, b), 0);
+  b.knobs.stream_stores = !a.knobs.stream_stores;
+  EXPECT_EQ(plan_distance(a, b), 1);
+  b.knobs.grain = a.knobs.grain * 4;
+  EXPECT_EQ(plan_distance(a, b), 2);
+  b = a;
+  b.format = FormatSpec::parse("hyb:c=2,B=5");
+  EXPECT_EQ(plan_distance(a, b), 1);
+  b.feature_tile = 32;
+  b.x_layout = DenseLayout::panel(32);
+  EXPECT_EQ(plan_distance(a, b), 3);
 }
 
 TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
@@ -150,6 +202,13 @@ TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
     }
   }
   EXPECT_TRUE(hyb && prefetch && tile);
+  // The default space offers streaming stores at every grain of the untiled CSR plans.
+  for (int64_t grain : task_grains(g, num_threads(), false)) {
+    bool streamed = false;
+    for (const auto& p : space)
+      streamed |= p.format.kind == FormatKind::Csr && p.knobs.grain == grain && p.feature_tile == 0 && p.knobs.stream_stores;
+    EXPECT_TRUE(streamed) << "grain " << grain;
+  }
   // X layouts only when the caller can supply them; a panel is the plan's tile.
   for (const auto& p : all) EXPECT_TRUE(p.x_layout.is_row()) << p.str();
   int panels = 0;
