@@ -1,5 +1,7 @@
 #include "sparse_compiler/codegen/compiled_kernel.h"
 
+#include <algorithm>
+
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
@@ -63,6 +65,58 @@ void CompiledKernel::run(const KernelArgs& args) const {
   std::vector<int64_t> s;
   args.pack(kernel, b, s);
   entry(b.data(), s.data());
+}
+
+PackedArgs::PackedArgs(const Kernel& k, KernelEntry entry, const KernelArgs& fixed, std::vector<std::string> per_call)
+    : kernel_name_(k.name), entry_(entry) {
+  KernelArgs all = fixed;
+  for (const auto& name : per_call) {
+    Slot s;
+    s.name = name;
+    int index = 0;
+    for (const auto& p : k.params) {
+      if (p.kind == ParamKind::Scalar) continue;
+      if (p.name == name) {
+        s.index = index;
+        s.dtype = p.dtype;
+        all.buffer(name, nullptr, p.dtype);  // a placeholder the call overwrites
+      }
+      ++index;
+    }
+    slots_.push_back(std::move(s));
+  }
+  all.pack(k, buffers_, scalars_);
+}
+
+void PackedArgs::run(std::initializer_list<const Tensor*> per_call) const {
+  STRATA_ASSERT(entry_ != nullptr, "kernel {}: packed arguments run without an entry point", kernel_name_);
+  STRATA_ASSERT(per_call.size() == slots_.size(), "kernel {}: {} per-call buffers passed, {} expected", kernel_name_,
+                per_call.size(), slots_.size());
+  // A local copy: a bound op may be called from several threads at once.
+  constexpr size_t kOnStack = 32;
+  void* stack[kOnStack];
+  std::vector<void*> heap;
+  void** b = stack;
+  if (buffers_.size() > kOnStack) {
+    heap = buffers_;
+    b = heap.data();
+  } else {
+    std::copy(buffers_.begin(), buffers_.end(), stack);
+  }
+  size_t i = 0;
+  for (const Tensor* t : per_call) {
+    const Slot& s = slots_[i++];
+    if (s.index < 0) continue;
+    STRATA_ASSERT(t && t->defined() && t->device().is_cpu() && t->dtype() == s.dtype,
+                  "kernel {}: buffer {} expects a host {} tensor, got {}", kernel_name_, s.name, dtype_name(s.dtype),
+                  t ? t->describe() : std::string("nothing"));
+    b[s.index] = t->raw_data();
+  }
+  entry_(b, scalars_.data());
+}
+
+PackedArgs CompiledKernel::pack(const KernelArgs& fixed, std::vector<std::string> per_call) const {
+  return PackedArgs(kernel, entry, fixed, std::move(per_call));
 }
 
 void CompiledKernel::run_preprocess(const KernelArgs& args) const {

@@ -8,6 +8,7 @@
 // parameter is bound with the right dtype.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,37 @@ class KernelArgs {
   std::map<std::string, int64_t> scalars_;
 };
 
+// A kernel's argument list packed once: the arguments that stay the same from call
+// to call (a bound graph's arrays and sizes, workspaces) are looked up by name when
+// the op is bound; the per-call buffers (X, Y, edge values) are slots a call fills
+// by position. On a 34-node graph the by-name path (KernelArgs, then pack) cost
+// about as much as the kernel itself.
+class PackedArgs {
+ public:
+  PackedArgs() = default;
+  // `fixed` binds every parameter of `k` except those named in `per_call`; a
+  // per-call name that is not a parameter of `k` (an unweighted kernel's "A") is
+  // accepted and its tensor ignored at run time.
+  PackedArgs(const Kernel& k, KernelEntry entry, const KernelArgs& fixed, std::vector<std::string> per_call);
+  bool empty() const { return entry_ == nullptr; }
+  // Runs the entry point with the per-call tensors in the constructor's order; each
+  // used one must be a defined host tensor of its parameter's dtype (InternalError
+  // naming the parameter otherwise).
+  void run(std::initializer_list<const Tensor*> per_call) const;
+
+ private:
+  std::string kernel_name_;
+  std::vector<void*> buffers_;
+  std::vector<int64_t> scalars_;
+  struct Slot {
+    std::string name;
+    int index = -1;  // position in buffers_, -1 when not a parameter
+    DType dtype = DType::F32;
+  };
+  std::vector<Slot> slots_;
+  KernelEntry entry_ = nullptr;
+};
+
 struct CompiledKernel {
   Kernel kernel;  // as lowered (its parameters are the entry point's signature)
   std::shared_ptr<SharedLibrary> library;
@@ -61,6 +93,8 @@ struct CompiledKernel {
 
   void run(const KernelArgs& args) const;
   void run_preprocess(const KernelArgs& args) const;
+  // The entry point's argument list packed for repeated calls (see PackedArgs).
+  PackedArgs pack(const KernelArgs& fixed, std::vector<std::string> per_call) const;
   // Workspace buffers the kernel's preprocess fills: name, dtype and element count
   // for the given scalars.
   std::vector<std::pair<Param, int64_t>> workspaces(const KernelArgs& args) const;

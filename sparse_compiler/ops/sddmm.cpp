@@ -127,6 +127,8 @@ void SddmmKernel::bind() {
       if (p.is_buffer() && !a.has_buffer(p.name)) a.buffer(p.name, dummy.raw_data(), p.dtype, 0);
     compiled_->run_preprocess(a);
   }
+  const bool dot = spec_.kind == SddmmKind::Dot;
+  packed_ = compiled_->pack(a, {dot ? "X" : "XL", dot ? "Y" : "XR", "O"});
 }
 
 Tensor SddmmKernel::run(const Tensor& X, const Tensor& Y) const {
@@ -173,16 +175,14 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
     else reference_sddmm_add(A_, X, Y, O);
     return;
   }
+  if (compiled_) {
+    packed_.run({&X, &Y, &O});
+    return;
+  }
   KernelArgs a;
   a.buffer("A_indptr", A_.indptr()).buffer("A_indices", A_.indices());
   a.scalar("m", A_.num_rows()).scalar("n", A_.num_cols()).scalar("nnz", A_.nnz());
   a.buffer(dot ? "X" : "XL", X).buffer(dot ? "Y" : "XR", Y).buffer("O", O);
-  for (const auto& [n, t] : workspaces_) a.buffer(n, t);
-  if (format_) format_->bind(a);
-  if (compiled_) {
-    compiled_->run(a);
-    return;
-  }
   Interpreter interp;
   a.bind(interp, reference_);
   interp.run(reference_);

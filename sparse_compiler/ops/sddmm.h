@@ -66,6 +66,7 @@ class SddmmKernel {
   std::optional<InspectedFormat> format_;
   Kernel reference_;
   std::vector<std::pair<std::string, Tensor>> workspaces_;
+  PackedArgs packed_;  // the compiled kernel's arguments, the graph's bound once
   GpuSddmmKnobs gpu_;
   std::shared_ptr<CudaOpBinding> cuda_;      // on a CUDA device
   std::shared_ptr<CusparseSddmm> cusparse_;  // Backend::CuSparse

@@ -236,6 +236,7 @@ void SpmmKernel::bind() {
         if (p.is_buffer() && !a.has_buffer(p.name)) a.buffer(p.name, dummy.raw_data(), p.dtype, 0);
       compiled_->run_preprocess(a);
     }
+    packed_ = compiled_->pack(args(Tensor(), Tensor(), Tensor()), {"X", "Y", "A"});
   }
 }
 
@@ -296,11 +297,11 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
     reference_spmm(A_, rows, values, row_scale_, col_scale_, false, Y);
     return;
   }
-  KernelArgs a = args(X, Y, values);
   if (compiled_) {
-    compiled_->run(a);
+    packed_.run({&X, &Y, &values});
     return;
   }
+  KernelArgs a = args(X, Y, values);
   Interpreter interp;
   a.bind(interp, reference_);
   interp.run(reference_);

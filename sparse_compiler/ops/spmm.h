@@ -101,6 +101,7 @@ class SpmmKernel {
   std::optional<InspectedFormat> format_;
   Kernel reference_;  // Backend::Interpreter: the unscheduled stage-III kernel
   std::vector<Tensor> workspaces_;
+  PackedArgs packed_;  // the compiled kernel's arguments, the graph's bound once
   std::shared_ptr<CudaOpBinding> cuda_;    // on a CUDA device
   std::shared_ptr<CusparseSpmm> cusparse_;  // Backend::CuSparse
 };
