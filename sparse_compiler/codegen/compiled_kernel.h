@@ -102,6 +102,10 @@ struct CompiledKernel {
 
 // Emits, compiles (through KernelCache::global()) and loads lowered kernels.
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered);
+// The same, split into up to `units` translation units compiled at once (in order
+// of `lowered`): for a batch the caller needs soon, when there are cores to spare
+// (the tuner's candidates). Each unit is its own kernel cache entry.
+std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int units);
 
 // The value of `e`, an expression over k's scalar parameters, for the scalars bound in
 // `args` (workspace sizes, GPU grid sizes).

@@ -138,7 +138,9 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
       }
     }
     Timer compile_timer;
-    const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+    // One translation unit per core: the batch is needed now, and its compile is
+    // most of a default search's time.
+    const std::vector<CompiledKernel> compiled = compile_cpu(lowered, num_threads());
     res.compile_ms += compile_timer.ms();
     for (size_t q = 0; q < ok.size(); ++q) {
       MeasuredCandidate& c = ranked[ok[q]];

@@ -111,6 +111,30 @@ TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
   EXPECT_EQ(kept, 3);
 }
 
+TEST_F(TunerTest, CandidatesCompiledInSeveralUnitsComeBackInOrderAndRunCorrectly) {
+  const Graph g = graph();
+  std::vector<Kernel> lowered;
+  const std::vector<int64_t> feats = {3, 16, 17, 32, 33};  // each kernel's F is compiled in
+  for (int64_t F : feats) {
+    SpmmSpec spec;
+    spec.feat = F;
+    lowered.push_back(SpmmKernel::lower(spec, default_cpu_plan(F)));
+  }
+  const std::vector<CompiledKernel> compiled = compile_cpu(lowered, 2);
+  ASSERT_EQ(compiled.size(), lowered.size());
+  Rng rng(11);
+  for (size_t i = 0; i < feats.size(); ++i) {
+    EXPECT_EQ(compiled[i].kernel.name, lowered[i].name);
+    SpmmOptions so;
+    so.feat = feats[i];
+    so.plan = default_cpu_plan(feats[i]);
+    const Tensor X = Tensor::uniform({g.num_cols(), feats[i]}, -1, 1, rng);
+    const Tensor want = testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false);
+    const Tensor got = SpmmKernel(g, so, compiled[i]).run(X);
+    EXPECT_TRUE(all_close(got, want, 1e-4, 1e-4).ok) << "F = " << feats[i];
+  }
+}
+
 TEST_F(TunerTest, SddmmTunesToo) {
   TuneOptions o;
   o.top_k = 2;
