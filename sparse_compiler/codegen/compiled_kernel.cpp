@@ -80,7 +80,7 @@ PackedArgs::PackedArgs(const Kernel& k, KernelEntry entry, const KernelArgs& fix
       if (p.name == name) {
         s.index = index;
         s.dtype = p.dtype;
-        all.buffer(name, nullptr, p.dtype);  // a placeholder the call overwrites
+        all.buffer(name, nullptr, p.dtype);  // packed as null; run() writes each call's pointer here
       }
       ++index;
     }

@@ -60,7 +60,6 @@ class PackedArgs {
   // per-call name that is not a parameter of `k` (an unweighted kernel's "A") is
   // accepted and its tensor ignored at run time.
   PackedArgs(const Kernel& k, KernelEntry entry, const KernelArgs& fixed, std::vector<std::string> per_call);
-  bool empty() const { return entry_ == nullptr; }
   // Runs the entry point with the per-call tensors in the constructor's order; each
   // used one must be a defined host tensor of its parameter's dtype (InternalError
   // naming the parameter otherwise).
