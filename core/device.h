@@ -1,6 +1,7 @@
 // Where a tensor's memory lives.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace strata {
