@@ -1,9 +1,9 @@
 #include "sparse_compiler/codegen/compiled_kernel.h"
 
 #include <algorithm>
-#include <future>
 
 #include "core/timer.h"
+#include "sparse_compiler/codegen/compile_in_units.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/printer.h"
@@ -172,19 +172,8 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered) {
 }
 
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int units) {
-  const size_t n = std::min(lowered.size(), static_cast<size_t>(std::max(units, 1)));
-  if (n <= 1) return compile_cpu(lowered);
-  std::vector<std::vector<Kernel>> parts(n);
-  for (size_t i = 0; i < lowered.size(); ++i) parts[i * n / lowered.size()].push_back(lowered[i]);
-  std::vector<std::future<std::vector<CompiledKernel>>> others;
-  for (size_t u = 1; u < n; ++u)
-    others.push_back(std::async(std::launch::async, [&parts, u] { return compile_cpu(parts[u]); }));
-  std::vector<CompiledKernel> out = compile_cpu(parts[0]);  // an error here still joins the others
-  for (auto& f : others) {
-    std::vector<CompiledKernel> part = f.get();
-    for (auto& c : part) out.push_back(std::move(c));
-  }
-  return out;
+  return compile_in_units<CompiledKernel>(lowered, units,
+                                          [](const std::vector<Kernel>& part) { return compile_cpu(part); });
 }
 
 }  // namespace strata::sc

@@ -7,6 +7,7 @@
 #include "core/timer.h"
 
 #if STRATA_WITH_CUDA
+#include "sparse_compiler/codegen/compile_in_units.h"
 #include "sparse_compiler/codegen/nvrtc_compiler.h"
 #endif
 
@@ -192,12 +193,21 @@ std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>& lowered,
   return out;
 }
 
+std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>& lowered, const CudaTarget& target, int units) {
+  return compile_in_units<CompiledCudaKernel>(
+      lowered, units, [&target](const std::vector<Kernel>& part) { return compile_cuda(part, target); });
+}
+
 #else
 
 CudaTarget cuda_target_for_device(int) { STRATA_FAIL("{}", cuda_backend_unavailable_reason()); }
 
 std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>&, const CudaTarget&) {
   STRATA_FAIL("compiling CUDA kernels: {}", cuda_backend_unavailable_reason());
+}
+
+std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>& lowered, const CudaTarget& target, int) {
+  return compile_cuda(lowered, target);
 }
 
 #endif

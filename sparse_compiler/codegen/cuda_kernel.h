@@ -89,6 +89,10 @@ CudaTarget cuda_target_for_device(int device);
 // CudaBinaryCache::global() for `target`. UserError in builds without the CUDA
 // backend; CompileError (with NVRTC's log and the kept source) when it fails.
 std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>& lowered, const CudaTarget& target);
+// The same, split into up to `units` translation units that NVRTC compiles at once
+// (results in the order of `lowered`; each unit its own cache entry): for a tuner's
+// candidates, whose decomposed-format kernels take NVRTC about a second each.
+std::vector<CompiledCudaKernel> compile_cuda(const std::vector<Kernel>& lowered, const CudaTarget& target, int units);
 
 // Why the CUDA backend cannot run here ("" when it can): built without it, or no
 // usable GPU (cuda_unavailable_reason()).
