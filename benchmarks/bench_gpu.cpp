@@ -6,13 +6,16 @@
 //                    [--rmat-edge-factor 8] [--ops spmm,sddmm] [--device 0]
 //   strata_bench_gpu --check --data DIR [...]      PASS/FAIL per kernel, exit 1 on a failure
 //   strata_bench_gpu --load-only --data DIR [...]  read the graphs and print their sizes (no GPU)
+//   strata_bench_gpu --compile-only 90 [...]       fill the kernel cache for sm_90 (NVRTC, no GPU)
+//   [--compile-units N]                            NVRTC units per candidate batch (default: cores)
 //
 // Timing follows the SparseTIR artifact (sparsetir-reference.md §4): warm-ups, then
 // `runs` timed launches, each preceded by writing a 256 MB buffer so L2 starts cold,
 // CUDA events around the kernel only (the flush, queued first, also hides the host's
-// launch overhead), and the median reported. The generated kernel is the best of a
-// small grid of GPU schedule knobs (--tune 1; --tune 0 keeps the default knobs),
-// each screened with 10 runs; cuSPARSE runs its default SpMM algorithm and
+// launch overhead), and the median reported. The generated kernel is the best of its
+// candidates (--tune 1): CSR under a small grid of GPU schedule knobs, plus three hyb
+// decompositions for SpMM and dcsr for SDDMM under their formats' knob spaces, each
+// screened with 10 runs (--tune 0: CSR with the default knobs); cuSPARSE runs its default SpMM algorithm and
 // the best of CSR ALG1/ALG2/ALG3 (SDDMM has one algorithm). Every generated result is
 // compared with cuSPARSE's before it is timed.
 //
@@ -36,6 +39,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +50,8 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cuda_kernel.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
+#include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -225,8 +231,28 @@ double relative_error(const Tensor& got, const Tensor& want) {
 // Candidates are screened with fewer runs; the chosen one is then timed in full.
 constexpr int kScreenRuns = 10, kScreenWarmup = 3;
 
-std::vector<GpuSpmmKnobs> spmm_candidates(const SpmmSpec& spec, int tune) {
-  std::vector<GpuSpmmKnobs> out = {default_gpu_spmm_knobs(spec)};
+// A candidate: a storage format and the knobs of its GPU schedule.
+template <class Knobs>
+struct Candidate {
+  FormatSpec format;
+  Knobs knobs;
+  std::string str() const {  // "r8_l32_c2_p1", or "hyb:c=1,B=4/r8_l32_c2_p1_g64"
+    return format.kind == FormatKind::Csr ? knobs.str() : format.str() + "/" + knobs.str();
+  }
+};
+using SpmmCandidate = Candidate<GpuSpmmKnobs>;
+using SddmmCandidate = Candidate<GpuSddmmKnobs>;
+
+// The decomposed formats tried besides CSR. SpMM: SparseTIR's hyb (rows bucketed by
+// length, the longest split into pieces that add atomically: even work per thread
+// group on power-law graphs), with one or four column parts (a part's share of X
+// fits in L2 on the large graphs). SDDMM: dcsr (each group runs one row's edges).
+const std::vector<std::string> kSpmmFormats = {"hyb:c=1,B=4", "hyb:c=1,B=5", "hyb:c=4,B=4"};
+const std::vector<std::string> kSddmmFormats = {"dcsr"};
+
+std::vector<SpmmCandidate> spmm_candidates(const SpmmSpec& spec, int tune) {
+  const FormatSpec csr;
+  std::vector<SpmmCandidate> out = {{csr, default_gpu_spmm_knobs(spec)}};
   if (tune == 0) return out;
   // Threads per row (lanes) times features per thread (coarsen), 256 threads per
   // block, and rows split into 1, 2 or 4 parts (more warps for few, long rows).
@@ -238,26 +264,79 @@ std::vector<GpuSpmmKnobs> spmm_candidates(const SpmmSpec& spec, int tune) {
       if (lanes > F / cf || (lanes < 32 && F / cf > 32)) continue;
       for (int64_t parts : {1, 2, 4}) {
         GpuSpmmKnobs k{256 / lanes, lanes, cf, parts, false};
-        if (k.str() != out[0].str()) out.push_back(k);
+        if (k.str() != out[0].knobs.str()) out.push_back({csr, k});
       }
     }
+  }
+  // The formats' own search spaces, atomic mode (deterministic owner tasks are for
+  // reproducible sums, not speed), 256 threads per block.
+  for (const auto& name : kSpmmFormats) {
+    const FormatSpec format = FormatSpec::parse(name);
+    for (const GpuSpmmKnobs& k : gpu_spmm_search_space(spec, format))
+      if (!k.deterministic && k.rows_per_block * k.lanes >= 256) out.push_back({format, k});
   }
   return out;
 }
 
-std::vector<GpuSddmmKnobs> sddmm_candidates(const SddmmSpec& spec, int tune) {
-  std::vector<GpuSddmmKnobs> out = {default_gpu_sddmm_knobs(spec)};
+std::vector<SddmmCandidate> sddmm_candidates(const SddmmSpec& spec, int tune) {
+  const FormatSpec csr;
+  std::vector<SddmmCandidate> out = {{csr, default_gpu_sddmm_knobs(spec)}};
   if (tune == 0) return out;
+  std::vector<GpuSddmmKnobs> grid = {out[0].knobs};
   for (int64_t vec : {4, 2, 1}) {
     if (spec.feat % vec) continue;
     for (int64_t lanes : {32, 16, 8, 4}) {
       if (lanes * vec > spec.feat) continue;
       GpuSddmmKnobs k{256 / lanes, lanes, vec};
-      if (k.str() != out[0].str()) out.push_back(k);
+      if (k.str() != out[0].knobs.str()) {
+        out.push_back({csr, k});
+        grid.push_back(k);
+      }
     }
   }
+  for (const auto& name : kSddmmFormats)
+    for (const auto& k : grid) out.push_back({FormatSpec::parse(name), k});
   return out;
 }
+
+// NVRTC translation units compiled at once (decomposed-format kernels take NVRTC
+// about a second each, and a format's search space holds dozens): --compile-units,
+// else one per core. The units are the cache's entries, so a cache filled with
+// --compile-only serves a run only with the same count.
+int g_compile_units = 0;
+int compile_units() {
+  return g_compile_units > 0 ? g_compile_units : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::vector<Kernel> lower_all(const SpmmSpec& spec, const std::vector<SpmmCandidate>& cs) {
+  std::vector<Kernel> out;
+  for (const auto& c : cs) out.push_back(lower_spmm_gpu(spec, c.format, c.knobs));
+  return out;
+}
+
+std::vector<Kernel> lower_all(const SddmmSpec& spec, const std::vector<SddmmCandidate>& cs) {
+  std::vector<Kernel> out;
+  for (const auto& c : cs) out.push_back(lower_sddmm_gpu(spec, c.format, c.knobs));
+  return out;
+}
+
+// Keeps the inspected formats of the graph being measured on the device, so the
+// candidates of every F share one inspection per format (CudaOpBinding caches them
+// while some holder lives).
+class HeldFormats {
+ public:
+  void hold(const std::string& graph, const Graph& g, const FormatSpec& format, int64_t grain, Device dev) {
+    if (graph != graph_) {
+      held_.clear();
+      graph_ = graph;
+    }
+    if (needs_inspection(format)) held_.push_back(CudaOpBinding::device_format(g, format, grain, dev));
+  }
+
+ private:
+  std::string graph_;
+  std::vector<std::shared_ptr<const InspectedFormat>> held_;
+};
 
 // ---- one measurement ----------------------------------------------------------------
 
@@ -273,18 +352,18 @@ struct Bench {
   GpuTimer* timer = nullptr;
   CudaTarget target;
   std::map<int64_t, std::vector<CompiledCudaKernel>> spmm_kernels, sddmm_kernels;  // per F, one per candidate
-  std::map<int64_t, std::vector<GpuSpmmKnobs>> spmm_knobs;
-  std::map<int64_t, std::vector<GpuSddmmKnobs>> sddmm_knobs;
+  std::map<int64_t, std::vector<SpmmCandidate>> spmm_knobs;
+  std::map<int64_t, std::vector<SddmmCandidate>> sddmm_knobs;
+  HeldFormats held;
 
   const std::vector<CompiledCudaKernel>& spmm_for(const SpmmSpec& spec) {
     auto& ks = spmm_kernels[spec.feat];
     if (ks.empty()) {
       spmm_knobs[spec.feat] = spmm_candidates(spec, tune);
-      std::vector<Kernel> lowered;
-      for (const auto& k : spmm_knobs[spec.feat]) lowered.push_back(lower_spmm_gpu(spec, k));
-      ks = compile_cuda(lowered, target);
-      std::fprintf(stderr, "compiled %zu SpMM candidates for F=%lld (%s, %.0f ms)\n", ks.size(),
-                   static_cast<long long>(spec.feat), to_string(ks[0].outcome), ks[0].total_ms);
+      Timer wall;
+      ks = compile_cuda(lower_all(spec, spmm_knobs[spec.feat]), target, compile_units());
+      std::fprintf(stderr, "compiled %zu SpMM candidates for F=%lld in %d units (first: %s; %.0f ms)\n", ks.size(),
+                   static_cast<long long>(spec.feat), compile_units(), to_string(ks[0].outcome), wall.ms());
     }
     return ks;
   }
@@ -292,11 +371,10 @@ struct Bench {
     auto& ks = sddmm_kernels[spec.feat];
     if (ks.empty()) {
       sddmm_knobs[spec.feat] = sddmm_candidates(spec, tune);
-      std::vector<Kernel> lowered;
-      for (const auto& k : sddmm_knobs[spec.feat]) lowered.push_back(lower_sddmm_gpu(spec, k));
-      ks = compile_cuda(lowered, target);
-      std::fprintf(stderr, "compiled %zu SDDMM candidates for F=%lld (%s, %.0f ms)\n", ks.size(),
-                   static_cast<long long>(spec.feat), to_string(ks[0].outcome), ks[0].total_ms);
+      Timer wall;
+      ks = compile_cuda(lower_all(spec, sddmm_knobs[spec.feat]), target, compile_units());
+      std::fprintf(stderr, "compiled %zu SDDMM candidates for F=%lld in %d units (first: %s; %.0f ms)\n", ks.size(),
+                   static_cast<long long>(spec.feat), compile_units(), to_string(ks[0].outcome), wall.ms());
     }
     return ks;
   }
@@ -326,9 +404,13 @@ struct Bench {
     o.plan.reset();
     const SpmmSpec spec = SpmmKernel::spec(g, o);
     const auto& kernels = spmm_for(spec);
+    const SpmmPlan base = SpmmKernel::default_plan(spec);
+    for (const auto& c : spmm_knobs[F])
+      held.hold(ng.name, g, c.format, gpu_inspector_grain(c.format, c.knobs, base.knobs.grain), dev);
     auto kernel_for = [&](size_t i) {
-      SpmmPlan plan = SpmmKernel::default_plan(spec);
-      plan.gpu = spmm_knobs[F][i];
+      SpmmPlan plan = base;
+      plan.format = spmm_knobs[F][i].format;
+      plan.gpu = spmm_knobs[F][i].knobs;
       o.plan = plan;
       return SpmmKernel(g, o, kernels[i]);
     };
@@ -379,16 +461,24 @@ struct Bench {
     o.backend = Backend::Generated;
     const SddmmSpec spec = SddmmKernel::spec(g, o);
     const auto& kernels = sddmm_for(spec);
+    const KernelPlan base = SddmmKernel::default_plan();
+    for (const auto& c : sddmm_knobs[F]) held.hold(ng.name, g, c.format, base.knobs.grain, dev);
+    auto use = [&](size_t i) {
+      KernelPlan plan = base;
+      plan.format = sddmm_knobs[F][i].format;
+      o.plan = plan;
+      o.gpu = sddmm_knobs[F][i].knobs;
+    };
     double best = INFINITY;
     size_t chosen = kernels.size();
     for (size_t i = 0; i < kernels.size(); ++i) {
-      o.gpu = sddmm_knobs[F][i];
+      use(i);
       SddmmKernel k(g, o, kernels[i]);
       k.run_into(X, Y, O);
       if (const double err = relative_error(O, Oref); err > 1e-4) {
         row.matches = false;
         std::fprintf(stderr, "MISMATCH: sddmm %s F=%lld %s differs from cuSPARSE (relative error %.3g)\n",
-                     ng.name.c_str(), static_cast<long long>(F), o.gpu->str().c_str(), err);
+                     ng.name.c_str(), static_cast<long long>(F), sddmm_knobs[F][i].str().c_str(), err);
         continue;
       }
       if (kernels.size() == 1) {
@@ -402,8 +492,8 @@ struct Bench {
       }
     }
     if (chosen == kernels.size()) return row;
-    o.gpu = sddmm_knobs[F][chosen];
-    row.knobs = o.gpu->str();
+    use(chosen);
+    row.knobs = sddmm_knobs[F][chosen].str();
     SddmmKernel k(g, o, kernels[chosen]);
     row.generated = timer->median_ms([&] { k.run_into(X, Y, O); });
     return row;
@@ -465,8 +555,8 @@ int self_check(const std::vector<NamedGraph>& graphs, const std::vector<int64_t>
     std::fflush(stdout);
   };
   // Every candidate of a (variant, F) compiled in one NVRTC batch, reused on every graph.
-  std::map<std::string, std::pair<std::vector<GpuSpmmKnobs>, std::vector<CompiledCudaKernel>>> spmm_batches;
-  std::map<int64_t, std::pair<std::vector<GpuSddmmKnobs>, std::vector<CompiledCudaKernel>>> sddmm_batches;
+  std::map<std::string, std::pair<std::vector<SpmmCandidate>, std::vector<CompiledCudaKernel>>> spmm_batches;
+  std::map<int64_t, std::pair<std::vector<SddmmCandidate>, std::vector<CompiledCudaKernel>>> sddmm_batches;
   for (const auto& ng : graphs) {
     Rng rng(99);
     const Graph g = ng.g.with_values(Tensor::uniform({ng.g.nnz()}, -1, 1, rng));
@@ -485,14 +575,13 @@ int self_check(const std::vector<NamedGraph>& graphs, const std::vector<int64_t>
         auto& [knobs, kernels] = spmm_batches[spec.name()];
         if (kernels.empty()) {
           knobs = spmm_candidates(spec, tune);
-          std::vector<Kernel> lowered;
-          for (const auto& k : knobs) lowered.push_back(lower_spmm_gpu(spec, k));
-          kernels = compile_cuda(lowered, target);
+          kernels = compile_cuda(lower_all(spec, knobs), target, compile_units());
         }
         const Tensor want = cpu_spmm(g, X, o.weighted ? g.values() : Tensor(), o.reduce == Reduce::Mean);
         for (size_t i = 0; i < kernels.size(); ++i) {
           SpmmPlan plan = SpmmKernel::default_plan(spec);
-          plan.gpu = knobs[i];
+          plan.format = knobs[i].format;
+          plan.gpu = knobs[i].knobs;
           o.plan = plan;
           report(fmt::format("spmm {} generated {} {}", variant, knobs[i].str(), where),
                  SpmmKernel(g, o, kernels[i]).run(Xd), want);
@@ -511,16 +600,18 @@ int self_check(const std::vector<NamedGraph>& graphs, const std::vector<int64_t>
       auto& [knobs, kernels] = sddmm_batches[F * 2 + (spec.index_dtype == DType::I64)];
       if (kernels.empty()) {
         knobs = sddmm_candidates(spec, tune);
-        std::vector<Kernel> lowered;
-        for (const auto& k : knobs) lowered.push_back(lower_sddmm_gpu(spec, k));
-        kernels = compile_cuda(lowered, target);
+        kernels = compile_cuda(lower_all(spec, knobs), target, compile_units());
       }
       for (size_t i = 0; i < kernels.size(); ++i) {
-        so.gpu = knobs[i];
+        KernelPlan plan = SddmmKernel::default_plan();
+        plan.format = knobs[i].format;
+        so.plan = plan;
+        so.gpu = knobs[i].knobs;
         report(fmt::format("sddmm dot generated {} {}", knobs[i].str(), where), SddmmKernel(g, so, kernels[i]).run(Xsd, Yd),
                dot);
       }
       so.gpu.reset();
+      so.plan.reset();
       so.kind = SddmmKind::Add;
       report(fmt::format("sddmm add generated {}", where), SddmmKernel(g, so).run(Xsd, Yd), add);
       so.kind = SddmmKind::Dot;
@@ -545,6 +636,7 @@ int run(int argc, char** argv) {
   std::string data = ".gpu-data", graphs_arg = "all", feats_arg, ops_arg = "spmm,sddmm";
   int runs = 100, warmup = 10, tune = 1, rmat_scale = 20, rmat_edge_factor = 8, device = 0;
   bool check = false, load_only = false;
+  int compile_only = 0;
   app.add_option("--data", data, "folder with the unpacked graph files")->capture_default_str();
   app.add_option("--graphs", graphs_arg, "all, or a comma-separated list of names or edge-list files")
       ->capture_default_str();
@@ -559,6 +651,12 @@ int run(int argc, char** argv) {
   app.add_option("--device", device, "CUDA device index")->capture_default_str();
   app.add_flag("--check", check, "compare every kernel with a CPU reference; PASS/FAIL lines, exit 1 on failure");
   app.add_flag("--load-only", load_only, "read (or generate) the graphs, print their sizes and stop (needs no GPU)");
+  app.add_option("--compile-only", compile_only,
+                 "compile the benchmark's kernels for sm_<ARCH> (90: Hopper) into the kernel cache and stop (needs no "
+                 "GPU: NVRTC only)");
+  app.add_option("--compile-units", g_compile_units,
+                 "NVRTC translation units per candidate batch, compiled at once (default: one per core; a cache filled "
+                 "by --compile-only is reused only with the same count)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> names;
@@ -573,6 +671,22 @@ int run(int argc, char** argv) {
     feats.push_back(std::stoll(f));
   if (load_only) {
     load_graphs(data, names, rmat_scale, rmat_edge_factor);
+    return 0;
+  }
+  if (compile_only > 0) {
+    // The kernels depend on the graph only through its index type: the first graph's.
+    const std::vector<NamedGraph> graphs = load_graphs(data, {names.front()}, rmat_scale, rmat_edge_factor);
+    Bench bench;
+    bench.tune = tune;
+    bench.target = CudaTarget{compile_only, true};
+    for (int64_t F : feats) {
+      SpmmOptions so;
+      so.feat = F;
+      bench.spmm_for(SpmmKernel::spec(graphs.front().g, so));
+      SddmmOptions sd;
+      sd.feat = F;
+      bench.sddmm_for(SddmmKernel::spec(graphs.front().g, sd));
+    }
     return 0;
   }
   require_cuda_backend("strata_bench_gpu", Device::cuda(device));

@@ -52,8 +52,11 @@ struct InspectedFormat {
   int64_t slots() const;
   double padding_ratio() const;  // padding slots / all slots
   int64_t memory_bytes() const;  // every array of every part
-  // Binds every part array and scalar, the task arrays and num_tasks.
+  // Binds every part array and scalar, the task arrays and num_tasks (host arrays,
+  // or device arrays by their device pointers).
   void bind(KernelArgs& args) const;
+  // A copy whose arrays live on `device` (what a CUDA kernel in this format reads).
+  InspectedFormat to(Device device) const;
 };
 
 // True when kernels in this format need inspected arrays at bind time.

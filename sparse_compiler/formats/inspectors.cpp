@@ -316,13 +316,32 @@ int64_t InspectedFormat::memory_bytes() const {
 bool needs_inspection(const FormatSpec& spec) { return spec.kind != FormatKind::Csr; }
 
 void InspectedFormat::bind(KernelArgs& args) const {
-  for (const auto& [k, t] : arrays) args.buffer(k, t);
+  // Device arrays bind by their pointers; KernelArgs::buffer(Tensor) takes host ones.
+  auto buffer = [&](const std::string& name, const Tensor& t) {
+    if (t.device().is_cpu())
+      args.buffer(name, t);
+    else
+      args.buffer(name, t.raw_data(), t.dtype(), t.numel());
+  };
+  for (const auto& [k, t] : arrays) buffer(k, t);
   for (const auto& p : parts) {
-    for (const auto& [k, t] : p.arrays) args.buffer(p.name + "_" + k, t);
+    for (const auto& [k, t] : p.arrays) buffer(p.name + "_" + k, t);
     for (const auto& [k, v] : p.scalars) args.scalar(p.name + "_" + k, v);
   }
-  args.buffer("task_rows", task_rows);
+  buffer("task_rows", task_rows);
   args.scalar("num_tasks", num_tasks);
+}
+
+InspectedFormat InspectedFormat::to(Device device) const {
+  auto move = [&](Tensor& t) {
+    if (t.defined()) t = t.to(device);
+  };
+  InspectedFormat out = *this;
+  for (auto& [k, t] : out.arrays) move(t);
+  for (auto& p : out.parts)
+    for (auto& [k, t] : p.arrays) move(t);
+  move(out.task_rows);
+  return out;
 }
 
 namespace {

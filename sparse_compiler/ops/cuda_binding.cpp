@@ -49,18 +49,42 @@ CudaOpBinding::CudaOpBinding(const Graph& A, Device device)
   values_ = arrays_->values;
 }
 
+std::shared_ptr<const InspectedFormat> CudaOpBinding::device_format(const Graph& A, const FormatSpec& spec,
+                                                                   int64_t grain, Device device) {
+  // Holds the host CSR arrays too, so the addresses in the key stay A's.
+  struct Entry {
+    Tensor host_indptr, host_indices;
+    InspectedFormat format;
+  };
+  using Key = std::tuple<const void*, const void*, int64_t, int, std::string, int64_t>;
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, std::weak_ptr<const Entry>>();
+  const Key key{A.indptr().raw_data(), A.indices().raw_data(), A.nnz(), device.index, spec.str(), grain};
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<const Entry> e = (*cache)[key].lock();
+  if (!e) {
+    e = std::make_shared<const Entry>(Entry{A.indptr(), A.indices(), inspect_format(A, spec, grain).to(device)});
+    (*cache)[key] = e;
+    std::erase_if(*cache, [](const auto& kv) { return kv.second.expired(); });
+  }
+  return std::shared_ptr<const InspectedFormat>(e, &e->format);  // shares ownership of the entry
+}
+
 KernelArgs CudaOpBinding::args() const {
   KernelArgs a;
   bind_device_buffer(a, "A_indptr", indptr_);
   bind_device_buffer(a, "A_indices", indices_);
   a.scalar("m", rows_).scalar("n", cols_).scalar("nnz", nnz_);
   for (const auto& [name, t] : constants_) bind_device_buffer(a, name, t);
+  if (format_) format_->bind(a);
   return a;
 }
 
-void CudaOpBinding::attach(CompiledCudaKernel kernel, const std::vector<std::pair<std::string, Tensor>>& extra) {
+void CudaOpBinding::attach(CompiledCudaKernel kernel, const std::vector<std::pair<std::string, Tensor>>& extra,
+                           std::shared_ptr<const InspectedFormat> format) {
   kernel_ = std::move(kernel);
   constants_ = extra;
+  format_ = std::move(format);
   KernelArgs a = args();
   for (const auto& [p, size] : kernel_->workspaces(a)) {
     Tensor w = Tensor::zeros({std::max<int64_t>(size, 1)}, p.dtype, device_);

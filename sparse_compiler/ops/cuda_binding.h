@@ -18,6 +18,7 @@
 
 #include "core/graph.h"
 #include "sparse_compiler/codegen/cuda_kernel.h"
+#include "sparse_compiler/formats/inspected_format.h"
 
 namespace strata::sc {
 
@@ -28,8 +29,16 @@ class CudaOpBinding {
 
   // Adopts a compiled kernel: allocates its workspaces on the device, sizes its grids
   // for A and runs its preprocess (hoisted searches) once. `extra` binds the
-  // kernel's other constant buffers (row or column scales) by name.
-  void attach(CompiledCudaKernel kernel, const std::vector<std::pair<std::string, Tensor>>& extra = {});
+  // kernel's other constant buffers (row or column scales) by name; `format`, for a
+  // kernel in a decomposed format, is A's inspected format on this device.
+  void attach(CompiledCudaKernel kernel, const std::vector<std::pair<std::string, Tensor>>& extra = {},
+              std::shared_ptr<const InspectedFormat> format = nullptr);
+
+  // A's arrays in `spec` (tasks of `grain` slots) on `device`: inspected on the host
+  // and uploaded once, then shared, like the CSR arrays, by every kernel bound to
+  // them while one holds them (the candidates a tuner times in one format).
+  static std::shared_ptr<const InspectedFormat> device_format(const Graph& A, const FormatSpec& spec, int64_t grain,
+                                                              Device device);
 
   // Structure, sizes, workspaces and the constant buffers, as device pointers; the
   // caller adds the per-call operands and calls run().
@@ -50,6 +59,7 @@ class CudaOpBinding {
   std::optional<CompiledCudaKernel> kernel_;
   CudaGeometry geometry_;
   std::vector<std::pair<std::string, Tensor>> constants_;  // workspaces and scales
+  std::shared_ptr<const InspectedFormat> format_;           // on the device
 };
 
 // Binds a device tensor argument by its device pointer (KernelArgs::buffer(Tensor)

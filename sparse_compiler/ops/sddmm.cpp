@@ -5,6 +5,7 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -92,8 +93,6 @@ void SddmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   require_cuda_backend("sddmm", opt_.device);
   STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
                "sddmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
-  STRATA_CHECK(plan_.format.kind == FormatKind::Csr, "sddmm plan: format '{}' has no GPU schedule yet (csr has)",
-               plan_.format.str());
   cuda_ = std::make_shared<CudaOpBinding>(A_, opt_.device);
   if (opt_.backend == Backend::CuSparse) {
     STRATA_CHECK(spec_.kind == SddmmKind::Dot,
@@ -105,9 +104,12 @@ void SddmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
     return;
   }
   CompiledCudaKernel k = compiled ? std::move(*compiled)
-                                  : std::move(compile_cuda({lower_sddmm_gpu(spec_, gpu_)},
+                                  : std::move(compile_cuda({lower_sddmm_gpu(spec_, plan_.format, gpu_)},
                                                            cuda_target_for_device(opt_.device.index)).front());
-  cuda_->attach(std::move(k));
+  std::shared_ptr<const InspectedFormat> format;
+  if (needs_inspection(plan_.format))
+    format = CudaOpBinding::device_format(A_, plan_.format, plan_.knobs.grain, opt_.device);
+  cuda_->attach(std::move(k), {}, std::move(format));
 }
 
 void SddmmKernel::bind() {
@@ -191,7 +193,7 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
 std::string SddmmKernel::describe() const {
   if (cusparse_) return fmt::format("{} csr cusparse ({}, {})", spec_.name(), backend_name(opt_.backend), opt_.device.str());
   if (cuda_)
-    return fmt::format("{} csr gpu {} ({}, {})", spec_.name(), gpu_.str(), backend_name(opt_.backend),
+    return fmt::format("{} {} gpu {} ({}, {})", spec_.name(), plan_.format.str(), gpu_.str(), backend_name(opt_.backend),
                        opt_.device.str());
   return fmt::format("{} {} ({})", spec_.name(), plan_.str(), backend_name(opt_.backend));
 }

@@ -5,6 +5,7 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -63,9 +64,7 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
 }
 
 Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
-  STRATA_CHECK(plan.format.kind == FormatKind::Csr, "spmm plan: format '{}' has no GPU schedule yet (csr has)",
-               plan.format.str());
-  return lower_spmm_gpu(spec, plan.gpu);
+  return lower_spmm_gpu(spec, plan.format, plan.gpu);
 }
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
@@ -185,7 +184,12 @@ void SpmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   std::vector<std::pair<std::string, Tensor>> extra;
   if (spec_.row_scale) extra.emplace_back("row_scale", row_scale_.to(opt_.device));
   if (spec_.col_scale) extra.emplace_back("col_scale", col_scale_.to(opt_.device));
-  cuda_->attach(std::move(k), extra);
+  // A decomposed format's arrays, in the task grain the GPU schedule asks for.
+  std::shared_ptr<const InspectedFormat> format;
+  if (needs_inspection(plan_.format))
+    format = CudaOpBinding::device_format(A_, plan_.format,
+                                          gpu_inspector_grain(plan_.format, plan_.gpu, plan_.knobs.grain), opt_.device);
+  cuda_->attach(std::move(k), extra, std::move(format));
 }
 
 void SpmmKernel::run_cuda(const Tensor& X, Tensor& Y, const Tensor& values) const {

@@ -12,7 +12,9 @@
 #include "core/cuda_stream.h"
 #include "core/rng.h"
 #include "sparse_compiler/codegen/cuda_kernel.h"
+#include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/cublas_gemm.h"
+#include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/ops/cusparse_baseline.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/sddmm.h"
@@ -106,6 +108,36 @@ TEST_P(SpmmCudaGpuTest, FrontDoorCompilesOnDemandAndDeterministicPartsRepeatBitw
   expect_close(a, ::strata::testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false), "on demand");
 }
 
+// Plans in decomposed formats through the front door: inspected on the host,
+// uploaded once per (graph, format, grain) and shared by every kernel bound to it.
+TEST_P(SpmmCudaGpuTest, FrontDoorRunsDecomposedFormatsOnOneUploadPerFormat) {
+  STRATA_REQUIRE_GPU();
+  Rng rng(41);
+  for (const auto& gc : edge_case_graphs(GetParam())) {
+    const Graph g = gc.g.with_values(Tensor::uniform({gc.g.nnz()}, -1, 1, rng));
+    for (const char* name : {"hyb:c=2,B=3", "ell:w=4", "bsr:b=3", "dcsr", "coo"}) {
+      for (const auto& v : {cuda_testing::kSpmmVariants[0], cuda_testing::kSpmmVariants[3]}) {
+        cuda_testing::SpmmInputs in(g, v, 33, rng);
+        SpmmOptions o = in.options(33);
+        o.device = kGpu;
+        SpmmPlan plan = SpmmKernel::default_plan(SpmmKernel::spec(g, o));
+        plan.format = FormatSpec::parse(name);
+        plan.gpu = default_gpu_spmm_knobs(SpmmKernel::spec(g, o), plan.format);
+        o.plan = plan;
+        SpmmKernel k(g, o);
+        EXPECT_NE(k.describe().find(plan.format.str()), std::string::npos) << k.describe();
+        expect_close(k.run(in.X.to(kGpu)), in.reference(g), fmt::format("{} {} {}", gc.name, v.name, name));
+      }
+    }
+  }
+  const Graph g = edge_case_graphs(GetParam())[1].g;
+  const FormatSpec hyb = FormatSpec::parse("hyb:c=1,B=4");
+  const auto a = CudaOpBinding::device_format(g, hyb, 64, kGpu), b = CudaOpBinding::device_format(g, hyb, 64, kGpu);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), CudaOpBinding::device_format(g, hyb, 32, kGpu).get());
+  EXPECT_FALSE(a->task_rows.device().is_cpu());
+}
+
 TEST_P(SpmmCudaGpuTest, CusparseBaselineMatchesCpuReference) {
   STRATA_REQUIRE_GPU();
   Rng rng(11);
@@ -176,6 +208,27 @@ TEST_P(SddmmCudaGpuTest, GeneratedMatchesCpuReferenceOnEveryEdgeCase) {
                                                       : ::strata::testing::reference_sddmm_add(gc.g, X, Y);
       expect_close(k.run(X.to(kGpu), Y.to(kGpu)), want,
                    fmt::format("{} {} {}", gc.name, spec.name(), knobs.str()));
+    }
+  }
+}
+
+TEST_P(SddmmCudaGpuTest, FrontDoorRunsDecomposedFormats) {
+  STRATA_REQUIRE_GPU();
+  Rng rng(43);
+  for (const auto& gc : edge_case_graphs(GetParam())) {
+    for (const char* name : {"dcsr", "hyb:c=2,B=3", "coo"}) {
+      SddmmOptions o;
+      o.feat = 17;
+      o.device = kGpu;
+      KernelPlan plan = SddmmKernel::default_plan();
+      plan.format = FormatSpec::parse(name);
+      o.plan = plan;
+      SddmmKernel k(gc.g, o);
+      EXPECT_NE(k.describe().find(plan.format.str()), std::string::npos) << k.describe();
+      const Tensor X = Tensor::uniform({gc.g.num_rows(), 17}, -1, 1, rng);
+      const Tensor Y = Tensor::uniform({gc.g.num_cols(), 17}, -1, 1, rng);
+      expect_close(k.run(X.to(kGpu), Y.to(kGpu)), ::strata::testing::reference_sddmm_dot(gc.g, X, Y),
+                   fmt::format("sddmm {} {}", gc.name, name));
     }
   }
 }

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/file_util.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
+#include "sparse_compiler/codegen/cuda_kernel.h"
 #include "sparse_compiler/codegen/nvrtc_compiler.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/cublas_gemm.h"
@@ -147,6 +149,40 @@ TEST_P(NvrtcEveryFormatKernel, CompilesToCubin) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, NvrtcEveryFormatKernel, ::testing::Values(80, 90),
                          [](const auto& info) { return "sm_" + std::to_string(info.param); });
+
+// A batch dealt into translation units: results in the batch's order, one module
+// (and cache entry) per unit; the front door's lowering of a plan in a decomposed
+// format (what SpmmKernel compiles on demand) is among them.
+TEST(CompileCuda, BatchSplitIntoUnitsKeepsOrderWithOneModulePerUnit) {
+  std::vector<Kernel> lowered;
+  for (int64_t F : {16, 32, 48, 64}) {
+    SpmmSpec spec;
+    spec.feat = F;
+    spec.weighted = true;
+    lowered.push_back(lower_spmm_gpu(spec, default_gpu_spmm_knobs(spec)));
+  }
+  SpmmSpec spec;
+  spec.feat = 40;
+  SpmmPlan plan = SpmmKernel::default_plan(spec);
+  plan.format = FormatSpec::parse("hyb:c=2,B=3");
+  plan.gpu = default_gpu_spmm_knobs(spec, plan.format);
+  lowered.push_back(SpmmKernel::lower_cuda(spec, plan));
+  const std::vector<CompiledCudaKernel> compiled = compile_cuda(lowered, {90, true}, 3);
+  ASSERT_EQ(compiled.size(), lowered.size());
+  std::set<const CudaModule*> modules;
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    EXPECT_EQ(compiled[i].kernel().name, lowered[i].name) << i;
+    EXPECT_EQ(compiled[i].plan.body.size(), emit_cuda_source({lowered[i]}).kernels[0].body.size()) << i;
+    modules.insert(compiled[i].module.get());
+  }
+  EXPECT_EQ(modules.size(), 3u);
+  // 5 kernels dealt into 3 units: {0, 3}, {1, 4}, {2}.
+  EXPECT_EQ(compiled[0].module, compiled[3].module);
+  EXPECT_EQ(compiled[1].module, compiled[4].module);
+  EXPECT_NE(compiled[0].module, compiled[1].module);
+  EXPECT_NE(compiled[2].module, compiled[0].module);
+  EXPECT_NE(compiled[2].module, compiled[1].module);
+}
 
 TEST(Nvrtc, TargetIsCubinForKnownArchitecturesAndPtxBeyondThem) {
   const NvrtcInfo& info = nvrtc_info();
