@@ -84,6 +84,10 @@ FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f) {
   return e;
 }
 
+bool x_outgrows_cache(const GraphFingerprint& g, int64_t feat, const MachineModel& m) {
+  return static_cast<double>(g.cols) * static_cast<double>(feat) * 4 > m.cache_bytes;
+}
+
 double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const KernelPlan& plan, const MachineModel& m) {
   const double F = static_cast<double>(spec.feat), nnz = static_cast<double>(g.nnz);
   const double idx = static_cast<double>(dtype_size(g.index_dtype));

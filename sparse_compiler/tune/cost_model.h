@@ -29,6 +29,13 @@ struct MachineModel {
 double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const KernelPlan& plan, const MachineModel& m);
 double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPlan& plan, const MachineModel& m);
 
+// Whether X (cols x F floats) outgrows the cache the model assumes. Then feature
+// tiles over row-major X can pay (measured: 1.2-1.5x on MUSAE Facebook at F = 128
+// and 256) or cost (0.95x on Pubmed at F = 256) for reasons the model does not
+// price (how the hardware's set hashing spreads a tile's lines), so the tuner
+// measures the best-ranked tiled plan instead of trusting the ranking.
+bool x_outgrows_cache(const GraphFingerprint& g, int64_t feat, const MachineModel& m);
+
 // Slots (non-zeros + padding) and ELL rows the format would store, estimated
 // from the row-degree histogram (each bucket's mid-degree) and, for column parts,
 // an even split of each row's degree.

@@ -38,6 +38,9 @@ struct OpHooks {
   std::function<Kernel(const KernelPlan&)> lower;
   // Binds a compiled candidate, runs it, returns (max error report, a timer body).
   std::function<std::pair<CloseReport, std::function<void()>>(const KernelPlan&, const CompiledKernel&, double&)> bind;
+  // Kinds of plan the cost model cannot rank reliably on this graph: the
+  // best-ranked plan of each is measured in the first batch, whatever its rank.
+  std::vector<std::function<bool(const KernelPlan&)>> families;
 };
 
 double time_median(const std::function<void()>& fn, const TuneOptions& o) {
@@ -118,6 +121,15 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
   std::vector<size_t> measure;
   for (size_t k = 0; k < ranked.size(); ++k)
     if (o.exhaustive || static_cast<int>(measure.size()) < o.top_k) measure.push_back(k);
+  for (const auto& in_family : o.exhaustive ? decltype(hooks.families){} : hooks.families) {
+    bool sampled = false;
+    for (size_t k : measure) sampled |= in_family(ranked[k].plan);
+    for (size_t k = 0; k < ranked.size() && !sampled; ++k)
+      if (in_family(ranked[k].plan)) {
+        measure.push_back(k);
+        sampled = true;
+      }
+  }
   bool have_baseline = false;
   for (size_t k : measure) have_baseline |= ranked[k].plan == baseline;
   if (!have_baseline) {
@@ -231,6 +243,8 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   // X in each layout a candidate reads, converted once.
   auto laid = std::make_shared<std::map<std::string, Tensor>>();
   h.predict = [&](const KernelPlan& p) { return predict_spmm_ms(g, spec, p, machine); };
+  if (x_outgrows_cache(g, spec.feat, machine))
+    h.families.push_back([](const KernelPlan& p) { return p.feature_tile > 0; });
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     SpmmOptions so;

@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/cost_model.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
 #include "sparse_compiler/tune/search_space.h"
 #include "sparse_compiler/tune/tuner.h"
 #include "tests/sparse_compiler/reference_ops.h"
@@ -109,6 +110,50 @@ TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
   int kept = 0;
   for (const auto& c : again.candidates) kept += c.neighbour;
   EXPECT_EQ(kept, 3);
+}
+
+// When X outgrows the modelled cache, the best-ranked feature-tiled plan is
+// measured whatever its rank; when X fits, only the ranked candidates are.
+TEST_F(TunerTest, FeatureTilesAreSampledWhenXOutgrowsTheCache) {
+  TuneOptions o;
+  o.top_k = 1;
+  o.neighbours = 0;
+  o.max_repeats = 3;
+  o.budget_ms = 20;
+  o.use_records = false;
+  auto measured_tiled = [](const TuneResult& r, int& measured) {
+    std::vector<const MeasuredCandidate*> tiled;
+    measured = 0;
+    for (const auto& c : r.candidates) {
+      measured += c.measured_ms >= 0;
+      if (c.measured_ms >= 0 && c.plan.feature_tile > 0) tiled.push_back(&c);
+    }
+    return tiled;
+  };
+  testing::RandomGraphSpec big;
+  big.rows = big.cols = 40000;  // X at F = 64: 10 MB, over the model's 8 MB
+  big.avg_degree = 2;
+  big.seed = 5;
+  const Graph g = testing::random_graph(big);
+  ASSERT_TRUE(x_outgrows_cache(GraphFingerprint::of(g), 64, MachineModel::host()));
+  int measured = 0;
+  const TuneResult r = tune_spmm(g, 64, o);
+  const auto tiled = measured_tiled(r, measured);
+  ASSERT_EQ(tiled.size(), 1u);
+  EXPECT_EQ(measured, 3) << "the top plan, the best tiled plan and the default plan";
+  for (const auto& c : r.candidates)  // ranked order: no tiled plan ranks above the one measured
+    if (c.plan.feature_tile > 0) {
+      EXPECT_EQ(&c, tiled[0]);
+      break;
+    }
+  const Graph small = graph();
+  ASSERT_FALSE(x_outgrows_cache(GraphFingerprint::of(small), 64, MachineModel::host()));
+  const TuneResult rs = tune_spmm(small, 64, o);
+  const auto tiled_small = measured_tiled(rs, measured);
+  EXPECT_LE(measured, 2) << "the top plan and the default plan";
+  if (!tiled_small.empty()) {
+    EXPECT_EQ(tiled_small[0], &rs.candidates.front()) << "a tiled plan only when ranked first";
+  }
 }
 
 TEST_F(TunerTest, CandidatesCompiledInSeveralUnitsComeBackInOrderAndRunCorrectly) {
