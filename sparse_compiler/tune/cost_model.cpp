@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <unistd.h>
+
 #include "core/parallel.h"
 
 namespace strata::sc {
@@ -10,6 +12,7 @@ namespace strata::sc {
 MachineModel MachineModel::host() {
   MachineModel m;
   m.threads = num_threads();
+  if (const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0) m.l2_bytes = static_cast<double>(l2);
   m.flops_per_s = 30e9 * m.threads;
   return m;
 }
@@ -86,6 +89,11 @@ FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f) {
 
 bool x_outgrows_cache(const GraphFingerprint& g, int64_t feat, const MachineModel& m) {
   return static_cast<double>(g.cols) * static_cast<double>(feat) * 4 > m.cache_bytes;
+}
+
+bool column_parts_may_pay(const GraphFingerprint& g, int64_t feat, const MachineModel& m) {
+  const double x_bytes = static_cast<double>(g.cols) * static_cast<double>(feat) * 4;
+  return x_bytes > m.l2_bytes && g.nnz >= 64 * std::max<int64_t>(1, g.cols);
 }
 
 double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const KernelPlan& plan, const MachineModel& m) {

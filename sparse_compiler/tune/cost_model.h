@@ -16,6 +16,7 @@ namespace strata::sc {
 struct MachineModel {
   double bandwidth_gbs = 40;        // streaming memory bandwidth
   double cache_bytes = 8 << 20;     // effective last-level cache for one kernel
+  double l2_bytes = 1 << 20;        // one core's L2 (host(): the machine's, when it says)
   double gather_efficiency = 0.55;  // fraction of bandwidth cache-missing gathers get without prefetch
   double prefetch_efficiency = 0.85;
   double flops_per_s = 60e9;        // sustained vector FMA rate, both threads
@@ -35,6 +36,14 @@ double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPla
 // price (how the hardware's set hashing spreads a tile's lines), so the tuner
 // measures the best-ranked tiled plan instead of trusting the ranking.
 bool x_outgrows_cache(const GraphFingerprint& g, int64_t feat, const MachineModel& m);
+
+// Whether splitting the columns into parts (hyb's c) may pay: X outgrows one
+// core's L2 while each X row is gathered many times (64 or more non-zeros per
+// column), so a part's share of X staying in L2 saves more than the extra pass
+// over the rows costs. The model prices one cache level only; measured: hyb:c=2
+// was the exhaustive search's pick on ogbl-ddi (500 non-zeros per column) at
+// F = 256, 1.2-1.3x the default pick, in two runs.
+bool column_parts_may_pay(const GraphFingerprint& g, int64_t feat, const MachineModel& m);
 
 // Slots (non-zeros + padding) and ELL rows the format would store, estimated
 // from the row-degree histogram (each bucket's mid-degree) and, for column parts,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "core/log.h"
 #include "core/parallel.h"
@@ -121,14 +122,14 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
   std::vector<size_t> measure;
   for (size_t k = 0; k < ranked.size(); ++k)
     if (o.exhaustive || static_cast<int>(measure.size()) < o.top_k) measure.push_back(k);
+  // Each such kind is sampled at every task grain it is offered at: the grain
+  // interacts with the transformation in ways the model prices no better.
   for (const auto& in_family : o.exhaustive ? decltype(hooks.families){} : hooks.families) {
-    bool sampled = false;
-    for (size_t k : measure) sampled |= in_family(ranked[k].plan);
-    for (size_t k = 0; k < ranked.size() && !sampled; ++k)
-      if (in_family(ranked[k].plan)) {
-        measure.push_back(k);
-        sampled = true;
-      }
+    std::set<int64_t> sampled;
+    for (size_t k : measure)
+      if (in_family(ranked[k].plan)) sampled.insert(ranked[k].plan.knobs.grain);
+    for (size_t k = 0; k < ranked.size(); ++k)
+      if (in_family(ranked[k].plan) && sampled.insert(ranked[k].plan.knobs.grain).second) measure.push_back(k);
   }
   bool have_baseline = false;
   for (size_t k : measure) have_baseline |= ranked[k].plan == baseline;
@@ -245,6 +246,8 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   h.predict = [&](const KernelPlan& p) { return predict_spmm_ms(g, spec, p, machine); };
   if (x_outgrows_cache(g, spec.feat, machine))
     h.families.push_back([](const KernelPlan& p) { return p.feature_tile > 0; });
+  if (column_parts_may_pay(g, spec.feat, machine))
+    h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     SpmmOptions so;

@@ -3,9 +3,10 @@
 //   1. A recorded choice for this graph fingerprint, op, target and compiler is
 //      used as is (no search, no measurement).
 //   2. Otherwise the search space is ranked by the cost model; the top candidates
-//      (plus the default CSR plan, the baseline, and the best-ranked plan of each
-//      kind the model cannot rank on this graph, e.g. feature tiles when X
-//      outgrows the cache) are compiled in one batch,
+//      (plus the default CSR plan, the baseline, and at each task grain the
+//      best-ranked plan of each kind the model cannot rank on this graph: feature
+//      tiles when X outgrows the cache, column parts when a much-reused X
+//      outgrows L2) are compiled in one batch,
 //      each is checked against the reference path on random inputs (a candidate
 //      that fails is reported and never chosen) and timed (warm-up, median); then
 //      the fastest one's untried neighbours in the space (plans one knob away) are
