@@ -33,7 +33,10 @@ strata_install_packages() {
 strata_configure_and_build() {
   local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
-  if [ ! -f "$STRATA_BUILD/CMakeCache.txt" ]; then
+  # A configure that failed (say, before packages were installed) leaves a cache but no
+  # build files: configure again rather than asking the user to delete build/.
+  if [ ! -f "$STRATA_BUILD/CMakeCache.txt" ] ||
+     { [ ! -f "$STRATA_BUILD/build.ninja" ] && [ ! -f "$STRATA_BUILD/Makefile" ]; }; then
     cmake -S "$STRATA_ROOT" -B "$STRATA_BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
   elif [ $# -gt 0 ]; then
     cmake "$STRATA_BUILD" "$@"
