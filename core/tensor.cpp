@@ -265,6 +265,12 @@ void check_shape(const Tensor& t, const std::string& what, const Shape& expected
                shape_str(expected), t.describe());
 }
 
+void check_host_f32(const Tensor& t, const std::string& what, const Shape& shape) {
+  check_tensor(t, what, DType::F32, static_cast<int>(shape.size()));
+  check_shape(t, what, shape);
+  STRATA_CHECK(t.device().is_cpu(), "{}: expected a cpu tensor, got {}", what, t.describe());
+}
+
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   STRATA_ASSERT(a.shape() == b.shape(), "max_abs_diff of {} and {}", a.describe(), b.describe());
   double worst = 0;

@@ -140,6 +140,9 @@ class Tensor {
 // Throws a UserError naming `what` unless t is defined with the given properties.
 void check_tensor(const Tensor& t, const std::string& what, DType dtype, int ndim);
 void check_shape(const Tensor& t, const std::string& what, const Shape& expected);
+// Both of the above for a float32 host tensor of exactly `shape` (what a CPU kernel's
+// front door takes), and that it lives on the CPU.
+void check_host_f32(const Tensor& t, const std::string& what, const Shape& shape);
 
 // Largest |a - b| over all elements (host tensors of one shape, any dtypes).
 double max_abs_diff(const Tensor& a, const Tensor& b);

@@ -311,9 +311,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   Console out{print, {}};
   RunDirectory dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite);
   dir.write("config.yaml", config.to_yaml());
-  out(fmt::format("strata train {} (config {}, version {}{})", config.source(), config.hash().hex().substr(0, 12),
-                  kConfigVersion,
-                  config.overrides().empty() ? "" : fmt::format(", --set {}", fmt::join(config.overrides(), " --set "))));
+  out(train_banner(config));
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   ctx.build_kernels(*first);

@@ -1,6 +1,7 @@
 #include "apps/training/run_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -55,6 +56,13 @@ std::string expand_run_dir(const std::string& pattern, const std::string& config
   std::string out = pattern;
   for (size_t p; (p = out.find("{config}")) != std::string::npos;) out.replace(p, 8, config_name);
   return out;
+}
+
+std::string train_banner(const Config& config) {
+  return fmt::format("strata train {} (config {}, version {}{})", config.source(), config.hash().hex().substr(0, 12),
+                     kConfigVersion,
+                     config.overrides().empty() ? ""
+                                                : fmt::format(", --set {}", fmt::join(config.overrides(), " --set ")));
 }
 
 }  // namespace strata::train

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/training/config.h"
 #include "core/tensor.h"
 
 namespace strata::train {
@@ -36,6 +37,9 @@ std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& la
 
 // Hex digest of the logits rows listed in `index`.
 std::string logits_hash(const Tensor& logits, const Tensor& index);
+
+// The first line of a training run: "strata train <file> (config <hash>, version N[, --set ...])".
+std::string train_banner(const Config& config);
 
 // output.run_dir with every "{config}" replaced by the config's name.
 std::string expand_run_dir(const std::string& pattern, const std::string& config_name);

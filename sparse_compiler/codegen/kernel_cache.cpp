@@ -62,12 +62,7 @@ void KernelCache::clear_memory() {
 }
 
 CacheStats KernelCache::stats() const {
-  CacheStats s;
-  s.memory_hits = memory_hits_.load();
-  s.disk_hits = disk_hits_.load();
-  s.compiles = compiles_.load();
-  s.rebuilt_entries = rebuilt_.load();
-  return s;
+  return counters_.snapshot();
 }
 
 CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOptions& options) {
@@ -83,7 +78,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
     auto it = memory_.find(res.key);
     if (it != memory_.end()) {
       if (auto lib = it->second.lock()) {
-        memory_hits_.fetch_add(1);
+        counters_.memory_hits.fetch_add(1);
         res.library = std::move(lib);
         res.outcome = CacheOutcome::MemoryHit;
         res.total_ms = timer.ms();
@@ -100,7 +95,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
   if (waiting.valid()) {
     // Another thread is loading or compiling this key: share its result or its error.
     res.library = waiting.get();
-    memory_hits_.fetch_add(1);
+    counters_.memory_hits.fetch_add(1);
     res.outcome = CacheOutcome::MemoryHit;
     res.total_ms = timer.ms();
     return res;
@@ -118,7 +113,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
       }
     }
     promise.set_value(loaded.library);
-    (loaded.outcome == CacheOutcome::Compiled ? compiles_ : disk_hits_).fetch_add(1);
+    (loaded.outcome == CacheOutcome::Compiled ? counters_.compiles : counters_.disk_hits).fetch_add(1);
     res.library = std::move(loaded.library);
     res.outcome = loaded.outcome;
     res.compile_ms = loaded.compile_ms;
@@ -140,7 +135,7 @@ std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key
   const VerifiedEntry v = read_verified_entry(p.manifest, p.library, key, kKernelCacheFormat, "library", "library");
   if (!v.bytes) {
     if (report && !v.problem.empty()) {
-      rebuilt_.fetch_add(1);
+      counters_.rebuilt.fetch_add(1);
       log_warn("kernel cache: {}: '{}'; rebuilding the entry", v.problem, v.culprit.string());
     }
     return nullptr;

@@ -62,6 +62,15 @@ struct CacheStats {
   uint64_t rebuilt_entries = 0;  // entries on disk found incomplete or corrupt and rebuilt
 };
 
+// The live counters behind CacheStats, bumped from any thread (the host and the CUDA
+// binary caches keep one each).
+struct CacheCounters {
+  std::atomic<uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, rebuilt{0};
+  CacheStats snapshot() const {
+    return {memory_hits.load(), disk_hits.load(), compiles.load(), rebuilt.load()};
+  }
+};
+
 // Paths of one entry.
 struct CacheEntryPaths {
   fs::path source;    // <dir>/<key>.cc
@@ -113,7 +122,7 @@ class KernelCache {
   std::unordered_map<std::string, std::weak_ptr<SharedLibrary>> memory_;
   std::unordered_map<std::string, Future> in_flight_;
   size_t inserts_since_prune_ = 0;
-  std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, rebuilt_{0};
+  CacheCounters counters_;
 };
 
 }  // namespace strata::sc

@@ -154,12 +154,7 @@ void CudaBinaryCache::clear_memory() {
 }
 
 CacheStats CudaBinaryCache::stats() const {
-  CacheStats s;
-  s.memory_hits = memory_hits_.load();
-  s.disk_hits = disk_hits_.load();
-  s.compiles = compiles_.load();
-  s.rebuilt_entries = rebuilt_.load();
-  return s;
+  return counters_.snapshot();
 }
 
 std::shared_ptr<const std::string> CudaBinaryCache::load_verified(const std::string& key, const CudaTarget& target,
@@ -168,7 +163,7 @@ std::shared_ptr<const std::string> CudaBinaryCache::load_verified(const std::str
   VerifiedEntry v = read_verified_entry(p.manifest, p.binary, key, kCudaCacheFormat, "binary", "binary");
   if (!v.bytes) {
     if (report && !v.problem.empty()) {
-      rebuilt_.fetch_add(1);
+      counters_.rebuilt.fetch_add(1);
       log_warn("CUDA kernel cache: {}: '{}'; rebuilding the entry", v.problem, v.culprit.string());
     }
     return nullptr;
@@ -186,7 +181,7 @@ CudaBinaryResult CudaBinaryCache::get_or_compile(std::string_view source, const 
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = memory_.find(res.key); it != memory_.end()) {
-      memory_hits_.fetch_add(1);
+      counters_.memory_hits.fetch_add(1);
       res.binary = it->second;
       res.outcome = CacheOutcome::MemoryHit;
       res.total_ms = timer.ms();
@@ -200,7 +195,7 @@ CudaBinaryResult CudaBinaryCache::get_or_compile(std::string_view source, const 
     res.binary = std::move(bin);
     res.outcome = outcome;
     res.total_ms = timer.ms();
-    (outcome == CacheOutcome::Compiled ? compiles_ : disk_hits_).fetch_add(1);
+    (outcome == CacheOutcome::Compiled ? counters_.compiles : counters_.disk_hits).fetch_add(1);
   };
   if (auto bin = load_verified(res.key, target, false)) {
     remember(std::move(bin), CacheOutcome::DiskHit);

@@ -104,7 +104,7 @@ class CudaBinaryCache {
   fs::path dir_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> memory_;
-  std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, rebuilt_{0};
+  CacheCounters counters_;
 };
 
 }  // namespace strata::sc

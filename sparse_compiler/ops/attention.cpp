@@ -104,19 +104,11 @@ void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
   interp.run(impl_->reference[which]);
 }
 
-namespace {
-void need(const Tensor& t, const char* what, const Shape& shape) {
-  check_tensor(t, what, DType::F32, static_cast<int>(shape.size()));
-  check_shape(t, what, shape);
-  STRATA_CHECK(t.device().is_cpu(), "{}: expected a cpu tensor, got {}", what, t.describe());
-}
-}  // namespace
-
 void GatKernels::score(const Tensor& XL, const Tensor& XR, Tensor& E) const {
   const int64_t H = spec_.heads;
-  need(XL, "gat score XL", {A_.num_rows(), H});
-  need(XR, "gat score XR", {A_.num_cols(), H});
-  need(E, "gat score E", {A_.nnz(), H});
+  check_host_f32(XL, "gat score XL", {A_.num_rows(), H});
+  check_host_f32(XR, "gat score XR", {A_.num_cols(), H});
+  check_host_f32(E, "gat score E", {A_.nnz(), H});
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("E", E);
   run(kScore, a, false);
@@ -124,10 +116,10 @@ void GatKernels::score(const Tensor& XL, const Tensor& XR, Tensor& E) const {
 
 void GatKernels::softmax(const Tensor& E, Tensor& P, Tensor& M, Tensor& S) const {
   const int64_t H = spec_.heads;
-  need(E, "edge softmax E", {A_.nnz(), H});
-  need(P, "edge softmax P", {A_.nnz(), H});
-  need(M, "edge softmax M", {A_.num_rows(), H});
-  need(S, "edge softmax S", {A_.num_rows(), H});
+  check_host_f32(E, "edge softmax E", {A_.nnz(), H});
+  check_host_f32(P, "edge softmax P", {A_.nnz(), H});
+  check_host_f32(M, "edge softmax M", {A_.num_rows(), H});
+  check_host_f32(S, "edge softmax S", {A_.num_rows(), H});
   KernelArgs a;
   a.buffer("E", E).buffer("P", P).buffer("M", M).buffer("S", S);
   run(kSoftmax, a, false);
@@ -135,9 +127,9 @@ void GatKernels::softmax(const Tensor& E, Tensor& P, Tensor& M, Tensor& S) const
 
 void GatKernels::aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const {
   const int64_t H = spec_.heads, F = spec_.feat;
-  need(P, "gat aggregate P", {A_.nnz(), H});
-  need(X, "gat aggregate X", {A_.num_cols(), H, F});
-  need(Y, "gat aggregate Y", {A_.num_rows(), H, F});
+  check_host_f32(P, "gat aggregate P", {A_.nnz(), H});
+  check_host_f32(X, "gat aggregate X", {A_.num_cols(), H, F});
+  check_host_f32(Y, "gat aggregate Y", {A_.num_rows(), H, F});
   KernelArgs a;
   a.buffer("P", P).buffer("X", X).buffer("Y", Y);
   run(kAggregate, a, false);
@@ -145,12 +137,12 @@ void GatKernels::aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const {
 
 void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S) const {
   const int64_t H = spec_.heads, F = spec_.feat;
-  need(XL, "gat fused XL", {A_.num_rows(), H});
-  need(XR, "gat fused XR", {A_.num_cols(), H});
-  need(X, "gat fused X", {A_.num_cols(), H, F});
-  need(Y, "gat fused Y", {A_.num_rows(), H, F});
-  need(M, "gat fused M", {A_.num_rows(), H});
-  need(S, "gat fused S", {A_.num_rows(), H});
+  check_host_f32(XL, "gat fused XL", {A_.num_rows(), H});
+  check_host_f32(XR, "gat fused XR", {A_.num_cols(), H});
+  check_host_f32(X, "gat fused X", {A_.num_cols(), H, F});
+  check_host_f32(Y, "gat fused Y", {A_.num_rows(), H, F});
+  check_host_f32(M, "gat fused M", {A_.num_rows(), H});
+  check_host_f32(S, "gat fused S", {A_.num_rows(), H});
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
   run(kFused, a, false);
@@ -159,12 +151,12 @@ void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tens
 void GatKernels::recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E,
                            Tensor& P) const {
   const int64_t H = spec_.heads;
-  need(XL, "gat recompute XL", {A_.num_rows(), H});
-  need(XR, "gat recompute XR", {A_.num_cols(), H});
-  need(M, "gat recompute M", {A_.num_rows(), H});
-  need(S, "gat recompute S", {A_.num_rows(), H});
-  need(E, "gat recompute E", {A_.nnz(), H});
-  need(P, "gat recompute P", {A_.nnz(), H});
+  check_host_f32(XL, "gat recompute XL", {A_.num_rows(), H});
+  check_host_f32(XR, "gat recompute XR", {A_.num_cols(), H});
+  check_host_f32(M, "gat recompute M", {A_.num_rows(), H});
+  check_host_f32(S, "gat recompute S", {A_.num_rows(), H});
+  check_host_f32(E, "gat recompute E", {A_.nnz(), H});
+  check_host_f32(P, "gat recompute P", {A_.nnz(), H});
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("M", M).buffer("S", S).buffer("E", E).buffer("P", P);
   run(kRecompute, a, false);
@@ -172,9 +164,9 @@ void GatKernels::recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, 
 
 void GatKernels::attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) const {
   const int64_t H = spec_.heads, F = spec_.feat;
-  need(dY, "gat attention grad dY", {A_.num_rows(), H, F});
-  need(X, "gat attention grad X", {A_.num_cols(), H, F});
-  need(dP, "gat attention grad dP", {A_.nnz(), H});
+  check_host_f32(dY, "gat attention grad dY", {A_.num_rows(), H, F});
+  check_host_f32(X, "gat attention grad X", {A_.num_cols(), H, F});
+  check_host_f32(dP, "gat attention grad dP", {A_.nnz(), H});
   KernelArgs a;
   a.buffer("dY", dY).buffer("X", X).buffer("dP", dP);
   run(kSddmm, a, false);
@@ -182,11 +174,11 @@ void GatKernels::attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) c
 
 void GatKernels::softmax_backward(const Tensor& P, const Tensor& dP, const Tensor& E, Tensor& dPre, Tensor& dXL) const {
   const int64_t H = spec_.heads;
-  need(P, "edge softmax backward P", {A_.nnz(), H});
-  need(dP, "edge softmax backward dP", {A_.nnz(), H});
-  need(E, "edge softmax backward E", {A_.nnz(), H});
-  need(dPre, "edge softmax backward dPre", {A_.nnz(), H});
-  need(dXL, "edge softmax backward dXL", {A_.num_rows(), H});
+  check_host_f32(P, "edge softmax backward P", {A_.nnz(), H});
+  check_host_f32(dP, "edge softmax backward dP", {A_.nnz(), H});
+  check_host_f32(E, "edge softmax backward E", {A_.nnz(), H});
+  check_host_f32(dPre, "edge softmax backward dPre", {A_.nnz(), H});
+  check_host_f32(dXL, "edge softmax backward dXL", {A_.num_rows(), H});
   Tensor D = Tensor::empty({A_.num_rows(), H}, DType::F32);
   KernelArgs a;
   a.buffer("P", P).buffer("dP", dP).buffer("E", E).buffer("dPre", dPre).buffer("dXL", dXL).buffer("D", D);
@@ -195,8 +187,8 @@ void GatKernels::softmax_backward(const Tensor& P, const Tensor& dP, const Tenso
 
 void GatKernels::source_grad(const Tensor& dPre, Tensor& dXR) const {
   const int64_t H = spec_.heads;
-  need(dPre, "gat source grad dPre", {A_.nnz(), H});
-  need(dXR, "gat source grad dXR", {A_.num_cols(), H});
+  check_host_f32(dPre, "gat source grad dPre", {A_.nnz(), H});
+  check_host_f32(dXR, "gat source grad dXR", {A_.num_cols(), H});
   KernelArgs a;
   a.buffer("dPre", dPre).buffer("dXR", dXR);
   run(kColSum, a, true);
@@ -204,9 +196,9 @@ void GatKernels::source_grad(const Tensor& dPre, Tensor& dXR) const {
 
 void GatKernels::aggregate_transposed(const Tensor& P, const Tensor& dY, Tensor& dX) const {
   const int64_t H = spec_.heads, F = spec_.feat;
-  need(P, "gat aggregate-transposed P", {A_.nnz(), H});
-  need(dY, "gat aggregate-transposed dY", {A_.num_rows(), H, F});
-  need(dX, "gat aggregate-transposed dX", {A_.num_cols(), H, F});
+  check_host_f32(P, "gat aggregate-transposed P", {A_.nnz(), H});
+  check_host_f32(dY, "gat aggregate-transposed dY", {A_.num_rows(), H, F});
+  check_host_f32(dX, "gat aggregate-transposed dX", {A_.num_cols(), H, F});
   KernelArgs a;
   a.buffer("P", P).buffer("X", dY).buffer("Y", dX);
   run(kAggregateT, a, true);

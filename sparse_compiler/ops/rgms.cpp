@@ -501,18 +501,10 @@ void RgmsKernels::run(int which, KernelArgs& a) const {
   interp.run(k);
 }
 
-namespace {
-void need(const Tensor& t, const char* what, const Shape& shape) {
-  check_tensor(t, what, DType::F32, static_cast<int>(shape.size()));
-  check_shape(t, what, shape);
-  STRATA_CHECK(t.device().is_cpu(), "{}: expected a cpu tensor, got {}", what, t.describe());
-}
-}  // namespace
-
 void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
-  need(X, "rgms input X", {g_.cols, spec_.fin});
-  need(W, "rgms weights W", {g_.relations, spec_.fin, spec_.fout});
-  need(Y, "rgms output Y", {g_.rows, spec_.fout});
+  check_host_f32(X, "rgms input X", {g_.cols, spec_.fin});
+  check_host_f32(W, "rgms weights W", {g_.relations, spec_.fin, spec_.fout});
+  check_host_f32(Y, "rgms output Y", {g_.rows, spec_.fout});
   KernelArgs a;
   a.buffer("X", X).buffer("W", W).buffer("Y", Y);
   switch (order_) {
@@ -542,33 +534,33 @@ void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
 }
 
 void RgmsKernels::aggregate(const Tensor& X, Tensor& H) const {
-  need(X, "rgms aggregate X", {g_.cols, spec_.fin});
-  need(H, "rgms aggregate H", {g_.pairs, spec_.fin});
+  check_host_f32(X, "rgms aggregate X", {g_.cols, spec_.fin});
+  check_host_f32(H, "rgms aggregate H", {g_.pairs, spec_.fin});
   KernelArgs a;
   a.buffer("X", X).buffer("H", H);
   run(kAggregate, a);
 }
 
 void RgmsKernels::weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const {
-  need(H, "rgms weight grad H", {g_.pairs, spec_.fin});
-  need(dY, "rgms weight grad dY", {g_.rows, spec_.fout});
-  need(dW, "rgms weight grad dW", {g_.relations, spec_.fin, spec_.fout});
+  check_host_f32(H, "rgms weight grad H", {g_.pairs, spec_.fin});
+  check_host_f32(dY, "rgms weight grad dY", {g_.rows, spec_.fout});
+  check_host_f32(dW, "rgms weight grad dW", {g_.relations, spec_.fin, spec_.fout});
   KernelArgs a;
   a.buffer("H", H).buffer("dY", dY).buffer("dW", dW);
   run(kWeightGrad, a);
 }
 
 void RgmsKernels::forward_embed(const Tensor& W, Tensor& Y) const {
-  need(W, "rgms embedding weights W", {g_.relations, g_.cols, spec_.fout});
-  need(Y, "rgms output Y", {g_.rows, spec_.fout});
+  check_host_f32(W, "rgms embedding weights W", {g_.relations, g_.cols, spec_.fout});
+  check_host_f32(Y, "rgms output Y", {g_.rows, spec_.fout});
   KernelArgs a;
   a.buffer("W", W).buffer("Y", Y);
   run(kEmbed, a);
 }
 
 void RgmsKernels::embed_grad(const Tensor& dY, Tensor& dW) const {
-  need(dY, "rgms embedding grad dY", {g_.cols, spec_.fout});
-  need(dW, "rgms embedding grad dW", {g_.relations, g_.rows, spec_.fout});
+  check_host_f32(dY, "rgms embedding grad dY", {g_.cols, spec_.fout});
+  check_host_f32(dW, "rgms embedding grad dW", {g_.relations, g_.rows, spec_.fout});
   KernelArgs a;
   a.buffer("dY", dY).buffer("dW", dW);
   run(kEmbedGrad, a);

@@ -25,7 +25,9 @@ TEST(Tensor, LargeStorageIsHugePageAligned) {
   // 5 MiB of floats: at the 2 MiB boundary huge pages need, and fully usable.
   Tensor t = Tensor::zeros({5 * 1024 * 256}, DType::F32);
   const auto addr = reinterpret_cast<uintptr_t>(t.raw_data());
-  if (huge_pages_enabled()) EXPECT_EQ(addr % kHugePageBytes, 0u);
+  if (huge_pages_enabled()) {
+    EXPECT_EQ(addr % kHugePageBytes, 0u);
+  }
   EXPECT_EQ(addr % kTensorAlignment, 0u);
   t.data<float>()[t.numel() - 1] = 3.0f;
   EXPECT_EQ(t.data<float>()[t.numel() - 1], 3.0f);

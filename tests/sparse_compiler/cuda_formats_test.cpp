@@ -280,7 +280,9 @@ TEST(CudaEmitter, EveryPartOfAFormatRunsInOneLaunch) {
     const auto& body = src.kernels[0].body;
     ASSERT_EQ(body.size(), e.launches) << e.format;
     EXPECT_EQ(body.back().parts.size(), e.parts) << e.format << ": every part in the last launch";
-    if (e.launches == 2) EXPECT_EQ(body[0].parts.size(), 1u) << e.format << ": the zeroing launch";
+    if (e.launches == 2) {
+      EXPECT_EQ(body[0].parts.size(), 1u) << e.format << ": the zeroing launch";
+    }
     EXPECT_EQ(kernel_text(src).find("strata_atomic_add(&Y[") != std::string::npos, e.atomics) << e.format;
     GpuSpmmKnobs det = default_gpu_spmm_knobs(spec, f);
     det.deterministic = true;

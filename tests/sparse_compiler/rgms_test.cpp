@@ -64,12 +64,14 @@ TEST(RgmsBlockedTest, BlockedTransformsMatchTheReferenceWithInt32AndInt64Indices
       reference_rgms(g, X, W, want);
       for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst}) {
         RgmsKernels k(g, {fin, fout, g.index_dtype}, order);
-        if (fin == 16 && fout == 16 && host_vector_lanes() == 16)  // 1 vector per row: blocks of 8 (AVX-512)
+        if (fin == 16 && fout == 16 && host_vector_lanes() == 16) {  // 1 vector per row: blocks of 8 (AVX-512)
           EXPECT_NE(k.describe().find("rows per register block: fused 8, transform 8, source transform 8"),
                     std::string::npos)
               << k.describe();
-        if (fin == 7 && fout == 1)  // no vectors: blocks all the same, refused nowhere
+        }
+        if (fin == 7 && fout == 1) {  // no vectors: blocks all the same, refused nowhere
           EXPECT_NE(k.describe().find("fused 8, transform 8, source transform 8"), std::string::npos) << k.describe();
+        }
         Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);
         k.forward(X, W, Y);
         expect_close(Y, want,
