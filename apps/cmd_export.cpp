@@ -18,7 +18,12 @@
 // runs on), train_x.npy (float32 [N, D]: the dataset's node features when it has
 // them, else seeded uniform [N, 128]) and train_y.npy (int64 [N]: its class ids, with
 // unlabelled nodes and label-less datasets given seeded random classes), for the
-// full-graph training benchmarks. --hetero adds, for heterographs, the flattened
+// full-graph training benchmarks, and the split `strata train` uses by default:
+// train_idx.npy / val_idx.npy / test_idx.npy (int64 node ids; the dataset's own split
+// when it ships one, else the seeded Planetoid-style split of the configs, 20 per
+// class / 500 / 1000, with --split-seed as data.split.seed), so a peer can train and
+// test on exactly the nodes Strata does (split.json holds the same ids, as the run
+// dir of `strata train` does). --hetero adds, for heterographs, the flattened
 // typed graph (hetero_indptr.npy, hetero_indices.npy, hetero_etype.npy int64 per
 // non-zero) for the RGCN benchmarks.
 //
@@ -36,6 +41,8 @@
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "datasets/load.h"
+#include "apps/training/data.h"
+#include "apps/training/run_report.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 
 namespace strata::apps {
@@ -50,6 +57,7 @@ struct ExportArgs {
   std::string out;
   std::optional<std::string> data_root;
   uint64_t seed = 1;
+  uint64_t split_seed = 0;
   int threads = 0;
   bool as_stored = false, train = false, hetero = false, stream_only = false;
 };
@@ -177,6 +185,22 @@ int run_export(const ExportArgs& a) {
       meta["train"] = {{"in_feats", x.shape()[1]}, {"num_classes", classes}, {"features", xsrc}, {"nnz", tg.nnz()},
                        {"graph", "symmetrized (A + A^T, duplicates merged)"},
                        {"labels_from_dataset", from_dataset}, {"labels_random", N - from_dataset}};
+      // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
+      // Planetoid-style with the configs' sizes); written only where it is defined.
+      data::Splits split = ds.splits;
+      if (split.empty() && have_labels)
+        split = train::planetoid_split(ds.labels, ds.num_classes, 20, 500, 1000, a.split_seed);
+      if (!split.empty()) {
+        const std::pair<const char*, const Tensor*> parts[] = {
+            {"train_idx.npy", &split.train}, {"val_idx.npy", &split.val}, {"test_idx.npy", &split.test}};
+        for (const auto& [file, ids] : parts)
+          write_npy(dir / file, ids->defined() ? *ids : Tensor::empty({0}, DType::I64));
+        std::ofstream sj(dir / "split.json");
+        sj << train::split_json(split);
+        STRATA_CHECK(sj.good(), "export: cannot write '{}'", (dir / "split.json").string());
+        meta["train"]["split"] = {{"origin", split.origin}, {"train", split.train_size()},
+                                  {"val", split.val_size()}, {"test", split.test_size()}};
+      }
     }
     if (a.hetero) {
       STRATA_CHECK(ds.is_hetero(), "export --hetero: '{}' is not a heterograph (RDF and HGB datasets are)", a.graph);
@@ -208,6 +232,9 @@ RegisterCommand reg({"export", "write a benchmark graph, seeded features and ref
                        app.add_option("--out", a->out, "output folder (created)");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--seed", a->seed, "seed of the random features")->capture_default_str();
+                       app.add_option("--split-seed", a->split_seed,
+                                      "with --train: data.split.seed of the Planetoid-style split written")
+                           ->capture_default_str();
                        app.add_option("--threads", a->threads, "threads (default: all cores)");
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_flag("--train", a->train, "also write node features and labels for training");

@@ -226,6 +226,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   const int64_t model_parameters = first.model->num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   dir.write("kernels.json", kernels_json(*ctx.kernels).dump(2) + "\n");
+  dir.write("split.json", split_json(ctx.data.splits));
 
   Summary summary;
   summary.run_dir = dir.final_path().string();

@@ -47,6 +47,12 @@ case "$mode" in
     expect help-config "$help" 'runtime.backend +generated'
     resolved="$("$strata" train "$sbm" --print-config --set model.hidden=48)"
     expect print-config "$resolved" '^  hidden: 48 '
+    # The run dir's split.json is the split `strata export --train` writes for peers.
+    expect split "$(cat "$scratch/run/split.json")" '^\{"origin":"seeded random split 60/20/20, seed 1","train":\[0,3,4,'
+    "$strata" export --graph "sbm:nodes=2000,classes=5,avg_degree=10,seed=1" --feat 8 --train --out "$scratch/exp" >/dev/null
+    expect_rc export $? 0
+    cmp -s "$scratch/run/split.json" "$scratch/exp/split.json" ||
+      { echo "FAIL: export's split.json differs from the run dir's"; fails=$((fails + 1)); }
     ;;
   error)
     printf 'version: 1\ndata:\n  dataset: sbm:nodes=200,classes=2\nmodel:\n  hiden: 64\n' > "$scratch/typo.yaml"
@@ -97,6 +103,14 @@ case "$mode" in
           --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt")"
     expect_rc cora-eval $? 0
     expect cora-eval "$ev" 'reproduced bit for bit'
+    # A peer trained on export's files uses the very nodes of this run: the configs'
+    # Planetoid-style split, seed 0 (140 / 500 / 1000 int64 ids: .npy header 128 bytes).
+    "$strata" export --graph cora --data-root "$data_root" --feat 8 --train --out "$scratch/exp" >/dev/null
+    expect_rc cora-export $? 0
+    cmp -s "$scratch/cora/split.json" "$scratch/exp/split.json" ||
+      { echo "FAIL: export's Cora split.json differs from the run dir's"; fails=$((fails + 1)); }
+    sizes="$(stat -c %s "$scratch/exp/train_idx.npy" "$scratch/exp/val_idx.npy" "$scratch/exp/test_idx.npy" | tr '\n' ' ')"
+    expect cora-export "$sizes" '^1248 4128 8128 $'
     ;;
 esac
 [ "$fails" -eq 0 ] && echo "PASS ($mode)"
