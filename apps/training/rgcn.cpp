@@ -328,6 +328,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   print_kernels(out, ctx);
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
+  dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph
   const std::string model_text = first->describe();
 
   Summary summary;

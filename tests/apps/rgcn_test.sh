@@ -80,9 +80,13 @@ case "$mode" in
     expect header "$out" '^ +rgms 8->3 backward dX +Gᵀ'
     expect epoch "$out" '^Epoch 0010 \| loss [0-9]\.[0-9]{4} \| train [01]\.[0-9]{3} \| val [01]\.[0-9]{3}'
     expect summary "$out" '^Test accuracy \(micro-F1\) over 2 runs: (0\.9|1\.0)[0-9]{3} ± 0\.[0-9]{4}; macro-F1'
-    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
+    for f in config.yaml metrics.jsonl summary.json kernels.json split.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
       [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
     done
+    # type0 holds the flattened graph's ids 0..89: every split id must be one of them.
+    expect split "$(cat "$scratch/run/split.json")" '^\{"origin":"[^"]+","train":\[[0-9]'
+    ids="$(sed 's/"origin":"[^"]*"//' "$scratch/run/split.json" | tr -c '0-9\n' ' ' | tr ' ' '\n' | grep -E '^[0-9]+$' | sort -n | tail -n 1)"
+    [ "${ids:-999}" -lt 90 ] || { echo "FAIL: split.json names node $ids outside the target type"; fails=$((fails + 1)); }
     ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
     expect_rc eval $? 0
     echo "$ev"
