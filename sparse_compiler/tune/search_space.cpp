@@ -67,6 +67,22 @@ int plan_distance(const KernelPlan& a, const KernelPlan& b) {
          (a.feature_tile != b.feature_tile) + !(a.x_layout == b.x_layout);
 }
 
+std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried, int n) {
+  std::vector<KernelPlan> out;
+  auto add = [&](const KernelPlan& p) {
+    if (static_cast<int>(out.size()) < n && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  if (const int64_t pf = best.knobs.prefetch; pf > 1)
+    for (int64_t other : {pf / 2, pf * 4}) {
+      KernelPlan p = best;
+      p.knobs.prefetch = other;
+      add(p);
+    }
+  for (const KernelPlan& p : untried)
+    if (plan_distance(p, best) == 1) add(p);
+  return out;
+}
+
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts) {
   const int64_t F = spec.feat, d = default_prefetch_distance(F);

@@ -23,6 +23,13 @@ int64_t default_prefetch_distance(int64_t feat);
 // two that give each thread about 4 and about 32 (when at least 256 non-zeros).
 std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool exhaustive);
 
+// What the tuner measures next to the best measured plan, at most n plans: when it
+// prefetches, its prefetch distance halved and quadrupled first (the cost model
+// prices prefetch as on or off, and the default space holds one distance d; these
+// are the exhaustive space's d/2 and 4d), then the plans of `untried` (in rank
+// order) that differ from it in one knob.
+std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried, int n);
+
 // How many schedule choices two plans differ in (format, lanes, grain, prefetch,
 // streaming stores, feature tile, X layout): 1 makes them neighbours, which the
 // tuner measures around its best ranked candidate.

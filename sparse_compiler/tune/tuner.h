@@ -29,7 +29,7 @@ struct TuneOptions {
   bool exhaustive = false;
   bool use_records = true;  // read and write tuning records
   int top_k = 4;            // candidates measured besides the default plan
-  int neighbours = 4;       // then the best one's untried one-knob neighbours (default search only)
+  int neighbours = 6;       // then the best one's untried one-knob neighbours (default search only)
   int max_repeats = 15;
   double budget_ms = 250;   // per candidate, after warm-up
   int finalists = 3;        // the fastest candidates (and the default plan) timed again, interleaved

@@ -272,6 +272,38 @@ TEST(SearchSpace, PlanDistanceCountsTheKnobsThatDiffer) {
   EXPECT_EQ(plan_distance(a, b), 3);
 }
 
+// The neighbours of a prefetching plan start with its distance halved and
+// quadrupled, then the untried one-knob plans in rank order, at most n in all.
+TEST(SearchSpace, NeighboursTryOtherPrefetchDistancesFirst) {
+  KernelPlan best;
+  best.knobs.vector_lanes = 16;
+  best.knobs.grain = 4096;
+  best.knobs.prefetch = 32;
+  KernelPlan streamed = best, coarse = best, far = best, two_knobs = best;
+  streamed.knobs.stream_stores = true;
+  coarse.knobs.grain = 16384;
+  far.knobs.prefetch = 128;  // already in the space: listed once
+  two_knobs.knobs.grain = 16384;
+  two_knobs.knobs.stream_stores = true;
+  const std::vector<KernelPlan> untried = {two_knobs, streamed, far, coarse};
+  const auto n = neighbour_plans(best, untried, 4);
+  ASSERT_EQ(n.size(), 4u);
+  EXPECT_EQ(n[0].knobs.prefetch, 16);
+  EXPECT_EQ(n[1].knobs.prefetch, 128);
+  EXPECT_TRUE(n[2] == streamed) << n[2].str();
+  EXPECT_TRUE(n[3] == coarse) << n[3].str();
+  for (const auto& p : n) EXPECT_EQ(plan_distance(p, best), 1) << p.str();
+  EXPECT_EQ(neighbour_plans(best, untried, 1).size(), 1u);
+  // No prefetch, no distances to vary: only the space's neighbours.
+  KernelPlan plain = best;
+  plain.knobs.prefetch = 0;
+  KernelPlan plain_streamed = plain;
+  plain_streamed.knobs.stream_stores = true;
+  const auto m = neighbour_plans(plain, {best, plain_streamed, two_knobs}, 6);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_TRUE(m[0] == best && m[1] == plain_streamed);
+}
+
 TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
   testing::RandomGraphSpec s;
   const GraphFingerprint g = GraphFingerprint::of(testing::random_graph(s));
