@@ -37,12 +37,12 @@
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
+#include "apps/training/data.h"
+#include "apps/training/run_report.h"
 #include "benchmarks/baselines/baselines.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "datasets/load.h"
-#include "apps/training/data.h"
-#include "apps/training/run_report.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 
 namespace strata::apps {
@@ -188,8 +188,11 @@ int run_export(const ExportArgs& a) {
       // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
       // Planetoid-style with the configs' sizes); written only where it is defined.
       data::Splits split = ds.splits;
-      if (split.empty() && have_labels)
-        split = train::planetoid_split(ds.labels, ds.num_classes, 20, 500, 1000, a.split_seed);
+      if (split.empty() && have_labels) {
+        const train::SplitConfig sizes;  // the configs' defaults
+        split = train::planetoid_split(ds.labels, ds.num_classes, sizes.train_per_class, sizes.val_size,
+                                       sizes.test_size, a.split_seed);
+      }
       if (!split.empty()) {
         const std::pair<const char*, const Tensor*> parts[] = {
             {"train_idx.npy", &split.train}, {"val_idx.npy", &split.val}, {"test_idx.npy", &split.test}};

@@ -1,8 +1,8 @@
 #include "apps/training/run_report.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 

@@ -67,10 +67,13 @@ int plan_distance(const KernelPlan& a, const KernelPlan& b) {
          (a.feature_tile != b.feature_tile) + !(a.x_layout == b.x_layout);
 }
 
-std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried, int n) {
+std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried,
+                                        const std::vector<KernelPlan>& tried, int n) {
   std::vector<KernelPlan> out;
   auto add = [&](const KernelPlan& p) {
-    if (static_cast<int>(out.size()) < n && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    if (static_cast<int>(out.size()) < n && std::find(out.begin(), out.end(), p) == out.end() &&
+        std::find(tried.begin(), tried.end(), p) == tried.end())
+      out.push_back(p);
   };
   if (const int64_t pf = best.knobs.prefetch; pf > 1)
     for (int64_t other : {pf / 2, pf * 4}) {

@@ -27,8 +27,9 @@ std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool ex
 // prefetches, its prefetch distance halved and quadrupled first (the cost model
 // prices prefetch as on or off, and the default space holds one distance d; these
 // are the exhaustive space's d/2 and 4d), then the plans of `untried` (in rank
-// order) that differ from it in one knob.
-std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried, int n);
+// order) that differ from it in one knob; never a plan of `tried`.
+std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried,
+                                        const std::vector<KernelPlan>& tried, int n);
 
 // How many schedule choices two plans differ in (format, lanes, grain, prefetch,
 // streaming stores, feature tile, X layout): 1 makes them neighbours, which the

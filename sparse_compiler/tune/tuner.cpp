@@ -180,17 +180,14 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     size_t best = timed.front().first;
     for (const auto& [k, run] : timed)
       if (ranked[k].measured_ms < ranked[best].measured_ms) best = k;
-    std::vector<KernelPlan> untried;
-    for (const auto& c : ranked)
-      if (c.status == "not measured") untried.push_back(c.plan);
+    std::vector<KernelPlan> untried, tried;
+    for (const auto& c : ranked) (c.status == "not measured" ? untried : tried).push_back(c.plan);
     std::vector<size_t> near;
-    for (const KernelPlan& p : neighbour_plans(ranked[best].plan, untried, o.neighbours)) {
+    for (const KernelPlan& p : neighbour_plans(ranked[best].plan, untried, tried, o.neighbours)) {
       auto same = std::find_if(ranked.begin(), ranked.end(), [&](const auto& c) { return c.plan == p; });
       if (same == ranked.end()) {  // a distance the space does not hold
         ranked.push_back({p, hooks.predict(p), -1, 0, "not measured"});
         same = ranked.end() - 1;
-      } else if (same->status != "not measured") {
-        continue;  // measured already (a ranked prefetch distance)
       }
       same->neighbour = true;
       near.push_back(static_cast<size_t>(same - ranked.begin()));

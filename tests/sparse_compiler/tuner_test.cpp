@@ -286,20 +286,26 @@ TEST(SearchSpace, NeighboursTryOtherPrefetchDistancesFirst) {
   two_knobs.knobs.grain = 16384;
   two_knobs.knobs.stream_stores = true;
   const std::vector<KernelPlan> untried = {two_knobs, streamed, far, coarse};
-  const auto n = neighbour_plans(best, untried, 4);
+  const auto n = neighbour_plans(best, untried, {}, 4);
   ASSERT_EQ(n.size(), 4u);
   EXPECT_EQ(n[0].knobs.prefetch, 16);
   EXPECT_EQ(n[1].knobs.prefetch, 128);
   EXPECT_TRUE(n[2] == streamed) << n[2].str();
   EXPECT_TRUE(n[3] == coarse) << n[3].str();
   for (const auto& p : n) EXPECT_EQ(plan_distance(p, best), 1) << p.str();
-  EXPECT_EQ(neighbour_plans(best, untried, 1).size(), 1u);
+  EXPECT_EQ(neighbour_plans(best, untried, {}, 1).size(), 1u);
+  // A plan measured already is never offered again; the next one takes its place.
+  KernelPlan near = best;
+  near.knobs.prefetch = 16;
+  const auto without = neighbour_plans(best, untried, {near}, 4);
+  ASSERT_EQ(without.size(), 3u);
+  EXPECT_EQ(without[0].knobs.prefetch, 128);
   // No prefetch, no distances to vary: only the space's neighbours.
   KernelPlan plain = best;
   plain.knobs.prefetch = 0;
   KernelPlan plain_streamed = plain;
   plain_streamed.knobs.stream_stores = true;
-  const auto m = neighbour_plans(plain, {best, plain_streamed, two_knobs}, 6);
+  const auto m = neighbour_plans(plain, {best, plain_streamed, two_knobs}, {}, 6);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_TRUE(m[0] == best && m[1] == plain_streamed);
 }
