@@ -98,7 +98,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_int("data.split.test_size", "1000", 1, kBig, "planetoid: test nodes"));
   s.push_back(key_float("data.split.train_ratio", "0.6", 0, 1, true, true, "random: share of labelled nodes for training"));
   s.push_back(key_float("data.split.val_ratio", "0.2", 0, 1, true, true, "random: share of labelled nodes for validation"));
-  s.push_back(key_int("data.split.seed", "0", 0, kBig, "seed of planetoid and random splits (the same for every run)"));
+  s.push_back(key_int("data.split.seed", "0", 0, kBig,
+                      "seed of planetoid and random splits (the same for every run unless data.split.per_run)"));
+  s.push_back(key_bool("data.split.per_run", "false",
+                       "planetoid and random splits: draw a new split for every run, run k from seed data.split.seed + "
+                       "k - 1 (the random-split protocol of Shchur et al. 2018); false: every run uses one split"));
   s.push_back(key_float("data.split.holdout", "0.2", 0, 1, true, true,
                         "rgcn: a dataset split without validation nodes (RDF) gives this share of its training nodes "
                         "to validation"));  // rgcn
@@ -553,6 +557,7 @@ TrainingConfig typed(const Config& c) {
   d.split.train_ratio = c.get_float("data.split.train_ratio");
   d.split.val_ratio = c.get_float("data.split.val_ratio");
   d.split.seed = static_cast<uint64_t>(c.get_int("data.split.seed"));
+  d.split.per_run = c.get_bool("data.split.per_run");
   d.split.holdout = c.get_float("data.split.holdout");  // rgcn
   STRATA_CHECK(d.split.train_ratio + d.split.val_ratio < 1.0,
                "{}: data.split.train_ratio ({}) + data.split.val_ratio ({}) must be below 1 so the test split is not "

@@ -105,7 +105,11 @@ struct SplitConfig {
   int64_t train_per_class = 20, val_size = 500, test_size = 1000;
   double train_ratio = 0.6, val_ratio = 0.2;
   uint64_t seed = 0;
+  bool per_run = false;  // run k draws its split from seed + k - 1
   double holdout = 0.2;  // rgcn: share of training nodes for validation when the dataset has none
+
+  // The seed of run k's split (runs count from 1).
+  uint64_t seed_for_run(int run) const { return per_run ? seed + static_cast<uint64_t>(run - 1) : seed; }
 };
 
 struct DataConfig {

@@ -198,6 +198,22 @@ void random_features_and_labels(TrainingData& td, int64_t features, int64_t clas
   td.num_classes = classes;
 }
 
+// Every part of the split is non-empty and holds labelled nodes of the graph only.
+void check_split(const data::Splits& splits, const TrainingData& td, const DataConfig& c,
+                 const std::string& config_source) {
+  const std::pair<const char*, const Tensor*> parts[] = {
+      {"train", &splits.train}, {"validation", &splits.val}, {"test", &splits.test}};
+  for (const auto& [what, t] : parts) {
+    STRATA_CHECK(data::Splits::size_of(*t) > 0, "{}: the {} split of '{}' is empty ({})", config_source, what,
+                 c.dataset, splits.origin);
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      const int64_t node = t->data<int64_t>()[i];
+      STRATA_CHECK(node >= 0 && node < td.num_nodes() && td.labels.data<int64_t>()[node] >= 0,
+                   "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset, node);
+    }
+  }
+}
+
 }  // namespace
 
 data::Dataset load_configured_dataset(const DataConfig& c, const std::string& config_source, data::LoadReport* report) {
@@ -266,39 +282,39 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   SplitKind kind = c.split.kind;
   if (kind == SplitKind::Auto)
     kind = c.random_task ? SplitKind::Random : ds.splits.empty() ? SplitKind::Planetoid : SplitKind::Dataset;
-  switch (kind) {
-    case SplitKind::Dataset:
-      STRATA_CHECK(!ds.splits.empty(),
-                   "{}: data.split.kind is 'dataset', but '{}' comes without a split (use planetoid or random)",
-                   config_source, c.dataset);
-      td.splits = ds.splits;
-      break;
-    case SplitKind::Planetoid:
-      td.splits = planetoid_split(td.labels, td.num_classes, c.split.train_per_class, c.split.val_size,
-                                  c.split.test_size, c.split.seed);
-      break;
-    case SplitKind::Random: {
-      std::vector<int64_t> labelled;
-      for (int64_t i = 0; i < td.labels.numel(); ++i)
-        if (td.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
-      td.splits = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
-      break;
-    }
-    case SplitKind::Auto: break;
-  }
-  const std::pair<const char*, const Tensor*> parts[] = {
-      {"train", &td.splits.train}, {"validation", &td.splits.val}, {"test", &td.splits.test}};
-  for (const auto& [what, t] : parts) {
-    STRATA_CHECK(data::Splits::size_of(*t) > 0, "{}: the {} split of '{}' is empty ({})", config_source, what,
-                 c.dataset, td.splits.origin);
-    for (int64_t i = 0; i < t->numel(); ++i) {
-      const int64_t node = t->data<int64_t>()[i];
-      STRATA_CHECK(node >= 0 && node < td.num_nodes() && td.labels.data<int64_t>()[node] >= 0,
-                   "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset, node);
-    }
+  td.split_kind = kind;
+  if (kind == SplitKind::Dataset) {
+    STRATA_CHECK(!ds.splits.empty(),
+                 "{}: data.split.kind is 'dataset', but '{}' comes without a split (use planetoid or random)",
+                 config_source, c.dataset);
+    STRATA_CHECK(!c.split.per_run,
+                 "{}: data.split.per_run draws a new planetoid or random split for every run, but '{}' is trained on "
+                 "its own split (data.split.kind: {}); set data.split.kind to planetoid or random, or per_run to false",
+                 config_source, c.dataset, c.split.kind == SplitKind::Auto ? "auto" : "dataset");
+    td.splits = ds.splits;
+    check_split(td.splits, td, c, config_source);
+  } else {
+    td.splits = split_for_run(td, c, config_source, 1);
   }
   td.prepare_ms = total.ms();
   return td;
+}
+
+data::Splits split_for_run(const TrainingData& td, const DataConfig& c, const std::string& config_source, int run) {
+  if (td.split_kind == SplitKind::Dataset || (run > 1 && !c.split.per_run)) return td.splits;
+  const uint64_t seed = c.split.seed_for_run(run);
+  data::Splits drawn;
+  if (td.split_kind == SplitKind::Planetoid) {
+    drawn = planetoid_split(td.labels, td.num_classes, c.split.train_per_class, c.split.val_size,
+                                   c.split.test_size, seed);
+  } else {
+    std::vector<int64_t> labelled;
+    for (int64_t i = 0; i < td.labels.numel(); ++i)
+      if (td.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+    drawn = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, seed);
+  }
+  check_split(drawn, td, c, config_source);
+  return drawn;
 }
 
 TrainingData random_task(const std::string& spec, int64_t features, int64_t classes, uint64_t seed) {

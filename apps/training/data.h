@@ -24,7 +24,8 @@ struct TrainingData {
   Tensor labels;                // int64 [N], -1 = unlabelled
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
-  data::Splits splits;
+  data::Splits splits;          // run 1's split (data.split.per_run: split_for_run gives run k's)
+  SplitKind split_kind = SplitKind::Auto;  // resolved: dataset, planetoid or random
   std::vector<std::string> notes;  // what the transforms did ("symmetrized: 5429 -> 10556 edges")
   double prepare_ms = 0;
 
@@ -41,6 +42,12 @@ data::Dataset load_configured_dataset(const DataConfig& config, const std::strin
 // Loads and prepares the data. `model` decides data.self_loops: auto. Throws a
 // UserError naming the config key for anything training cannot use.
 TrainingData prepare_data(const DataConfig& config, nn::ModelKind model, const std::string& config_source);
+
+// The split run `run` (from 1) trains on: td.splits unless data.split.per_run, which
+// draws a planetoid or random split from seed data.split.seed + run - 1. Checked as
+// prepare_data checks run 1's (UserError naming the config).
+data::Splits split_for_run(const TrainingData& td, const DataConfig& config, const std::string& config_source,
+                           int run);
 
 // The graph without its diagonal entries.
 Graph remove_self_loops(const Graph& g);

@@ -168,6 +168,10 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   STRATA_CHECK(!ds.splits.empty() || c.split.kind == SplitKind::Random,
                "{}: dataset '{}' comes without a split; rgcn uses the dataset's split (or data.split.kind: random)",
                config_source, c.dataset);
+  STRATA_CHECK(!c.split.per_run,
+               "{}: data.split.per_run (a new split for every run) is not supported for rgcn, which trains every run "
+               "on one split; set it to false",
+               config_source);
   data::Splits s = ds.splits;
   if (c.split.kind == SplitKind::Random) {
     std::vector<int64_t> labelled;

@@ -57,6 +57,9 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   out(fmt::format("{:<11}features {}; {} classes", "", d.features_text, d.num_classes));
   out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
                   commas(d.splits.val_size()), commas(d.splits.test_size())));
+  if (c.data.split.per_run && c.training.runs > 1)
+    out(fmt::format("{:<11}a new split for every run (data.split.per_run): run k from seed {} + k - 1", "",
+                    c.data.split.seed));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
   out(fmt::format("{:<11}{}", "model", model.describe()));
   out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
@@ -234,10 +237,18 @@ Summary run_training(const Config& config, const std::string& config_name, const
   for (int run = 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
     RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
-    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    const bool new_split = run > 1 && c.data.split.per_run && ctx.data.split_kind != SplitKind::Dataset;
+    if (new_split) {
+      ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
+      dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
+    }
+    if (c.training.runs > 1)
+      out(fmt::format("Run {}/{} (seed {}{})", run, c.training.runs, seed,
+                      c.data.split.per_run ? fmt::format(", split {}", ctx.data.splits.origin) : ""));
     RunResult rr;
     rr.run = run;
     rr.seed = seed;
+    rr.split_seed = c.data.split.seed_for_run(run);
     ag::Tape tape;
     std::vector<double> epoch_ms;
     Evaluation last;
@@ -292,6 +303,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
            run, seed, best, best ? rr.best_epoch : rr.epochs,
            {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
             {"val_loss", at.val_loss}, {"test_logits_hash", at.test_logits_hash}}});
+      if (ctx.data.split_kind != SplitKind::Dataset) ck.meta["split_seed"] = rr.split_seed;
       ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
       ck.optimizer = best ? best_optim : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
@@ -319,6 +331,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   for (const RunResult& r : summary.runs)
     runs.push_back({{"run", r.run},
                     {"seed", r.seed},
+                    {"split_seed", r.split_seed},
                     {"best_epoch", r.best_epoch},
                     {"epochs", r.epochs},
                     {"stopped_early", r.stopped_early},
@@ -369,6 +382,18 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
                  "classes)",
                  file, d.value("name", std::string("?")), d.value("nodes", int64_t{-1}), d.value("classes", int64_t{-1}),
                  ctx.data.name, ctx.data.num_nodes(), ctx.data.num_classes);
+  }
+  // The split the checkpoint's run was evaluated on (data.split.per_run: its own).
+  const int run = meta.value("run", 1);
+  ctx.data.splits = split_for_run(ctx.data, ctx.config.data, config.source(), run);
+  if (meta.contains("split_seed") && ctx.data.split_kind != SplitKind::Dataset) {
+    const uint64_t trained = meta["split_seed"].get<uint64_t>();
+    const uint64_t here = ctx.config.data.split.seed_for_run(run);
+    STRATA_CHECK(trained == here,
+                 "checkpoint '{}' (run {}) was trained and tested on the split of seed {}, but the config gives run {} "
+                 "the split of seed {} (data.split.seed {}, data.split.per_run {}); evaluate with the config the run "
+                 "dir holds (config.yaml)",
+                 file, run, trained, run, here, ctx.config.data.split.seed, ctx.config.data.split.per_run);
   }
   nn::load_parameters(ck, state.model->parameters(), file);
   state.optimizer->load_state(ck.optimizer);

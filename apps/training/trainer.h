@@ -85,6 +85,7 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model);
 struct RunResult {
   int run = 0;
   uint64_t seed = 0;
+  uint64_t split_seed = 0;  // planetoid and random splits (data.split.per_run: one per run)
   int64_t best_epoch = 0, epochs = 0;
   bool stopped_early = false;
   Evaluation best;

@@ -205,6 +205,56 @@ TEST_F(TrainerTest, PlanetoidAndRandomSplits) {
   EXPECT_TRUE(printed("200 train / 80 val / 120 test"));
 }
 
+// data.split.per_run: run k trains and tests on the split of seed data.split.seed + k - 1,
+// written to the run dir, recorded in the checkpoint and used again by eval.
+TEST_F(TrainerTest, PerRunSplitsTrainEachRunOnItsOwnSplit) {
+  const std::vector<std::string> planetoid = {"training.runs=3", "training.epochs=3", "data.split.kind=planetoid",
+                                              "data.split.train_per_class=10", "data.split.val_size=100",
+                                              "data.split.test_size=200", "data.split.seed=5"};
+  std::vector<std::string> sets = planetoid;
+  sets.push_back("data.split.per_run=true");
+  const Config c = config(kSbm, sets);
+  const train::Summary s = train(c);
+  ASSERT_EQ(s.runs.size(), 3u);
+  EXPECT_TRUE(printed("a new split for every run (data.split.per_run): run k from seed 5 + k - 1"));
+  EXPECT_TRUE(printed("Run 3/3 (seed 2, split planetoid: 10 per class, 100 val, 200 test, seed 7)"));
+  // Each run's split is the planetoid split of its own seed, drawn independently here.
+  const train::TrainingData td = train::prepare_data(train::typed(c).data, nn::ModelKind::GraphSage, "test");
+  const fs::path run_dir = dir_ / "run";
+  std::set<std::string> texts;
+  for (int run = 1; run <= 3; ++run) {
+    EXPECT_EQ(s.runs[run - 1].split_seed, 4u + run);
+    const data::Splits want = train::planetoid_split(td.labels, td.num_classes, 10, 100, 200, 4 + run);
+    const std::string file = run == 1 ? "split.json" : fmt::format("split_run{}.json", run);
+    const std::string text = read_file(run_dir / file);
+    EXPECT_EQ(text, train::split_json(want)) << file;
+    texts.insert(text);
+    // Eval rebuilds the run's split from the checkpoint's run and reproduces it exactly.
+    const train::EvalReport r =
+        train::run_evaluation(c, run_dir / fmt::format("checkpoints/run-{:02d}.ckpt", run), [](const std::string&) {});
+    EXPECT_TRUE(r.identical) << "run " << run;
+    EXPECT_EQ(r.eval.test_acc, s.runs[run - 1].best.test_acc);
+  }
+  EXPECT_EQ(texts.size(), 3u) << "the three runs should have three different splits";
+  EXPECT_FALSE(fs::exists(run_dir / "split_run1.json"));
+  // A config that gives run 2 another split is refused, naming both seeds.
+  expect_user_error(
+      [&] {
+        train::run_evaluation(config(kSbm, planetoid), run_dir / "checkpoints/run-02.ckpt",
+                              [](const std::string&) {});
+      },
+      {"(run 2) was trained and tested on the split of seed 6, but the config gives run 2 the split of seed 5",
+       "data.split.per_run false"});
+}
+
+TEST_F(TrainerErrorTest, PerRunSplitsNeedAPlanetoidOrRandomSplit) {
+  // The SBM comes with its own split, which auto picks.
+  expect_user_error([&] { train(config(kSbm, {"data.split.per_run=true"})); },
+                    {"data.split.per_run draws a new planetoid or random split for every run",
+                     "is trained on its own split (data.split.kind: auto)"});
+  expect_only({});
+}
+
 TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
   // A MUSAE folder without *_features.json: two communities of 30 nodes, labels by
   // community. The first layer reads the identity matrix as sparse features.
