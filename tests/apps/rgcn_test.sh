@@ -133,6 +133,11 @@ case "$mode" in
     err="$("$strata" infer "$cfg" --checkpoint "$ck" --batch "$scratch/none.txt" 2>&1)"
     expect_rc no-batch $? 1
     expect no-batch "$err" "--batch '.*none.txt': cannot read the file"
+    # rgcn trains every run on one split.
+    err="$("$strata" train "$scratch/tiny.yaml" --set data.split.per_run=true --set output.run_dir="$scratch/per-run" 2>&1)"
+    expect_rc per-run $? 1
+    expect per-run "$err" "data.split.per_run \(a new split for every run\) is not supported for rgcn"
+    [ ! -e "$scratch/per-run" ] || { echo "FAIL: a refused rgcn run left $scratch/per-run"; fails=$((fails + 1)); }
     # The same model on a graph with one more relation.
     make_graph "$scratch/tiny4" 1
     err="$("$strata" infer "$cfg" --checkpoint "$ck" --set data.dataset="hgb:$scratch/tiny4" 2>&1)"
