@@ -9,6 +9,7 @@
 #include "core/timer.h"
 #include "sparse_compiler/codegen/jit_compiler.h"
 #include "sparse_compiler/tune/graph_fingerprint.h"
+#include "sparse_compiler/tune/interleaved_timing.h"
 #include "sparse_compiler/tune/records.h"
 #include "sparse_compiler/tune/tuner.h"
 
@@ -54,25 +55,12 @@ GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
   fused();
   const CloseReport agree = all_close(Yf, Yu, 1e-3, 1e-3);
   STRATA_CHECK(agree.ok, "gat tuner: fused and unfused attention disagree on this graph: {}", agree.str());
-  // Timed interleaved (one call of each per round, medians over rounds), so a
-  // change in the machine's load hits all alike.
-  std::vector<double> tu, tf, tr;
-  auto timed = [](const auto& fn) {
-    Timer t;
-    fn();
-    return t.ms();
-  };
-  for (int round = 0; round <= 7; ++round) {  // round 0 warms up
-    const double u = timed(unfused), f = timed(fused), r = timed(recompute);
-    if (round > 0) {
-      tu.push_back(u);
-      tf.push_back(f);
-      tr.push_back(r);
-    }
-  }
-  res.unfused_ms = median(tu);
-  res.fused_ms = median(tf);
-  res.recompute_ms = median(tr);
+  // Timed interleaved, so a change in the machine's load hits all alike, each
+  // sample after an untimed call of its own (interleaved_timing.h).
+  const std::vector<double> ms = time_interleaved({unfused, fused, recompute}, {}, {7, 0});
+  res.unfused_ms = ms[0];
+  res.fused_ms = ms[1];
+  res.recompute_ms = ms[2];
   res.fused = res.fused_ms <= res.unfused_ms;
   res.fused_training = res.fused_ms + res.recompute_ms <= res.unfused_ms;
   res.tune_ms = total.ms();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "core/hash.h"
@@ -10,6 +11,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/jit_compiler.h"
+#include "sparse_compiler/tune/interleaved_timing.h"
 #include "sparse_compiler/tune/records.h"
 #include "sparse_compiler/tune/tuner.h"
 
@@ -56,12 +58,12 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
   // Every order's kernels are compiled in one batch (the same source for all
   // of them), so after the first construction the others are cache hits. Each is
   // checked against the reference; the correct ones are then timed interleaved
-  // (one call of each per round, medians over rounds), so a change in the
-  // machine's load hits all of them alike rather than whichever ran last.
+  // (medians over rounds, each sample after an untimed call of its own:
+  // interleaved_timing.h), so a change in the machine's load hits all of them
+  // alike rather than whichever ran last.
   struct Candidate {
     RgmsOrder order;
     std::unique_ptr<RgmsKernels> kernels;
-    std::vector<double> times;
   };
   std::vector<Candidate> live;
   std::vector<MeasuredCandidate> measured;
@@ -79,22 +81,18 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
       rec.candidates.push_back(c);
       continue;
     }
-    live.push_back({order, std::move(k), {}});
+    live.push_back({order, std::move(k)});
   }
   Tensor Y = Tensor::empty({g.rows, spec.fout}, DType::F32);
-  constexpr int kRounds = 7;
-  for (int round = 0; round <= kRounds; ++round)  // round 0 warms up
-    for (Candidate& c : live) {
-      Timer t;
-      c.kernels->forward(X, W, Y);
-      if (round > 0) c.times.push_back(t.ms());
-    }
+  std::vector<std::function<void()>> runs;
+  for (Candidate& c : live) runs.push_back([&c, &X, &W, &Y] { c.kernels->forward(X, W, Y); });
+  const std::vector<double> ms = time_interleaved(runs, {}, {7, 0});
   double best = -1;
-  for (Candidate& cand : live) {
+  for (size_t k = 0; k < live.size(); ++k) {
+    Candidate& cand = live[k];
     MeasuredCandidate c;
     c.plan.knobs.vector_lanes = host_vector_lanes();
-    std::sort(cand.times.begin(), cand.times.end());
-    c.measured_ms = cand.times[cand.times.size() / 2];
+    c.measured_ms = ms[k];
     c.status = rgms_order_name(cand.order);
     res.measured_ms.emplace_back(cand.order, c.measured_ms);
     if (best < 0 || c.measured_ms < best) {

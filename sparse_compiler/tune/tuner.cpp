@@ -18,6 +18,7 @@
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/cost_model.h"
 #include "sparse_compiler/tune/graph_fingerprint.h"
+#include "sparse_compiler/tune/interleaved_timing.h"
 #include "sparse_compiler/tune/search_space.h"
 
 namespace strata::sc {
@@ -58,8 +59,9 @@ double time_median(const std::function<void()>& fn, const TuneOptions& o) {
 
 // The fastest of many noisy medians is biased low (the winner's curse), and a
 // machine's load drifts between candidates. So the few fastest candidates and the
-// default plan are timed again, interleaved round by round (each sample a batch of
-// calls of at least ~0.5 ms), and their final medians decide.
+// default plan are timed again, interleaved round by round (interleaved_timing.h:
+// each sample a batch of calls of at least ~0.5 ms, after one untimed call of its
+// own), and their final medians decide.
 void final_round(std::vector<MeasuredCandidate>& ranked,
                  const std::vector<std::pair<size_t, std::function<void()>>>& timed, const KernelPlan& baseline,
                  const TuneOptions& o) {
@@ -73,21 +75,16 @@ void final_round(std::vector<MeasuredCandidate>& ranked,
     if (static_cast<int>(finalists.size()) < o.finalists || ranked[timed[i].first].plan == baseline)
       finalists.push_back(i);
   if (finalists.size() < 2) return;
-  std::vector<int> batch(finalists.size());
-  for (size_t f = 0; f < finalists.size(); ++f)
-    batch[f] = std::clamp(static_cast<int>(std::ceil(0.5 / std::max(1e-4, ranked[timed[finalists[f]].first].measured_ms))),
-                          1, 1000);
-  std::vector<std::vector<double>> samples(finalists.size());
-  for (int r = 0; r < o.final_rounds; ++r)
-    for (size_t f = 0; f < finalists.size(); ++f) {
-      const auto& run = timed[finalists[f]].second;
-      Timer t;
-      for (int b = 0; b < batch[f]; ++b) run();
-      samples[f].push_back(t.ms() / batch[f]);
-    }
+  std::vector<std::function<void()>> runs;
+  std::vector<double> estimates;
+  for (size_t f : finalists) {
+    runs.push_back(timed[f].second);
+    estimates.push_back(ranked[timed[f].first].measured_ms);
+  }
+  const std::vector<double> ms = time_interleaved(runs, estimates, {o.final_rounds, 0.5});
   for (size_t f = 0; f < finalists.size(); ++f) {
     MeasuredCandidate& c = ranked[timed[finalists[f]].first];
-    c.measured_ms = median(samples[f]);
+    c.measured_ms = ms[f];
     c.final_round = true;
   }
 }

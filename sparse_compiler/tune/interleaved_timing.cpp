@@ -1,0 +1,33 @@
+#include "sparse_compiler/tune/interleaved_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/timer.h"
+
+namespace strata::sc {
+
+std::vector<double> time_interleaved(const std::vector<std::function<void()>>& candidates,
+                                     const std::vector<double>& estimate_ms, const InterleavedTiming& timing) {
+  STRATA_ASSERT(estimate_ms.empty() || estimate_ms.size() == candidates.size(),
+                "time_interleaved: {} estimates for {} candidates", estimate_ms.size(), candidates.size());
+  STRATA_ASSERT(timing.rounds >= 1, "time_interleaved: {} rounds", timing.rounds);
+  std::vector<int> batch(candidates.size(), 1);
+  if (!estimate_ms.empty() && timing.min_sample_ms > 0)
+    for (size_t c = 0; c < candidates.size(); ++c)
+      batch[c] = std::clamp(static_cast<int>(std::ceil(timing.min_sample_ms / std::max(1e-4, estimate_ms[c]))), 1, 1000);
+  std::vector<std::vector<double>> samples(candidates.size());
+  for (int r = 0; r < timing.rounds; ++r)
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      candidates[c]();  // untimed: back to this candidate's own cache state
+      Timer t;
+      for (int b = 0; b < batch[c]; ++b) candidates[c]();
+      samples[c].push_back(t.ms() / batch[c]);
+    }
+  std::vector<double> out;
+  for (const auto& s : samples) out.push_back(median(s));
+  return out;
+}
+
+}  // namespace strata::sc

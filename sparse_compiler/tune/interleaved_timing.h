@@ -1,0 +1,33 @@
+// Timing a few candidates against each other in one process, as the tuners do
+// before they choose.
+//
+// Timed one after another, a drift in the machine's load favours whichever ran in
+// the quiet spell, so the candidates are timed interleaved, round by round. But a
+// call that follows another candidate's starts from the state that one left: its
+// data in the cache, or its output lines evicted. A plan with streaming stores
+// evicts the output, and the plain-store plan timed after it then pays for reading
+// its output lines back from memory: on Pubmed at F = 128 (a 10 MB output that fits
+// the L3), that made streaming plans look 1.7x faster than plain ones when each
+// runs on its own they are 1.6x slower. So every sample is timed right after one
+// untimed call of the same candidate, which restores the candidate's own steady
+// state, and the round order still spreads the load's drift over all of them.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace strata::sc {
+
+struct InterleavedTiming {
+  int rounds = 7;
+  // A sample is a batch of calls lasting at least this long (by the candidate's
+  // estimate), so a few-microsecond kernel is not timed one call at a time.
+  double min_sample_ms = 0;
+};
+
+// Each candidate's median time per call over `rounds` samples. `estimate_ms` (the
+// same length as `candidates`, or empty) sizes the batches.
+std::vector<double> time_interleaved(const std::vector<std::function<void()>>& candidates,
+                                     const std::vector<double>& estimate_ms, const InterleavedTiming& timing);
+
+}  // namespace strata::sc
