@@ -106,8 +106,10 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
         }
       }
   // Streaming stores of Y (whole vectors only): every untiled CSR plan again, and
-  // the best-guess tiled ones (measured on Cora at F = 128: 1.1-1.3x over plain
-  // stores, though Y fits in the cache).
+  // the best-guess tiled ones. They pay once Y nears the last-level cache (AMD
+  // EPYC VM, 32 MiB L3: Facebook at F = 256, a 23 MB Y, 1.16x over plain stores)
+  // and cost where Y fits (Cora 0.75-0.88x, Pubmed 0.59-0.92x), each plan timed on
+  // its own (`strata bench --backend plan:A.json,plan:B.json`).
   if (F % lanes == 0) {
     const size_t n = out.size();
     for (size_t k = 0; k < n; ++k)
