@@ -4,10 +4,12 @@
 //
 // For every (graph, F), every backend's output is first checked against the
 // reference path; a mismatch is reported and not timed. Then the backends are timed
-// interleaved, one call of each per round after two warm-up calls each (so a drift
-// in the machine's load, or whatever runs first, hits all alike: timed one after
-// another, the first of two identical 30 us kernels measured 1.24x slower), the
-// median of the rounds reported with GFLOP/s, effective GB/s
+// interleaved, one timed call of each per round (so a drift in the machine's load,
+// or whatever runs first, hits all alike: timed one after another, the first of two
+// identical 30 us kernels measured 1.24x slower), each right after an untimed call
+// of its own (so it starts from its own cache state, not from what the backend
+// before it left: sparse_compiler/tune/interleaved_timing.h, as the tuner times),
+// the median of the rounds reported with GFLOP/s, effective GB/s
 // (the minimum bytes an SpMM must move over its time) and the share of the memory
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
@@ -61,18 +63,16 @@ struct Row {
   double ms = 0, gflops = 0, gbs = 0, floor_share = 0, speedup_vs_first = 0;
 };
 
-// Times the functions interleaved: two warm-up calls each, then rounds of one timed
-// call of each, until `repeats` rounds or ~1.5 s per function (at least 3 rounds).
-// The median of each function's calls.
+// Times the functions interleaved: a warm-up call each, then rounds of one untimed
+// and one timed call of each, until `repeats` rounds or ~3 s per function (at least
+// 3 rounds). The median of each function's timed calls.
 std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& fns, int repeats) {
-  for (auto* fn : fns) {
-    (*fn)();
-    (*fn)();
-  }
+  for (auto* fn : fns) (*fn)();
   std::vector<std::vector<double>> t(fns.size());
   Timer budget;
-  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 1.5 * static_cast<double>(fns.size())); ++r)
+  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 3.0 * static_cast<double>(fns.size())); ++r)
     for (size_t k = 0; k < fns.size(); ++k) {
+      (*fns[k])();  // untimed: back to this function's own cache state
       Timer one;
       (*fns[k])();
       t[k].push_back(one.ms());
