@@ -74,6 +74,17 @@ void final_round(std::vector<MeasuredCandidate>& ranked,
   for (size_t i : order)
     if (static_cast<int>(finalists.size()) < o.finalists || ranked[timed[i].first].plan == baseline)
       finalists.push_back(i);
+  // Streaming stores' speed swings with the memory's state more than any other
+  // knob's (Pubmed at F = 128, one process: 0.21 ms in one stretch, 0.33 ms in the
+  // next, plain stores 0.20 ms in both), so a fast stretch can fill the final round
+  // with them: the fastest plan of the other store kind always joins it.
+  for (bool stream : {false, true}) {
+    auto has = [&](size_t i) { return ranked[timed[i].first].plan.knobs.stream_stores == stream; };
+    if (std::none_of(finalists.begin(), finalists.end(), has)) {
+      auto best = std::find_if(order.begin(), order.end(), has);
+      if (best != order.end()) finalists.push_back(*best);
+    }
+  }
   if (finalists.size() < 2) return;
   std::vector<std::function<void()>> runs;
   std::vector<double> estimates;
