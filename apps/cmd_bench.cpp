@@ -2,6 +2,10 @@
 //              --backend generated,reference,eigen [--format csr|hyb:..|auto] [--threads N] [--json]
 //              [--reduce sum|mean]   (spmm; eigen and handwritten are sum-only and skipped for mean)
 //
+// 'generated' is the compiler's kernel with the plan a layer gets untuned (for SpMM
+// on CSR: streaming stores and X prefetch where the graph's sizes say they pay),
+// 'plain_csr' the same kernel with the plan template (no prefetch, plain stores):
+// the baseline the [formats] goals compare the tuner's choice with.
 // For every (graph, F), every backend's output is first checked against the
 // reference path; a mismatch is reported and not timed. Then the backends are timed
 // interleaved, one timed call of each per round (so a drift in the machine's load,
@@ -33,7 +37,7 @@
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
-#include "sparse_compiler/tune/search_space.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/tune/tuner.h"
 
 namespace strata::apps {
@@ -47,8 +51,9 @@ struct BenchArgs {
   std::string feats = "32,64,128,256";
   std::string backends = "generated,reference,eigen";
   std::string format = "csr";
-  std::string prefetch = "0", x_layout = "row";
-  int64_t grain = 0, tile = 0;
+  // 'generated' knobs; unset (empty, 0, -1): the untuned plan's own.
+  std::string prefetch, stream, x_layout;
+  int64_t grain = 0, tile = -1;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
@@ -82,16 +87,21 @@ std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& 
   return out;
 }
 
-// The plan --format and the knob options describe, for feature size F: --prefetch
-// auto is the ~16 KiB-ahead distance; a tile or panel not below F means none.
-sc::KernelPlan plan_from(const BenchArgs& a, int64_t F) {
-  sc::KernelPlan p;
-  p.format = sc::FormatSpec::parse(a.format, "--format");
-  p.knobs.vector_lanes = sc::host_vector_lanes();
+// The plan 'generated' times at feature size F: with --format csr, the untuned plan
+// for this graph (what a layer with tuning off gets: sc::SpmmKernel::default_plan
+// for A), else the plan template of that format; each knob option given replaces
+// that field. --prefetch auto is the ~16 KiB-ahead distance; a tile or panel not
+// below F means none.
+sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, const sc::SpmmSpec* spmm_spec) {
+  const sc::FormatSpec format = sc::FormatSpec::parse(a.format, "--format");
+  sc::KernelPlan p = !spmm_spec                             ? sc::SddmmKernel::default_plan()
+                     : format.kind == sc::FormatKind::Csr ? sc::SpmmKernel::default_plan(*spmm_spec, A)
+                                                            : sc::SpmmKernel::default_plan(*spmm_spec);
+  p.format = format;
   if (a.grain > 0) p.knobs.grain = a.grain;
   if (a.prefetch == "auto") {
     p.knobs.prefetch = sc::default_prefetch_distance(F);
-  } else {
+  } else if (!a.prefetch.empty()) {
     // 0 (no prefetch) is legal here, unlike in the feature-size lists.
     int64_t d = -1;
     const auto [end, ec] = std::from_chars(a.prefetch.data(), a.prefetch.data() + a.prefetch.size(), d);
@@ -99,9 +109,18 @@ sc::KernelPlan plan_from(const BenchArgs& a, int64_t F) {
                  "--prefetch: expected auto or a distance >= 0 in non-zeros, got '{}'", a.prefetch);
     p.knobs.prefetch = d;
   }
-  p.feature_tile = a.tile < F ? a.tile : 0;
-  p.x_layout = sc::DenseLayout::parse(a.x_layout, "--x-layout");
-  if (p.x_layout.kind == sc::DenseLayout::Kind::Panel && p.x_layout.param >= F) p.x_layout = sc::DenseLayout::row();
+  if (!a.stream.empty()) {
+    STRATA_CHECK(a.stream == "on" || a.stream == "off", "--stream: expected on or off, got '{}'", a.stream);
+    p.knobs.stream_stores = a.stream == "on";
+  }
+  if (a.tile >= 0) p.feature_tile = a.tile < F ? a.tile : 0;
+  if (!a.x_layout.empty()) {
+    p.x_layout = sc::DenseLayout::parse(a.x_layout, "--x-layout");
+    if (p.x_layout.kind == sc::DenseLayout::Kind::Panel && p.x_layout.param >= F) p.x_layout = sc::DenseLayout::row();
+  }
+  // The untuned streaming stores need whole vectors in every tile; a tile given
+  // here may break that (an explicit --stream on is left for lower() to refuse).
+  if (a.stream.empty() && p.feature_tile % p.knobs.vector_lanes != 0) p.knobs.stream_stores = false;
   return p;
 }
 
@@ -110,11 +129,11 @@ int run_bench(const BenchArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
   const std::vector<std::string> backends = split_list(a.backends);
-  static const std::vector<std::string> kKnown = {"generated", "tuned", "tuned_row", "reference", "interpreter",
-                                                   "eigen",     "handwritten", "plain"};
+  static const std::vector<std::string> kKnown = {"generated", "plain_csr",   "tuned", "tuned_row", "reference",
+                                                   "interpreter", "eigen",     "handwritten", "plain"};
   for (const auto& b : backends)
     STRATA_CHECK(b.rfind("plan:", 0) == 0 || std::find(kKnown.begin(), kKnown.end(), b) != kKnown.end(),
-                 "--backend: unknown backend '{}' (known: generated, tuned, tuned_row, reference, interpreter, eigen, "
+                 "--backend: unknown backend '{}' (known: generated, plain_csr, tuned, tuned_row, reference, interpreter, eigen, "
                  "handwritten (spmm, F = 32..256), plain (sddmm), plan:FILE (a plan JSON from strata tune))",
                  b);
   STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
@@ -167,10 +186,17 @@ int run_bench(const BenchArgs& a) {
         }
         const bool tuned = b == "tuned" || b == "tuned_row";
         const bool from_file = b.rfind("plan:", 0) == 0;  // a recorded plan, replayed exactly
-        if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file) {
-          const sc::Backend be = tuned || from_file ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
+        const bool plain_csr = b == "plain_csr";
+        if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file || plain_csr) {
+          const sc::Backend be =
+              tuned || from_file || plain_csr ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
           std::optional<sc::KernelPlan> plan;
-          if (b == "generated" && a.format != "auto") plan = plan_from(a, F);
+          sc::SpmmOptions so;
+          so.feat = F;
+          so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
+          const std::optional<sc::SpmmSpec> spec = spmm ? std::optional(sc::SpmmKernel::spec(A, so)) : std::nullopt;
+          if (b == "generated" && a.format != "auto") plan = generated_plan(a, A, F, spec ? &*spec : nullptr);
+          if (b == "plain_csr") plan = spmm ? sc::SpmmKernel::default_plan(*spec) : sc::SddmmKernel::default_plan();
           if (from_file) plan = sc::KernelPlan::from_json(read_file(b.substr(5)), b.substr(5));
           if (tuned || (b == "generated" && a.format == "auto")) {
             sc::TuneOptions to;
@@ -179,10 +205,7 @@ int run_bench(const BenchArgs& a) {
             // timing, as its producer would write it); 'tuned_row' keeps row-major X.
             to.x_layouts = b != "tuned_row";
             if (spmm) {
-              sc::SpmmOptions so;
-              so.feat = F;
-              so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
-              plan = sc::tune_spmm(A, sc::SpmmKernel::spec(A, so), to).chosen;
+              plan = sc::tune_spmm(A, *spec, to).chosen;
             } else {
               plan = sc::tune_sddmm(A, F, to).chosen;
             }
@@ -289,19 +312,20 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                            ->required();
                        app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
                        app.add_option("--backend", a->backends,
-                                      "generated, tuned, tuned_row (row-major X only), reference, interpreter, eigen, "
-                                      "handwritten, plain, plan:FILE (replay a plan JSON)")
+                                      "generated (the untuned plan for the graph), plain_csr (the plan template: csr, "
+                                      "no prefetch, plain stores), tuned, tuned_row (row-major X only), reference, "
+                                      "interpreter, eigen, handwritten, plain, plan:FILE (replay a plan JSON)")
                            ->capture_default_str();
                        app.add_option("--format", a->format, "plan format for 'generated': csr, coo, dcsr, "
                                                              "ell:w=.., bsr:b=.., hyb:c=..,B=.., or auto (tuned)")
                            ->capture_default_str();
+                       // Unset knobs keep the untuned plan's values (csr) or the template's.
                        app.add_option("--prefetch", a->prefetch,
-                                      "'generated': prefetch distance in non-zeros, or auto (~16 KiB ahead)")
-                           ->capture_default_str();
-                       app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->capture_default_str();
-                       app.add_option("--grain", a->grain, "'generated': non-zeros per task (0: default)");
-                       app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W")
-                           ->capture_default_str();
+                                      "'generated': prefetch distance in non-zeros, 0 (none) or auto (~16 KiB ahead)");
+                       app.add_option("--stream", a->stream, "'generated' spmm: streaming stores on or off");
+                       app.add_option("--tile", a->tile, "'generated': feature tile (0: none)");
+                       app.add_option("--grain", a->grain, "'generated': non-zeros per task");
+                       app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)");
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();

@@ -27,7 +27,8 @@
 // With input dropout the kernels are weighted and take per-call values (the kept
 // entries of S, scaled by 1/(1-p)).
 //
-// Plans: with tuning off every kernel uses sc::SpmmKernel::default_plan; with tuning
+// Plans: with tuning off every kernel uses sc::SpmmKernel::default_plan for its graph
+// (streaming stores and X prefetch where the sizes say they pay); with tuning
 // on, each (graph, program, width) gets sc::tune_spmm's choice (format and schedule
 // measured on this graph, row-major X), and a tuning record makes the next load of
 // the same graph reuse it without measuring.

@@ -7,6 +7,7 @@
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/ops/cuda_binding.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
@@ -63,6 +64,12 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
   return p;
 }
 
+SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec, const Graph& A) {
+  SpmmPlan p = default_plan(spec);
+  p.knobs = untuned_spmm_knobs(p.knobs, spec.feat, p.feature_tile, A.num_rows(), A.num_cols());
+  return p;
+}
+
 Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
   return lower_spmm_gpu(spec, plan.format, plan.gpu);
 }
@@ -112,7 +119,8 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
 
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
-  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  // The untuned CPU knobs do not apply to the GPU schedule (plan.gpu).
+  plan_ = opt_.plan ? *opt_.plan : opt_.device.is_cuda() ? default_plan(spec_) : default_plan(spec_, A_);
   plan_.x_layout.fits(spec_.feat, "spmm plan");
   if (opt_.device.is_cuda()) {
     bind_cuda(std::nullopt);
@@ -133,7 +141,8 @@ SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::m
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compiled)
     : A_(A), opt_(std::move(options)), compiled_(std::move(compiled)) {
   spec_ = spec(A_, opt_);
-  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  STRATA_ASSERT(opt_.plan.has_value(), "precompiled SpMM without the plan it was lowered with");
+  plan_ = *opt_.plan;
   STRATA_ASSERT(opt_.backend == Backend::Generated, "precompiled SpMM with the reference backend");
   STRATA_CHECK(opt_.device.is_cpu(), "spmm: a kernel compiled for the CPU cannot run on {}", opt_.device.str());
   bind();
@@ -142,7 +151,8 @@ SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compi
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options, CompiledCudaKernel compiled)
     : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
-  plan_ = opt_.plan ? *opt_.plan : default_plan(spec_);
+  STRATA_ASSERT(opt_.plan.has_value(), "precompiled CUDA SpMM without the plan it was lowered with");
+  plan_ = *opt_.plan;
   STRATA_CHECK(opt_.device.is_cuda() && opt_.backend == Backend::Generated,
                "spmm: a compiled CUDA kernel needs the generated backend on a CUDA device (got {} on {})",
                backend_name(opt_.backend), opt_.device.str());

@@ -48,14 +48,15 @@ struct SpmmOptions {
   Tensor row_scale;       // optional float32 [A.num_rows]
   Tensor col_scale;       // optional float32 [A.num_cols]
   Backend backend = Backend::Generated;
-  std::optional<SpmmPlan> plan;  // default: the default CPU plan for the host
+  std::optional<SpmmPlan> plan;  // default: default_plan(spec, A), the untuned plan for the graph
   Device device = Device::cpu();
 };
 
 class SpmmKernel {
  public:
   SpmmKernel(const Graph& A, SpmmOptions options);
-  // Uses `compiled` (from compile_cpu on lower(spec(A, options), plan)) instead of compiling.
+  // Uses `compiled` (from compile_cpu on lower(spec(A, options), plan)) instead of compiling;
+  // options.plan must be that plan.
   SpmmKernel(const Graph& A, SpmmOptions options, CompiledKernel compiled);
   // Uses `compiled` (from compile_cuda on lower_cuda(spec(A, options), plan)) on options.device.
   SpmmKernel(const Graph& A, SpmmOptions options, CompiledCudaKernel compiled);
@@ -66,7 +67,13 @@ class SpmmKernel {
   static Kernel lower(const SpmmSpec& spec, const SpmmPlan& plan);
   // The same for the GPU schedule (plan.gpu), ready for the CUDA emitter.
   static Kernel lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan);
+  // The plan template for a spec: CSR, the host's vector lanes, no prefetch, plain
+  // stores (the tuner's starting point and the [formats] baseline, "plain CSR").
   static SpmmPlan default_plan(const SpmmSpec& spec);
+  // The plan a kernel bound to A gets without tuning: the template plus the knobs
+  // that pay by A's sizes alone (untuned_knobs.h: streaming stores for a Y larger
+  // than the cache, X prefetch for an X larger than twice it).
+  static SpmmPlan default_plan(const SpmmSpec& spec, const Graph& A);
 
   // X in the plan's layout (plan().x_layout; row-major [cols, F] by default).
   Tensor run(const Tensor& X, const Tensor& edge_values = {}) const;

@@ -7,10 +7,6 @@
 
 namespace strata::sc {
 
-int64_t default_prefetch_distance(int64_t feat) {
-  return std::clamp<int64_t>(16384 / (4 * std::max<int64_t>(feat, 1)), 4, 256);
-}
-
 namespace {
 
 KernelPlan make(const std::string& format, int lanes, int64_t grain, int64_t prefetch, int64_t tile) {

@@ -9,12 +9,10 @@
 
 #include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/ops/untuned_knobs.h"  // default_prefetch_distance
 #include "sparse_compiler/tune/graph_fingerprint.h"
 
 namespace strata::sc {
-
-// The prefetch distance (in non-zeros) that keeps ~16 KiB of X rows in flight.
-int64_t default_prefetch_distance(int64_t feat);
 
 // With `x_layouts`, CSR candidates also read X in panel and padded layouts
 // (dense_layout.h) — only for callers that can supply X in the chosen layout.

@@ -43,6 +43,10 @@ struct OpHooks {
   // Kinds of plan the cost model cannot rank reliably on this graph: the
   // best-ranked plan of each is measured in the first batch, whatever its rank.
   std::vector<std::function<bool(const KernelPlan&)>> families;
+  // Plans measured and held in the final round whatever their rank, besides the
+  // plan template (SpMM: the untuned plan for the graph, so the choice is never one
+  // the untuned kernel beats).
+  std::vector<KernelPlan> always;
 };
 
 double time_median(const std::function<void()>& fn, const TuneOptions& o) {
@@ -59,12 +63,12 @@ double time_median(const std::function<void()>& fn, const TuneOptions& o) {
 
 // The fastest of many noisy medians is biased low (the winner's curse), and a
 // machine's load drifts between candidates. So the few fastest candidates and the
-// default plan are timed again, interleaved round by round (interleaved_timing.h:
+// anchors (the plan template, the untuned plan) are timed again, interleaved round by round (interleaved_timing.h:
 // each sample a batch of calls of at least ~0.5 ms, after one untimed call of its
 // own), and their final medians decide.
 void final_round(std::vector<MeasuredCandidate>& ranked,
-                 const std::vector<std::pair<size_t, std::function<void()>>>& timed, const KernelPlan& baseline,
-                 const TuneOptions& o) {
+                 const std::vector<std::pair<size_t, std::function<void()>>>& timed,
+                 const std::vector<KernelPlan>& anchors, const TuneOptions& o) {
   std::vector<size_t> order(timed.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -72,7 +76,8 @@ void final_round(std::vector<MeasuredCandidate>& ranked,
   });
   std::vector<size_t> finalists;
   for (size_t i : order)
-    if (static_cast<int>(finalists.size()) < o.finalists || ranked[timed[i].first].plan == baseline)
+    if (static_cast<int>(finalists.size()) < o.finalists ||
+        std::find(anchors.begin(), anchors.end(), ranked[timed[i].first].plan) != anchors.end())
       finalists.push_back(i);
   // Streaming stores' speed swings with the memory's state more than any other
   // knob's (Pubmed at F = 128, one process: 0.21 ms in one stretch, 0.33 ms in the
@@ -139,11 +144,19 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     for (size_t k = 0; k < ranked.size(); ++k)
       if (in_family(ranked[k].plan) && sampled.insert(ranked[k].plan.knobs.grain).second) measure.push_back(k);
   }
-  bool have_baseline = false;
-  for (size_t k : measure) have_baseline |= ranked[k].plan == baseline;
-  if (!have_baseline) {
-    ranked.push_back({baseline, hooks.predict(baseline), -1, 0, "not measured"});
-    measure.push_back(ranked.size() - 1);
+  std::vector<KernelPlan> anchors{baseline};
+  for (const KernelPlan& p : hooks.always)
+    if (std::find(anchors.begin(), anchors.end(), p) == anchors.end()) anchors.push_back(p);
+  for (const KernelPlan& p : anchors) {
+    bool have = false;
+    for (size_t k : measure) have |= ranked[k].plan == p;
+    if (have) continue;
+    auto same = std::find_if(ranked.begin(), ranked.end(), [&](const auto& c) { return c.plan == p; });
+    if (same == ranked.end()) {
+      ranked.push_back({p, hooks.predict(p), -1, 0, "not measured"});
+      same = ranked.end() - 1;
+    }
+    measure.push_back(static_cast<size_t>(same - ranked.begin()));
   }
   // Lowers, compiles (one batch), checks and times the candidates at these ranks.
   std::vector<std::pair<size_t, std::function<void()>>> timed;  // (ranked index, runner)
@@ -203,7 +216,7 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     measure_batch(near);
   }
   STRATA_CHECK(!timed.empty(), "tuner: no candidate of {} produced correct results", hooks.op_name);
-  final_round(ranked, timed, baseline, o);
+  final_round(ranked, timed, anchors, o);
   // Only the final round's times decide (when it ran): they are comparable.
   bool any_final = false;
   for (const auto& [k, run] : timed) any_final |= ranked[k].final_round;
@@ -262,6 +275,7 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
     h.families.push_back([](const KernelPlan& p) { return p.feature_tile > 0; });
   if (column_parts_may_pay(g, spec.feat, machine))
     h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
+  h.always.push_back(SpmmKernel::default_plan(spec, A));
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     SpmmOptions so;

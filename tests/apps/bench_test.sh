@@ -25,6 +25,21 @@ expect json "$json" '"status": "ok"'
 expect json "$json" '"plan": "csr [^"]*prefetch=0'
 expect json "$json" '"plan": "csr [^"]*tile=16'
 
+# 'generated' runs the untuned plan for the graph: on a graph whose Y and X (140000
+# rows of 64 floats, 36 MB) outgrow the cache, streaming stores and X prefetch;
+# 'plain_csr' the plan template; a knob option replaces only its own field.
+big=er:nodes=140000,avg_degree=2,seed=5
+out="$("$strata" bench spmm --graph "$big" --feat 64 --backend generated,plain_csr --threads 1 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: untuned plan exit code"; exit 1; }
+expect untuned "$out" 'F=64 +generated +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=64,stream$'
+expect untuned "$out" 'F=64 +plain_csr +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=0$'
+out="$("$strata" bench spmm --graph "$big" --feat 64 --backend generated --stream off --threads 1 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: --stream off exit code"; exit 1; }
+expect stream-off "$out" 'F=64 +generated +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=64$'
+err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --stream maybe 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: --stream maybe exited 0"; fails=$((fails + 1)); }
+expect stream-bad "$err" "--stream: expected on or off, got 'maybe'"
+
 # A plan JSON from `strata tune` replays exactly (plan:FILE rows).
 printf '%s\n' '{"format":"hyb:c=1,B=3","lanes":4,"grain":256,"prefetch":8,"tile":0,"x_layout":"row","stream":false}' \
   > "$scratch/hyb.json"

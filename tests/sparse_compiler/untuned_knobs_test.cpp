@@ -1,0 +1,98 @@
+// The knobs an untuned SpMM gets from its graph's sizes (untuned_knobs.h): the size
+// thresholds exactly, the refusals (features not a whole number of vectors), and
+// that a kernel bound without a plan runs the untuned plan and matches the
+// reference with it.
+#include <gtest/gtest.h>
+
+#include "core/rng.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
+#include "tests/support/test_support.h"
+#include "tests/sparse_compiler/reference_ops.h"
+
+namespace strata::sc {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+CpuKnobs lanes16() {
+  CpuKnobs k;
+  k.vector_lanes = 16;
+  return k;
+}
+
+TEST(UntunedKnobs, StreamingStoresFromAnOutputOfTheCacheSize) {
+  // F = 64: a row is 256 B, so 32768 rows are 8 MiB.
+  const int64_t rows_8mib = kUntunedCacheBytes / 256;
+  EXPECT_FALSE(untuned_spmm_knobs(lanes16(), 64, 0, rows_8mib - 1, 100).stream_stores);
+  EXPECT_TRUE(untuned_spmm_knobs(lanes16(), 64, 0, rows_8mib, 100).stream_stores);
+  EXPECT_EQ(kUntunedCacheBytes, 8 * kMiB);
+  // Not a whole number of vectors per row or per tile: no streaming stores.
+  EXPECT_FALSE(untuned_spmm_knobs(lanes16(), 72, 0, 10 * rows_8mib, 100).stream_stores);
+  EXPECT_FALSE(untuned_spmm_knobs(lanes16(), 64, 40, 10 * rows_8mib, 100).stream_stores);
+  EXPECT_TRUE(untuned_spmm_knobs(lanes16(), 256, 128, 10 * rows_8mib, 100).stream_stores);
+  CpuKnobs avx2 = lanes16();
+  avx2.vector_lanes = 8;
+  EXPECT_TRUE(untuned_spmm_knobs(avx2, 72, 0, 10 * rows_8mib, 100).stream_stores);
+}
+
+TEST(UntunedKnobs, PrefetchFromAnXOfTwiceTheCacheSize) {
+  const int64_t rows_16mib = 2 * kUntunedCacheBytes / 256;  // F = 64
+  EXPECT_EQ(untuned_spmm_knobs(lanes16(), 64, 0, 10, rows_16mib - 1).prefetch, 0);
+  EXPECT_EQ(untuned_spmm_knobs(lanes16(), 64, 0, 10, rows_16mib).prefetch, 64);  // 16 KiB / 256 B
+  EXPECT_EQ(untuned_spmm_knobs(lanes16(), 256, 0, 10, rows_16mib).prefetch, 16);
+  // The rest of the knobs pass through.
+  CpuKnobs base = lanes16();
+  base.grain = 777;
+  const CpuKnobs k = untuned_spmm_knobs(base, 64, 0, 10 * rows_16mib, 10 * rows_16mib);
+  EXPECT_EQ(k.grain, 777);
+  EXPECT_EQ(k.vector_lanes, 16);
+  EXPECT_TRUE(k.stream_stores);
+  EXPECT_EQ(k.prefetch, 64);
+}
+
+TEST(UntunedKnobs, SmallGraphsKeepThePlanTemplate) {
+  testing::RandomGraphSpec s;
+  s.rows = s.cols = 500;
+  const Graph g = testing::random_graph(s);
+  SpmmOptions o;
+  o.feat = 256;
+  const SpmmSpec spec = SpmmKernel::spec(g, o);
+  EXPECT_EQ(SpmmKernel::default_plan(spec, g).str(), SpmmKernel::default_plan(spec).str());
+}
+
+// A graph with 140k rows and columns (sparse, so cheap): at F = 32 its Y is 17.9 MB
+// and X too, so the untuned plan streams and prefetches; a kernel bound without a
+// plan must run that plan and still match the reference, weighted and with the
+// mean's row scale, int32 and int64 indices.
+TEST(UntunedKnobs, AKernelBoundWithoutAPlanRunsTheUntunedPlanCorrectly) {
+  testing::ScopedCacheRoot cache("untuned_knobs");
+  for (const bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec s;
+    s.rows = s.cols = 140000;
+    s.avg_degree = 3;
+    s.long_row_length = 5000;
+    s.weighted = true;
+    s.int64_indices = int64_indices;
+    s.seed = 9;
+    const Graph g = testing::random_graph(s);
+    for (const bool mean : {false, true}) {
+      SpmmOptions o;
+      o.feat = 32;
+      o.weighted = true;
+      o.reduce = mean ? Reduce::Mean : Reduce::Sum;
+      const SpmmKernel k(g, o);
+      EXPECT_TRUE(k.plan().knobs.stream_stores);
+      EXPECT_EQ(k.plan().knobs.prefetch, default_prefetch_distance(32));
+      EXPECT_EQ(k.plan().str(), SpmmKernel::default_plan(k.program_spec(), g).str());
+      Rng rng(3);
+      const Tensor X = Tensor::uniform({g.num_cols(), 32}, -1, 1, rng);
+      const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
+      const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
+      EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ", mean " << mean << ")";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::sc
