@@ -42,8 +42,12 @@ int run_tune(const TuneArgs& a) {
   }
   std::printf("\n(neighbour): one knob away from the best ranked candidate, measured next\n");
   std::printf("(final): timed again in the interleaved final round, which decides the choice\n");
-  std::printf("\nchosen: %s\nplan json: %s\ntuning took %.0f ms (compile %.0f ms); record %s\n", r.chosen.str().c_str(),
-              r.chosen.to_json().c_str(), r.tune_ms, r.compile_ms, r.record_file.c_str());
+  std::printf("\nchosen: %s\n", r.chosen.str().c_str());
+  if (r.fastest_within_noise)
+    std::printf("(the untuned plan, kept: the fastest, %s, measured less than %.0f%% faster, within the noise)\n",
+                r.fastest_within_noise->str().c_str(), 100 * o.min_gain);
+  std::printf("plan json: %s\ntuning took %.0f ms (compile %.0f ms); record %s\n", r.chosen.to_json().c_str(),
+              r.tune_ms, r.compile_ms, r.record_file.c_str());
   return 0;
 }
 

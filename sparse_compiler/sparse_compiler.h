@@ -24,7 +24,8 @@
 //              tuning records; RGMS-order and fused-attention tuners
 //   ops/       the op programs (SpMM, SDDMM, GAT's steps, RGMS) and their front
 //              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels), default
-//              CPU schedules, plans, the hand-written reference path
+//              CPU schedules, plans and the knobs an untuned plan takes from the
+//              graph's sizes, the hand-written reference path
 //
 // Data flow: program (stage I) -> [decompose_format] -> lower_to_loops (III) ->
 // schedule -> lower_schedule -> emit -> compile (cached) -> bind to a graph's

@@ -45,7 +45,8 @@ struct OpHooks {
   std::vector<std::function<bool(const KernelPlan&)>> families;
   // Plans measured and held in the final round whatever their rank, besides the
   // plan template (SpMM: the untuned plan for the graph, so the choice is never one
-  // the untuned kernel beats).
+  // the untuned kernel beats). The first is the untuned plan (TuneOptions::min_gain);
+  // without any, the template is.
   std::vector<KernelPlan> always;
 };
 
@@ -231,6 +232,17 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     }
   }
   res.chosen_ms = best;
+  // Keep the untuned plan unless the fastest beat it by more than the noise.
+  const KernelPlan& untuned = hooks.always.empty() ? baseline : hooks.always.front();
+  for (const auto& [k, run] : timed) {
+    const MeasuredCandidate& c = ranked[k];
+    if (!(c.plan == untuned) || c.plan == res.chosen || (any_final && !c.final_round)) continue;
+    if (best * (1 + o.min_gain) > c.measured_ms) {
+      res.fastest_within_noise = res.chosen;
+      res.chosen = c.plan;
+      res.chosen_ms = c.measured_ms;
+    }
+  }
   res.candidates = ranked;
   res.tune_ms = total.ms();
   if (o.use_records) {

@@ -15,6 +15,8 @@
 //   3. The choice and every measurement are saved as a tuning record.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -34,6 +36,13 @@ struct TuneOptions {
   double budget_ms = 250;   // per candidate, after warm-up
   int finalists = 3;        // the fastest candidates (and the default plan) timed again, interleaved
   int final_rounds = 7;     // interleaved rounds of that final timing
+  // Another plan replaces the untuned one (SpMM: default_plan(spec, A); SDDMM: the
+  // template) only when the final round times it at least this much faster: closer
+  // than that is within this VM's noise between runs (the same plan twice in one
+  // process: up to 1.4x apart on Cora), and a plan that won by noise can lose
+  // badly in the next run (a panel-tiled Cora plan: 0.064 ms in the tuner, 0.2 ms
+  // in the benchmark that followed).
+  double min_gain = 0.05;
   bool quiet = true;        // log progress at info level when false
   // SpMM: also consider plans that read X in a panel or padded layout; the caller
   // then passes X in the chosen plan's x_layout (to_layout, or written so by the op
@@ -47,11 +56,15 @@ struct TuneResult {
   bool from_record = false;
   double tune_ms = 0, compile_ms = 0;
   std::string record_file;
-  double default_ms = -1;  // the default CSR plan's time, when measured
+  double default_ms = -1;  // the plan template's time, when measured
   double chosen_ms = -1;
+  // The untuned plan was kept although `fastest` (not kept) measured faster, by
+  // less than min_gain.
+  std::optional<KernelPlan> fastest_within_noise;
 };
 
-// The plan every op uses when not tuned: CSR with the host's vector width.
+// The plan template: CSR with the host's vector width, no prefetch, plain stores
+// (the untuned SpMM plan adds knobs by the graph's sizes: SpmmKernel::default_plan).
 KernelPlan default_cpu_plan(int64_t feat);
 // The target a plan was tuned for: "cpu lanes=16 threads=2".
 std::string cpu_target();

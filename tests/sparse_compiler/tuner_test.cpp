@@ -48,6 +48,7 @@ TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
   o.neighbours = 0;  // the ranked candidates only (neighbours: the test below)
   o.max_repeats = 3;
   o.budget_ms = 20;
+  o.min_gain = 0;  // the fastest wins, however narrowly (the margin: the test below)
   const TuneResult first = tune_spmm(g, 32, o);
   EXPECT_FALSE(first.from_record);
   int measured = 0, finalists = 0;
@@ -117,6 +118,50 @@ TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
 // When X outgrows the modelled cache, the best-ranked feature-tiled plan at each
 // task grain is measured whatever its rank; when X fits, only the ranked
 // candidates are.
+// A plan replaces the untuned one only when the final round times it faster by more
+// than min_gain: with a margin no plan can clear, the untuned plan is kept and the
+// fastest is reported as within the noise; with none, the fastest wins.
+TEST_F(TunerTest, TheUntunedPlanIsKeptUnlessBeatenByMoreThanTheMargin) {
+  const Graph g = graph();
+  TuneOptions o;
+  o.top_k = 3;
+  o.neighbours = 0;
+  o.max_repeats = 3;
+  o.budget_ms = 20;
+  o.use_records = false;
+  SpmmSpec spec;
+  spec.feat = 32;
+  spec.index_dtype = g.index_dtype();
+  const KernelPlan untuned = SpmmKernel::default_plan(spec, g);
+  o.min_gain = 1e9;
+  const TuneResult kept = tune_spmm(g, spec, o);
+  EXPECT_TRUE(kept.chosen == untuned) << kept.chosen.str();
+  double untuned_ms = -1, fastest_ms = 1e30;
+  const MeasuredCandidate* fastest = nullptr;
+  for (const auto& c : kept.candidates) {
+    if (!c.final_round) continue;
+    if (c.plan == untuned) untuned_ms = c.measured_ms;
+    if (c.measured_ms < fastest_ms) {
+      fastest_ms = c.measured_ms;
+      fastest = &c;
+    }
+  }
+  ASSERT_GT(untuned_ms, 0) << "the untuned plan is timed in the final round";
+  EXPECT_DOUBLE_EQ(kept.chosen_ms, untuned_ms);
+  ASSERT_NE(fastest, nullptr);
+  if (fastest->plan == untuned) {
+    EXPECT_FALSE(kept.fastest_within_noise.has_value());
+  } else {
+    ASSERT_TRUE(kept.fastest_within_noise.has_value());
+    EXPECT_TRUE(*kept.fastest_within_noise == fastest->plan) << kept.fastest_within_noise->str();
+  }
+  o.min_gain = 0;
+  const TuneResult fastest_wins = tune_spmm(g, spec, o);
+  EXPECT_FALSE(fastest_wins.fastest_within_noise.has_value());
+  for (const auto& c : fastest_wins.candidates)
+    if (c.final_round) EXPECT_LE(fastest_wins.chosen_ms, c.measured_ms) << c.plan.str();
+}
+
 TEST_F(TunerTest, FeatureTilesAreSampledWhenXOutgrowsTheCache) {
   TuneOptions o;
   o.top_k = 1;
