@@ -15,7 +15,7 @@
 
 namespace strata::sc {
 
-GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
+GatTuneResult tune_gat(const GatKernels& k, bool use_records, double min_gain) {
   Timer total;
   GatTuneResult res;
   const Graph& A = k.graph();
@@ -61,8 +61,8 @@ GatTuneResult tune_gat(const GatKernels& k, bool use_records) {
   res.unfused_ms = ms[0];
   res.fused_ms = ms[1];
   res.recompute_ms = ms[2];
-  res.fused = res.fused_ms <= res.unfused_ms;
-  res.fused_training = res.fused_ms + res.recompute_ms <= res.unfused_ms;
+  res.fused = res.fused_ms * (1 + min_gain) <= res.unfused_ms;
+  res.fused_training = (res.fused_ms + res.recompute_ms) * (1 + min_gain) <= res.unfused_ms;
   res.tune_ms = total.ms();
   if (use_records) {
     TuningRecord rec;

@@ -4,7 +4,11 @@
 // other, timed, and the faster recorded (a second load measures nothing).
 // Training is chosen apart from inference: the fused forward keeps no edge
 // probabilities, so its backward first recomputes them (scores and softmax from the
-// saved row max and sum), and that can cost more than fusion saved.
+// saved row max and sum), and that can cost more than fusion saved. Unfused is
+// what GAT runs untuned, and fused replaces it only when it measures at least
+// `min_gain` faster: closer than that is noise on a shared VM (R-MAT's one-head
+// layer: fused 15.29 ms against unfused 15.51 ms in the tuner, then 12 ms slower
+// per inference in the benchmark that followed).
 #pragma once
 
 #include <string>
@@ -25,6 +29,6 @@ struct GatTuneResult {
 };
 
 // `kernels` must be GatKernels for `A` (so nothing is compiled twice).
-GatTuneResult tune_gat(const GatKernels& kernels, bool use_records = true);
+GatTuneResult tune_gat(const GatKernels& kernels, bool use_records = true, double min_gain = 0.05);
 
 }  // namespace strata::sc

@@ -171,13 +171,26 @@ Graph tuner_graph(int64_t nodes, double avg_degree) {
 TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
   const Graph A = tuner_graph(500, 8);
   GatKernels k(A, {4, 8, 0.2, A.index_dtype()});
-  const GatTuneResult r = tune_gat(k, false);
+  const GatTuneResult r = tune_gat(k, false, 0);
   EXPECT_GT(r.fused_ms, 0);
   EXPECT_GT(r.unfused_ms, 0);
   EXPECT_GT(r.recompute_ms, 0);
   EXPECT_EQ(r.fused, r.fused_ms <= r.unfused_ms);
   // Training pays the backward's recompute on top of a fused forward.
   EXPECT_EQ(r.fused_training, r.fused_ms + r.recompute_ms <= r.unfused_ms);
+}
+
+// Fused replaces the untuned (unfused) attention only when it is faster by more
+// than the margin; with a margin no kernel can clear, unfused stays.
+TEST(GatTuner, FusedMustBeatUnfusedByTheMargin) {
+  const Graph A = tuner_graph(500, 8);
+  GatKernels k(A, {1, 8, 0.2, A.index_dtype()});
+  const GatTuneResult r = tune_gat(k, false, 0.05);
+  EXPECT_EQ(r.fused, r.fused_ms * 1.05 <= r.unfused_ms);
+  EXPECT_EQ(r.fused_training, (r.fused_ms + r.recompute_ms) * 1.05 <= r.unfused_ms);
+  const GatTuneResult never = tune_gat(k, false, 1e9);
+  EXPECT_FALSE(never.fused);
+  EXPECT_FALSE(never.fused_training);
 }
 
 TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
