@@ -115,9 +115,6 @@ TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
   EXPECT_EQ(kept, 3);
 }
 
-// When X outgrows the modelled cache, the best-ranked feature-tiled plan at each
-// task grain is measured whatever its rank; when X fits, only the ranked
-// candidates are.
 // A plan replaces the untuned one only when the final round times it faster by more
 // than min_gain: with a margin no plan can clear, the untuned plan is kept and the
 // fastest is reported as within the noise; with none, the fastest wins.
@@ -162,6 +159,9 @@ TEST_F(TunerTest, TheUntunedPlanIsKeptUnlessBeatenByMoreThanTheMargin) {
     if (c.final_round) EXPECT_LE(fastest_wins.chosen_ms, c.measured_ms) << c.plan.str();
 }
 
+// When X outgrows the modelled cache, the best-ranked feature-tiled plan at each
+// task grain is measured whatever its rank; when X fits, only the ranked
+// candidates are.
 TEST_F(TunerTest, FeatureTilesAreSampledWhenXOutgrowsTheCache) {
   TuneOptions o;
   o.top_k = 1;
