@@ -211,9 +211,7 @@ int run_bench(const BenchArgs& a) {
             }
           }
           if (spmm) {
-            sc::SpmmOptions o;
-            o.feat = F;
-            o.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
+            sc::SpmmOptions o = so;
             o.backend = be;
             o.plan = plan;
             c.spk.emplace(A, o);

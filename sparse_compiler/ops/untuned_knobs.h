@@ -5,12 +5,12 @@
 // bound. Two knobs pay by size alone, measured on every graph of the shared data
 // root at F = 32..256, 2 threads (docs/BENCHMARKS.md, "Untuned plans"):
 //   - streaming (non-temporal) stores once the output Y outgrows the cache: no
-//     read-for-ownership of Y's lines, and X is not evicted by them. 1.1-2.2x
-//     from Y = 8 MiB up (one case in 60 at 0.92x); below, 0.6-1.2x (a small Y is
-//     better left in cache).
+//     read-for-ownership of Y's lines, and X is not evicted by them. 0.92-2.2x
+//     (median 1.21x; one case in 38 below 1) from Y = 8 MiB up; below, 0.6-1.4x
+//     (median 1.03x; a small Y is better left in cache).
 //   - software prefetch of the gathered X rows (~16 KiB ahead) once X outgrows
 //     twice that cache: 0.99-1.39x there; on graphs whose X stays cached it
-//     only costs instructions (0.67-0.89x on Citeseer, bcsstk13, ddi at F = 256).
+//     only costs instructions (down to 0.67-0.78x on Citeseer, bcsstk13 and ddi).
 #pragma once
 
 #include <cstdint>

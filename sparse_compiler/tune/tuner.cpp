@@ -43,11 +43,11 @@ struct OpHooks {
   // Kinds of plan the cost model cannot rank reliably on this graph: the
   // best-ranked plan of each is measured in the first batch, whatever its rank.
   std::vector<std::function<bool(const KernelPlan&)>> families;
-  // Plans measured and held in the final round whatever their rank, besides the
-  // plan template (SpMM: the untuned plan for the graph, so the choice is never one
-  // the untuned kernel beats). The first is the untuned plan (TuneOptions::min_gain);
-  // without any, the template is.
-  std::vector<KernelPlan> always;
+  // The plan the op runs untuned, when it is not the plan template (SpMM:
+  // default_plan(spec, A)). It and the template are measured and held in the final
+  // round whatever their rank, so the choice is never one the untuned kernel beats,
+  // and it stays the choice unless beaten by TuneOptions::min_gain.
+  std::optional<KernelPlan> untuned;
 };
 
 double time_median(const std::function<void()>& fn, const TuneOptions& o) {
@@ -64,9 +64,9 @@ double time_median(const std::function<void()>& fn, const TuneOptions& o) {
 
 // The fastest of many noisy medians is biased low (the winner's curse), and a
 // machine's load drifts between candidates. So the few fastest candidates and the
-// anchors (the plan template, the untuned plan) are timed again, interleaved round by round (interleaved_timing.h:
-// each sample a batch of calls of at least ~0.5 ms, after one untimed call of its
-// own), and their final medians decide.
+// anchors (the plan template, the untuned plan) are timed again, interleaved round
+// by round (interleaved_timing.h: each sample a batch of calls of at least ~0.5 ms,
+// after one untimed call of its own), and their final medians decide.
 void final_round(std::vector<MeasuredCandidate>& ranked,
                  const std::vector<std::pair<size_t, std::function<void()>>>& timed,
                  const std::vector<KernelPlan>& anchors, const TuneOptions& o) {
@@ -145,9 +145,9 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     for (size_t k = 0; k < ranked.size(); ++k)
       if (in_family(ranked[k].plan) && sampled.insert(ranked[k].plan.knobs.grain).second) measure.push_back(k);
   }
+  const KernelPlan untuned = hooks.untuned.value_or(baseline);
   std::vector<KernelPlan> anchors{baseline};
-  for (const KernelPlan& p : hooks.always)
-    if (std::find(anchors.begin(), anchors.end(), p) == anchors.end()) anchors.push_back(p);
+  if (!(untuned == baseline)) anchors.push_back(untuned);
   for (const KernelPlan& p : anchors) {
     bool have = false;
     for (size_t k : measure) have |= ranked[k].plan == p;
@@ -233,7 +233,6 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
   }
   res.chosen_ms = best;
   // Keep the untuned plan unless the fastest beat it by more than the noise.
-  const KernelPlan& untuned = hooks.always.empty() ? baseline : hooks.always.front();
   for (const auto& [k, run] : timed) {
     const MeasuredCandidate& c = ranked[k];
     if (!(c.plan == untuned) || c.plan == res.chosen || (any_final && !c.final_round)) continue;
@@ -287,7 +286,7 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
     h.families.push_back([](const KernelPlan& p) { return p.feature_tile > 0; });
   if (column_parts_may_pay(g, spec.feat, machine))
     h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
-  h.always.push_back(SpmmKernel::default_plan(spec, A));
+  h.untuned = SpmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     SpmmOptions so;

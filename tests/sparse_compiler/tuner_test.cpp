@@ -38,16 +38,22 @@ class TunerTest : public ::testing::Test {
     s.seed = 4;
     return testing::random_graph(s);
   }
+  // A short search: the top_k ranked candidates, then `neighbours` of the best,
+  // each timed briefly.
+  static TuneOptions quick(int top_k, int neighbours, double budget_ms = 20) {
+    TuneOptions o;
+    o.top_k = top_k;
+    o.neighbours = neighbours;
+    o.max_repeats = 3;
+    o.budget_ms = budget_ms;
+    return o;
+  }
   std::optional<testing::ScopedCacheRoot> cache_;
 };
 
 TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
   const Graph g = graph();
-  TuneOptions o;
-  o.top_k = 2;
-  o.neighbours = 0;  // the ranked candidates only (neighbours: the test below)
-  o.max_repeats = 3;
-  o.budget_ms = 20;
+  TuneOptions o = quick(2, 0);  // the ranked candidates only (neighbours: the test below)
   o.min_gain = 0;  // the fastest wins, however narrowly (the margin: the test below)
   const TuneResult first = tune_spmm(g, 32, o);
   EXPECT_FALSE(first.from_record);
@@ -86,11 +92,7 @@ TEST_F(TunerTest, MeasuresCandidatesPicksTheFastestAndReusesTheRecord) {
 
 TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
   const Graph g = graph();
-  TuneOptions o;
-  o.top_k = 1;
-  o.neighbours = 3;
-  o.max_repeats = 3;
-  o.budget_ms = 10;
+  const TuneOptions o = quick(1, 3, 10);
   const TuneResult r = tune_spmm(g, 32, o);
   std::vector<KernelPlan> ranked_measured;
   int neighbours = 0;
@@ -120,11 +122,7 @@ TEST_F(TunerTest, MeasuresTheUntriedNeighboursOfTheBestRankedCandidate) {
 // fastest is reported as within the noise; with none, the fastest wins.
 TEST_F(TunerTest, TheUntunedPlanIsKeptUnlessBeatenByMoreThanTheMargin) {
   const Graph g = graph();
-  TuneOptions o;
-  o.top_k = 3;
-  o.neighbours = 0;
-  o.max_repeats = 3;
-  o.budget_ms = 20;
+  TuneOptions o = quick(3, 0);
   o.use_records = false;
   SpmmSpec spec;
   spec.feat = 32;
@@ -163,11 +161,7 @@ TEST_F(TunerTest, TheUntunedPlanIsKeptUnlessBeatenByMoreThanTheMargin) {
 // task grain is measured whatever its rank; when X fits, only the ranked
 // candidates are.
 TEST_F(TunerTest, FeatureTilesAreSampledWhenXOutgrowsTheCache) {
-  TuneOptions o;
-  o.top_k = 1;
-  o.neighbours = 0;
-  o.max_repeats = 3;
-  o.budget_ms = 20;
+  TuneOptions o = quick(1, 0);
   o.use_records = false;
   testing::RandomGraphSpec big;
   big.rows = big.cols = 40000;  // X at F = 64: 10 MB, over the model's 8 MB
