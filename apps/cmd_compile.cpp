@@ -1,4 +1,4 @@
-// strata compile <op> --feat F [--format csr|coo|dcsr|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
+// strata compile <op> --feat F [--format csr|coo|dcsr|dcsr:cols=..|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
 //                [rgms: --kernel fused|transform|... --feat-out F]
 //                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition

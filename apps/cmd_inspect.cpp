@@ -46,7 +46,7 @@ RegisterCommand reg({"inspect", "run a format's inspector on a graph and print i
                      [](CLI::App& app) {
                        auto a = std::make_shared<InspectArgs>();
                        app.add_option("--graph", a->graph, "dataset string")->required();
-                       app.add_option("--format", a->format, "coo, dcsr, ell:w=.., bsr:b=.., hyb:c=..,B=..")
+                       app.add_option("--format", a->format, "coo, dcsr, dcsr:cols=.., ell:w=.., bsr:b=.., hyb:c=..,B=..")
                            ->capture_default_str();
                        app.add_option("--grain", a->grain, "slots per owner task")->capture_default_str();
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");

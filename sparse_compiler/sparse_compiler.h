@@ -14,7 +14,7 @@
 //              cache_write/read, rfactor, prefetch, stream_stores, fuse_nests,
 //              partition_tasks) and at stage I
 //              (sparse_reorder, sparse_fuse, sparse_split)
-//   formats/   format specs (csr, coo, dcsr, ell, bsr, hyb), format decomposition
+//   formats/   format specs (csr, coo, dcsr and its column tiles, ell, bsr, hyb), format decomposition
 //              as a stage-I rewrite, native parallel inspectors with edge-id maps
 //              and owner tasks, ELL3D for RGCN, CPU schedules for decomposed kernels
 //   codegen/   the C++ emitter (and CUDA when built), the JIT and its

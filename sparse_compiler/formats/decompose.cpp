@@ -26,11 +26,14 @@ struct PartRule {
   std::vector<Param> params;
 };
 
+// Row-subset ELL, or DCSR when `dcsr`. The outer axis O has one iteration, or, for
+// DCSR over column tiles, one per tile (a run-time count, p<k>_tiles): the rows
+// pointer then delimits each tile's non-empty rows.
 PartRule ell_like_rule(int k, const Axis& I, const Axis& J, const IterVar& ii, const IterVar& jj, bool dcsr,
-                       int64_t width, DType idt) {
+                       int64_t width, DType idt, bool tiled = false) {
   const std::string p = fmt::format("p{}", k);
   PartRule r;
-  Axis O = dense_fixed(p + "_O", make_int(1));
+  Axis O = dense_fixed(p + "_O", tiled ? var(p + "_tiles") : make_int(1));
   Axis R = sparse_variable(p + "_R", O, I->length, var(p + "_n"), p + "_rptr", p + "_rows", idt, true);
   Axis C = dcsr ? sparse_variable(p + "_C", R, J->length, J->nnz, p + "_cptr", p + "_cols", idt, J->sorted)
                 : sparse_fixed(p + "_C", R, J->length, width, p + "_cols", idt, false);
@@ -44,6 +47,7 @@ PartRule ell_like_rule(int k, const Axis& I, const Axis& J, const IterVar& ii, c
               Param::buffer(p + "_cols", idt), Param::buffer(p + "_eid", idt),
               Param::buffer(p + "_tasks", DType::I64), Param::scalar(p + "_n")};
   if (dcsr) r.params.insert(r.params.begin() + 2, Param::buffer(p + "_cptr", DType::I64));
+  if (tiled) r.params.push_back(Param::scalar(p + "_tiles"));
   r.padded = !dcsr && width > 1;  // a width-1 slot always holds a real entry
   return r;
 }
@@ -280,7 +284,7 @@ Kernel decompose_format(const Kernel& program, const FormatSpec& spec) {
   if (spec.kind == FormatKind::Bsr) {
     rules.push_back(bsr_rule(0, I, J, ii, jj, spec.block, idt));
   } else if (spec.kind == FormatKind::Dcsr) {
-    rules.push_back(ell_like_rule(0, I, J, ii, jj, true, 0, idt));
+    rules.push_back(ell_like_rule(0, I, J, ii, jj, true, 0, idt, spec.col_tile > 0));
   } else {
     const int64_t c = spec.kind == FormatKind::Hyb ? spec.col_parts : 1;
     const auto widths = spec.bucket_widths();

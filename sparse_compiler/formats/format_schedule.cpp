@@ -7,9 +7,12 @@
 namespace strata::sc {
 namespace {
 
-// The top-level loops of the body (init first, then one per part) and the task
-// range array each one is partitioned by.
-void top_level(const Kernel& k, std::vector<std::string>& loops, std::vector<std::string>& ranges) {
+// The top-level loops of the body (init first, then one per part), how each is
+// partitioned into tasks (its name, or "outer/inner" for DCSR over column tiles:
+// every task walks all tiles, and its share of each tile's rows), and the task
+// range array of each.
+void top_level(const Kernel& k, std::vector<std::string>& loops, std::vector<std::string>& partitioned,
+               std::vector<std::string>& ranges) {
   std::vector<Stmt> top;
   if (const auto* sq = k.body.as<SeqNode>()) top = sq->stmts;
   else top = {k.body};
@@ -21,6 +24,10 @@ void top_level(const Kernel& k, std::vector<std::string>& loops, std::vector<std
     const bool part = f->var.size() > 1 && f->var[0] == 'p' && us != std::string::npos &&
                       f->var.find_first_not_of("0123456789", 1) == us;
     ranges.push_back(part ? f->var.substr(0, us) + "_tasks" : "task_rows");
+    const auto* rows = f->body.as<ForNode>();
+    const bool tiles = part && f->annotations.count("axis") && f->annotations.at("axis") == f->var.substr(0, us) + "_O" &&
+                       rows != nullptr;
+    partitioned.push_back(tiles ? f->var + "/" + rows->var : f->var);
   }
 }
 
@@ -58,9 +65,9 @@ std::string slot_loop(const FormatSpec& spec, const std::string& p) {
 
 Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs) {
   Schedule s(loops);
-  std::vector<std::string> tops, ranges;
-  top_level(loops, tops, ranges);
-  s.partition_tasks(tops, ranges, "num_tasks");
+  std::vector<std::string> tops, partitioned, ranges;
+  top_level(loops, tops, partitioned, ranges);
+  s.partition_tasks(partitioned, ranges, "num_tasks");
   for (const auto& t : tops) {
     if (t.rfind("p", 0) != 0 || ranges[&t - &tops[0]] == "task_rows") continue;
     const std::string p = t.substr(0, t.find('_'));
@@ -75,9 +82,9 @@ Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec,
 
 Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs) {
   Schedule s(loops);
-  std::vector<std::string> tops, ranges;
-  top_level(loops, tops, ranges);
-  s.partition_tasks(tops, ranges, "num_tasks");
+  std::vector<std::string> tops, partitioned, ranges;
+  top_level(loops, tops, partitioned, ranges);
+  s.partition_tasks(partitioned, ranges, "num_tasks");
   for (const auto& t : tops) {
     const std::string p = t.substr(0, t.find('_'));
     if (!loops_with_axis_under(s, t, "F").empty()) {

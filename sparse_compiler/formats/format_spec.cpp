@@ -9,7 +9,7 @@
 namespace strata::sc {
 namespace {
 
-constexpr const char* kForms = "csr, coo, dcsr, ell:w=<slots>, bsr:b=<block>, hyb:c=<parts>,B=<log2 widest bucket>";
+constexpr const char* kForms = "csr, coo, dcsr, dcsr:cols=<columns per tile>, ell:w=<slots>, bsr:b=<block>, hyb:c=<parts>,B=<log2 widest bucket>";
 
 std::map<std::string, int64_t> parse_params(const std::string& body, const std::string& whole, const std::string& what) {
   std::map<std::string, int64_t> out;
@@ -56,6 +56,11 @@ FormatSpec FormatSpec::parse(const std::string& s, const std::string& what) {
     f.kind = FormatKind::Coo;
   } else if (name == "dcsr") {
     f.kind = FormatKind::Dcsr;
+    if (params.count("cols")) {
+      f.col_tile = take(params, "cols", s, what);
+      STRATA_CHECK(f.col_tile >= 1 && f.col_tile <= (int64_t{1} << 30), "{}: '{}': cols must be in [1, 2^30], got {}",
+                   what, s, f.col_tile);
+    }
   } else if (name == "ell") {
     f.kind = FormatKind::Ell;
     f.width = take(params, "w", s, what);
@@ -82,7 +87,7 @@ std::string FormatSpec::str() const {
   switch (kind) {
     case FormatKind::Csr: return "csr";
     case FormatKind::Coo: return "coo";
-    case FormatKind::Dcsr: return "dcsr";
+    case FormatKind::Dcsr: return col_tile > 0 ? fmt::format("dcsr:cols={}", col_tile) : "dcsr";
     case FormatKind::Ell: return fmt::format("ell:w={}", width);
     case FormatKind::Bsr: return fmt::format("bsr:b={}", block);
     case FormatKind::Hyb: return fmt::format("hyb:c={},B={}", col_parts, max_bucket);

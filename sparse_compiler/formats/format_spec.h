@@ -1,9 +1,13 @@
 // Sparse formats a kernel can run over, as plan strings users write and records
-// store: "csr", "coo", "dcsr", "ell:w=8", "bsr:b=4", "hyb:c=2,B=5".
+// store: "csr", "coo", "dcsr", "dcsr:cols=128", "ell:w=8", "bsr:b=4", "hyb:c=2,B=5".
 //
 //   csr        rows -> columns (the canonical format every op program is written in)
 //   coo        csr with rows and columns fused into one loop over non-zeros
 //   dcsr       only the non-empty rows, each with its columns
+//   dcsr:cols  the columns cut into tiles of `cols` columns; within each tile, its
+//              non-empty rows (DCSR per tile). Kernels walk a task's rows tile by
+//              tile, so the tile's rows of X stay in L1/L2 while every row of the
+//              task reads them (pays on graphs with long rows: ogbl-ddi)
 //   ell:w      every row padded to w slots; longer rows split into pieces of w
 //   bsr:b      b x b dense blocks of the matrix that hold at least one non-zero
 //   hyb:c,B    columns split into c equal ranges; within each, rows bucketed by
@@ -28,6 +32,7 @@ struct FormatSpec {
   int64_t block = 0;        // bsr: block size
   int64_t col_parts = 1;    // hyb: c
   int64_t max_bucket = 0;   // hyb: B (widest bucket 2^B)
+  int64_t col_tile = 0;     // dcsr: columns per tile (0: one tile of all columns)
 
   static FormatSpec csr() { return {}; }
   // Parses a plan string; throws UserError naming `what` and listing valid forms.

@@ -491,12 +491,23 @@ std::vector<GpuSddmmKnobs> gpu_sddmm_search_space(const SddmmSpec& spec, const F
   return gpu_sddmm_search_space(spec);
 }
 
+namespace {
+// Column tiles keep X's rows in a CPU core's L1/L2; a GPU block has no such cache
+// to fill across rows, and its schedules bind one part's rows to blocks.
+void refuse_column_tiles(const FormatSpec& format) {
+  STRATA_CHECK(!(format.kind == FormatKind::Dcsr && format.col_tile > 0),
+               "format {}: column tiles are a CPU format; GPU kernels take dcsr without cols", format.str());
+}
+}  // namespace
+
 Kernel schedule_spmm_gpu(const SpmmSpec& spec, const FormatSpec& format, const GpuSpmmKnobs& knobs) {
+  refuse_column_tiles(format);
   if (format.kind == FormatKind::Csr) return schedule_spmm_gpu(spec, knobs);
   return schedule_format_spmm(spec, format, knobs);
 }
 
 Kernel schedule_sddmm_gpu(const SddmmSpec& spec, const FormatSpec& format, const GpuSddmmKnobs& knobs) {
+  refuse_column_tiles(format);
   if (format.kind == FormatKind::Csr) return schedule_sddmm_gpu(spec, knobs);
   return schedule_format_sddmm(spec, format, knobs);
 }

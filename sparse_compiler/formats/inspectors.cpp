@@ -204,6 +204,108 @@ InspectedFormat inspect_dcsr(const Graph& A, int64_t grain) {
   return F;
 }
 
+// DCSR over column tiles of `tile` columns: tile-major, each tile's non-empty rows
+// in ascending order with their columns in that tile. The tasks are row ranges
+// (balanced by non-zeros); p0_tasks holds, for tile o and task t, the first of
+// the tile's row entries at or after the task's first row, at o * (T + 1) + t, so
+// each task walks every tile and only its own rows in each.
+template <class I>
+InspectedFormat inspect_dcsr_tiles(const Graph& A, int64_t tile, int64_t grain) {
+  InspectedFormat F;
+  const int64_t m = A.num_rows(), n = A.num_cols(), nnz = A.nnz();
+  const int64_t tiles = std::max<int64_t>(1, ceil_div(n, tile));
+  const int64_t* ip = A.indptr_data();
+  const I* col = A.indices().data<I>();
+  const DType idt = A.index_dtype();
+  std::vector<int64_t> before(ip, ip + m + 1);
+  F.task_rows = balance_rows(before, m, grain, F.num_tasks);
+  // Every task holds one range per tile: refuse a layout whose ranges alone would
+  // outweigh the graph many times over.
+  const int64_t range_bytes = tiles * (F.num_tasks + 1) * 8;
+  STRATA_CHECK(range_bytes <= (int64_t{256} << 20) || range_bytes <= 4 * A.indices().nbytes(),
+               "dcsr:cols={}: {} column tiles x {} tasks need {} MiB of task ranges; use wider tiles or a coarser "
+               "grain", tile, tiles, F.num_tasks, range_bytes >> 20);
+  // Calls fn(tile, row, first position, end position) for every non-empty
+  // (row, tile) segment of rows [lo, hi), in row order.
+  auto walk = [&](int64_t lo, int64_t hi, auto&& fn) {
+    for (int64_t r = lo; r < hi; ++r)
+      for (int64_t p = ip[r]; p < ip[r + 1];) {
+        const int64_t o = static_cast<int64_t>(col[p]) / tile, limit = (o + 1) * tile;
+        int64_t q = p + 1;
+        while (q < ip[r + 1] && static_cast<int64_t>(col[q]) < limit) ++q;
+        fn(o, r, p, q);
+        p = q;
+      }
+  };
+  const Chunks ch = make_chunks(m);
+  // Per chunk and tile: row entries and non-zeros.
+  std::vector<std::vector<int64_t>> entries(ch.count, std::vector<int64_t>(tiles, 0)), nonzeros = entries;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int t = 0; t < ch.count; ++t)
+    walk(ch.begin(t), ch.end(t), [&](int64_t o, int64_t, int64_t p, int64_t q) {
+      ++entries[t][o];
+      nonzeros[t][o] += q - p;
+    });
+  // Tile-major offsets of every chunk's entries and non-zeros.
+  std::vector<int64_t> rptr(static_cast<size_t>(tiles) + 1, 0);
+  std::vector<std::vector<int64_t>> entry_at(ch.count, std::vector<int64_t>(tiles)), nz_at = entry_at;
+  int64_t e = 0, z = 0;
+  for (int64_t o = 0; o < tiles; ++o) {
+    rptr[o] = e;
+    for (int t = 0; t < ch.count; ++t) {
+      entry_at[t][o] = e;
+      nz_at[t][o] = z;
+      e += entries[t][o];
+      z += nonzeros[t][o];
+    }
+  }
+  rptr[tiles] = e;
+  FormatPart p;
+  p.name = "p0";
+  p.kind = PartKind::Dcsr;
+  p.width = tile;
+  p.col_end = n;
+  p.outer = e;
+  p.slots = p.real = nnz;
+  p.arrays["rptr"] = Tensor::from_vector(rptr);
+  p.arrays["rows"] = Tensor::empty({e}, idt);
+  p.arrays["cptr"] = Tensor::empty({e + 1}, DType::I64);
+  p.arrays["cols"] = Tensor::empty({nnz}, idt);
+  p.arrays["eid"] = Tensor::empty({nnz}, idt);
+  I* rows = p.arrays["rows"].data<I>();
+  int64_t* cptr = p.arrays["cptr"].data<int64_t>();
+  I* cols = p.arrays["cols"].data<I>();
+  I* eid = p.arrays["eid"].data<I>();
+  cptr[e] = nnz;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int t = 0; t < ch.count; ++t) {
+    std::vector<int64_t> next_e = entry_at[t], next_z = nz_at[t];
+    walk(ch.begin(t), ch.end(t), [&](int64_t o, int64_t r, int64_t first, int64_t end) {
+      const int64_t at = next_e[o]++;
+      rows[at] = static_cast<I>(r);
+      cptr[at] = next_z[o];
+      for (int64_t pos = first; pos < end; ++pos, ++next_z[o]) {
+        cols[next_z[o]] = col[pos];
+        eid[next_z[o]] = static_cast<I>(pos);
+      }
+    });
+  }
+  p.scalars["n"] = e;
+  p.scalars["tiles"] = tiles;
+  const int64_t T = F.num_tasks;
+  Tensor ranges = Tensor::empty({tiles * (T + 1)}, DType::I64);
+  int64_t* rg = ranges.data<int64_t>();
+  const int64_t* task_rows = F.task_rows.data<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t o = 0; o < tiles; ++o)
+    for (int64_t t = 0; t <= T; ++t)
+      rg[o * (T + 1) + t] = std::lower_bound(rows + rptr[o], rows + rptr[o + 1],
+                                             static_cast<I>(std::min<int64_t>(task_rows[t], m))) - rows;
+  p.arrays["tasks"] = ranges;
+  F.parts.push_back(std::move(p));
+  return F;
+}
+
 template <class I>
 InspectedFormat inspect_bsr(const Graph& A, int64_t b, int64_t grain) {
   InspectedFormat F;
@@ -288,7 +390,9 @@ InspectedFormat inspect_bsr(const Graph& A, int64_t b, int64_t grain) {
 std::string FormatPart::describe() const {
   switch (kind) {
     case PartKind::RowSubsetEll: return fmt::format("ell w={} cols [{}, {})", width, col_begin, col_end);
-    case PartKind::Dcsr: return "dcsr";
+    case PartKind::Dcsr:
+      return width > 0 ? fmt::format("dcsr, {} column tiles of {}", scalars.count("tiles") ? scalars.at("tiles") : 0, width)
+                       : "dcsr";
     case PartKind::Bsr: return fmt::format("bsr b={}", width);
   }
   return "?";
@@ -367,7 +471,8 @@ InspectedFormat inspect_format(const Graph& A, const FormatSpec& spec, int64_t g
     using I = decltype(zero);
     switch (spec.kind) {
       case FormatKind::Coo: return inspect_coo(A, grain);
-      case FormatKind::Dcsr: return inspect_dcsr<I>(A, grain);
+      case FormatKind::Dcsr:
+        return spec.col_tile > 0 ? inspect_dcsr_tiles<I>(A, spec.col_tile, grain) : inspect_dcsr<I>(A, grain);
       case FormatKind::Bsr: return inspect_bsr<I>(A, spec.block, grain);
       default: return inspect_ell_parts<I>(A, spec, grain);
     }

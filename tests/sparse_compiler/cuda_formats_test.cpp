@@ -376,6 +376,12 @@ TEST(GpuFormatScheduleErrorTest, KnobsThatDoNotFitAFormatAreRefusedByName) {
   ::strata::testing::expect_user_error(
       [&] { schedule_sddmm_gpu({SddmmKind::Dot, 64, DType::I32}, FormatSpec::parse("bsr:b=2"), {8, 12, 1}); },
       {"lanes = 12", "power of two"});
+  ::strata::testing::expect_user_error(
+      [&] { schedule_spmm_gpu(spec, FormatSpec::parse("dcsr:cols=64"), {8, 32, 1, 1, false, 0}); },
+      {"format dcsr:cols=64: column tiles are a CPU format"});
+  ::strata::testing::expect_user_error(
+      [&] { schedule_sddmm_gpu({SddmmKind::Dot, 64, DType::I32}, FormatSpec::parse("dcsr:cols=64"), {8, 32, 1}); },
+      {"column tiles are a CPU format"});
 }
 
 INSTANTIATE_TEST_SUITE_P(IndexWidth, GpuFormatSchedule, ::testing::Values(false, true),

@@ -15,14 +15,16 @@
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "tests/sparse_compiler/reference_ops.h"
+#include "tests/support/golden.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
 namespace {
 
-const std::vector<std::string> kFormats = {"coo",       "dcsr",        "ell:w=4",     "ell:w=1",
-                                           "bsr:b=2",   "bsr:b=3",     "hyb:c=1,B=3", "hyb:c=2,B=2",
-                                           "hyb:c=3,B=0"};
+// dcsr:cols=1 gives every column a tile; cols=500 one tile wider than the graph.
+const std::vector<std::string> kFormats = {"coo",         "dcsr",        "dcsr:cols=8", "dcsr:cols=1",
+                                           "dcsr:cols=500", "ell:w=4",   "ell:w=1",     "bsr:b=2",
+                                           "bsr:b=3",     "hyb:c=1,B=3", "hyb:c=2,B=2", "hyb:c=3,B=0"};
 
 struct GraphCase {
   std::string name;
@@ -223,6 +225,43 @@ void check_invariants(const Graph& A, const InspectedFormat& F, const std::strin
       }
     }
     EXPECT_EQ(real, p.real) << what << " " << p.name;
+    // DCSR over column tiles: tile-major, rows ascending within each tile, each
+    // tile's columns in its range, and the task ranges of every tile partition
+    // that tile's rows.
+    if (p.kind == PartKind::Dcsr && p.width > 0) {
+      const int64_t tiles = p.scalars.at("tiles"), T = F.num_tasks;
+      const int64_t* rptr = p.arrays.at("rptr").data<int64_t>();
+      const int64_t* cptr = p.arrays.at("cptr").data<int64_t>();
+      const I* rows = p.arrays.at("rows").data<I>();
+      const I* cols = p.arrays.at("cols").data<I>();
+      const int64_t* tasks = p.arrays.at("tasks").data<int64_t>();
+      ASSERT_EQ(tiles, std::max<int64_t>(1, (A.num_cols() + p.width - 1) / p.width)) << what;
+      ASSERT_EQ(p.arrays.at("tasks").numel(), tiles * (T + 1)) << what;
+      EXPECT_EQ(rptr[tiles], p.outer) << what;
+      for (int64_t o = 0; o < tiles; ++o) {
+        for (int64_t r = rptr[o]; r < rptr[o + 1]; ++r) {
+          if (r > rptr[o]) {
+            EXPECT_LT(rows[r - 1], rows[r]) << what << " tile " << o;
+          }
+          EXPECT_LT(cptr[r], cptr[r + 1]) << what << ": an empty (row, tile) entry";
+          for (int64_t q = cptr[r]; q < cptr[r + 1]; ++q) {
+            EXPECT_EQ(static_cast<int64_t>(cols[q]) / p.width, o) << what;
+            const int64_t e = eid.data<I>()[q];
+            EXPECT_EQ(A.column(e), static_cast<int64_t>(cols[q])) << what;
+            EXPECT_TRUE(A.row_begin(rows[r]) <= e && e < A.row_end(rows[r])) << what;
+          }
+        }
+        EXPECT_EQ(tasks[o * (T + 1)], rptr[o]) << what;
+        EXPECT_EQ(tasks[o * (T + 1) + T], rptr[o + 1]) << what;
+        for (int64_t t = 0; t < T; ++t) {
+          EXPECT_LE(tasks[o * (T + 1) + t], tasks[o * (T + 1) + t + 1]) << what;
+          const int64_t lo = F.task_rows.data<int64_t>()[t], hi = F.task_rows.data<int64_t>()[t + 1];
+          for (int64_t r = tasks[o * (T + 1) + t]; r < tasks[o * (T + 1) + t + 1]; ++r)
+            EXPECT_TRUE(lo <= rows[r] && rows[r] < hi) << what << ": tile " << o << " task " << t;
+        }
+      }
+      continue;
+    }
     if (p.arrays.count("rows")) {
       const Tensor& rows = p.arrays.at("rows");
       for (int64_t k = 1; k < rows.numel(); ++k) EXPECT_LE(rows.data<I>()[k - 1], rows.data<I>()[k]) << what;
@@ -260,6 +299,49 @@ TEST(Inspectors, InvariantsHoldForEveryDecomposedFormat) {
         if (int64) check_invariants<int64_t>(gc.g, F, what);
         else check_invariants<int32_t>(gc.g, F, what);
       }
+}
+
+TEST(Inspectors, ColumnTilesSplitRowsAndRefuseOversizedTaskRanges) {
+  // Row 0 holds columns 0, 1, 5, 9; row 2 holds 4 and 8; row 1 is empty. Tiles of
+  // 4 columns: tile 0 = rows 0 (0, 1); tile 1 = rows 0 (5), 2 (4); tile 2 = rows
+  // 0 (9), 2 (8).
+  const Graph g = Graph::from_coo(3, 10, Tensor::from_list<int64_t>({0, 0, 0, 0, 2, 2}),
+                                  Tensor::from_list<int64_t>({0, 1, 5, 9, 4, 8}));
+  const InspectedFormat F = inspect_format(g, FormatSpec::parse("dcsr:cols=4"), 1024);
+  ASSERT_EQ(F.parts.size(), 1u);
+  const FormatPart& p = F.parts[0];
+  EXPECT_EQ(p.scalars.at("tiles"), 3);
+  EXPECT_EQ(p.outer, 5);
+  EXPECT_EQ(p.describe(), "dcsr, 3 column tiles of 4");
+  const std::vector<int64_t> rptr(p.arrays.at("rptr").data<int64_t>(), p.arrays.at("rptr").data<int64_t>() + 4);
+  EXPECT_EQ(rptr, (std::vector<int64_t>{0, 1, 3, 5}));
+  const int32_t* rows = p.arrays.at("rows").data<int32_t>();
+  EXPECT_EQ((std::vector<int32_t>(rows, rows + 5)), (std::vector<int32_t>{0, 0, 2, 0, 2}));
+  const int32_t* cols = p.arrays.at("cols").data<int32_t>();
+  EXPECT_EQ((std::vector<int32_t>(cols, cols + 6)), (std::vector<int32_t>{0, 1, 5, 4, 9, 8}));
+  EXPECT_EQ(F.padding_ratio(), 0.0);
+  // 40 rows x 2^25 columns in tiles of one column, one task per row: 41 task
+  // ranges per tile would take 10 GiB.
+  std::vector<int64_t> r, c;
+  for (int64_t i = 0; i < 40; ++i) {
+    r.push_back(i);
+    c.push_back(i * 1000);
+  }
+  const Graph wide = Graph::from_coo(40, int64_t{1} << 25, Tensor::from_vector(r), Tensor::from_vector(c));
+  testing::expect_user_error([&] { inspect_format(wide, FormatSpec::parse("dcsr:cols=1"), 1); },
+                             {"dcsr:cols=1: 33554432 column tiles x 40 tasks", "use wider tiles or a coarser grain"});
+}
+
+// The column-tiled kernel: one parallel loop over row tasks; in each, the task's
+// rows zeroed, then every tile's share of the task's rows, each row's output held
+// in registers across its columns in that tile.
+TEST(FormatsGolden, ColumnTiledDcsrSpmm) {
+  SpmmSpec spec;
+  spec.feat = 32;
+  KernelPlan p = plan_for("dcsr:cols=64");
+  p.knobs.vector_lanes = 16;
+  p.knobs.grain = 4096;
+  ::strata::testing::expect_golden("sparse_compiler/golden/formats/dcsr_cols_spmm.txt", to_string(SpmmKernel::lower(spec, p)));
 }
 
 TEST(Inspectors, HybBucketsAndPaddingAreAsDesigned) {
@@ -310,6 +392,9 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { FormatSpec::parse("ell:w=x"); }, {"parameter w must be an integer, got 'x'"});
   testing::expect_user_error([] { FormatSpec::parse("bsr:b=4,z=1"); }, {"unknown parameter z"});
   testing::expect_user_error([] { FormatSpec::parse("bsr:b=1"); }, {"b must be in [2, 64], got 1"});
+  testing::expect_user_error([] { FormatSpec::parse("dcsr:cols=0", "--format"); },
+                             {"--format", "'dcsr:cols=0': cols must be in [1, 2^30], got 0"});
+  testing::expect_user_error([] { FormatSpec::parse("dcsr:c=4"); }, {"unknown parameter c for format dcsr"});
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","lanes":12})", "plan.json"); },
                              {"plan.json", "'lanes' must be a power of two, got 12"});
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","speed":1})", "plan.json"); },
