@@ -50,7 +50,7 @@ struct BenchArgs {
   std::vector<std::string> graphs;
   std::string feats = "32,64,128,256";
   std::string backends = "generated,reference,eigen";
-  std::string format = "csr";
+  std::string format = "untuned";
   // 'generated' knobs; unset (empty, 0, -1): the untuned plan's own.
   std::string prefetch, stream, x_layout;
   int64_t grain = 0, tile = -1;
@@ -93,11 +93,20 @@ std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& 
 // that field. --prefetch auto is the ~16 KiB-ahead distance; a tile or panel not
 // below F means none.
 sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, const sc::SpmmSpec* spmm_spec) {
-  const sc::FormatSpec format = sc::FormatSpec::parse(a.format, "--format");
-  sc::KernelPlan p = !spmm_spec                             ? sc::SddmmKernel::default_plan()
-                     : format.kind == sc::FormatKind::Csr ? sc::SpmmKernel::default_plan(*spmm_spec, A)
-                                                            : sc::SpmmKernel::default_plan(*spmm_spec);
-  p.format = format;
+  // "untuned": the format the untuned plan picks for the graph (column tiles on
+  // graphs with long rows, else csr); csr keeps the untuned knobs of csr.
+  sc::KernelPlan p = !spmm_spec ? sc::SddmmKernel::default_plan() : sc::SpmmKernel::default_plan(*spmm_spec, A);
+  if (a.format != "untuned") {
+    const sc::FormatSpec format = sc::FormatSpec::parse(a.format, "--format");
+    if (spmm_spec && !(format == p.format)) {
+      // Another format than the untuned plan's: the plan template, and for csr the
+      // knobs the untuned plan gives csr.
+      p = sc::SpmmKernel::default_plan(*spmm_spec);
+      if (format.kind == sc::FormatKind::Csr)
+        p.knobs = sc::untuned_spmm_knobs(p.knobs, F, p.feature_tile, A.num_rows(), A.num_cols());
+    }
+    p.format = format;
+  }
   if (a.grain > 0) p.knobs.grain = a.grain;
   if (a.prefetch == "auto") {
     p.knobs.prefetch = sc::default_prefetch_distance(F);
@@ -314,8 +323,10 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                                       "no prefetch, plain stores), tuned, tuned_row (row-major X only), reference, "
                                       "interpreter, eigen, handwritten, plain, plan:FILE (replay a plan JSON)")
                            ->capture_default_str();
-                       app.add_option("--format", a->format, "plan format for 'generated': csr, coo, dcsr, "
-                                                             "ell:w=.., bsr:b=.., hyb:c=..,B=.., or auto (tuned)")
+                       app.add_option("--format", a->format, "plan format for 'generated': untuned (the untuned plan's: "
+                                                             "dcsr:cols=.. on graphs with long rows, else csr), csr, coo, "
+                                                             "dcsr, dcsr:cols=.., ell:w=.., bsr:b=.., hyb:c=..,B=.., or "
+                                                             "auto (tuned)")
                            ->capture_default_str();
                        // Unset knobs keep the untuned plan's values (csr) or the template's.
                        app.add_option("--prefetch", a->prefetch,

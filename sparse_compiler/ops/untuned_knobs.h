@@ -11,11 +11,18 @@
 //   - software prefetch of the gathered X rows (~16 KiB ahead) once X outgrows
 //     twice that cache: 0.99-1.39x there; on graphs whose X stays cached it
 //     only costs instructions (down to 0.67-0.78x on Citeseer, bcsstk13 and ddi).
+//   - column tiles (format dcsr:cols) where each row's share of a tile is long
+//     (ogbl-ddi: 1.3-1.9x over CSR at F = 32..256); see column_tiles_may_pay.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
+#include "core/graph.h"
+#include "sparse_compiler/formats/format_spec.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/tune/graph_fingerprint.h"
 
 namespace strata::sc {
 
@@ -30,5 +37,47 @@ inline constexpr int64_t kUntunedCacheBytes = int64_t{8} << 20;
 // `x_rows` x feat floats. Streaming stores need feat (and `feature_tile`, 0 for
 // none) to be multiples of the vector lanes; otherwise they stay off.
 CpuKnobs untuned_spmm_knobs(CpuKnobs base, int64_t feat, int64_t feature_tile, int64_t out_rows, int64_t x_rows);
+
+// Column tiles (dcsr:cols): the columns cut into tiles whose rows of X, kept in
+// L1/L2, serve every row of a task before the next tile.
+//
+// Widths whose tile of X holds about 32 and 64 KiB at feature size F (also 128
+// KiB when exhaustive): the sizes that kept it cached on ogbl-ddi. Powers of two,
+// at least 8 columns; the last is the widest.
+std::vector<int64_t> column_tile_widths(int64_t feat, bool exhaustive);
+// Non-empty tiles of a row of degree d over T tiles, its columns spread evenly.
+double expected_tile_segments(double degree, double tiles);
+// The mean length of the non-empty (row, tile) segments (non-zeros per segment),
+// estimated from the row-degree histogram. Unweighted: every segment costs a
+// reload and store of its row's output, so many short rows outweigh a few hubs
+// (GitHub's developers: 1.1 per segment at 256 columns, and tiles ran 2.2x slower).
+double mean_tile_segment(const GraphFingerprint& g, int64_t tile_cols);
+// Whether tiles of `tile_cols` columns may pay: each segment long enough for the
+// cached tile to repay the segment's reload and store of its output row (at least
+// 4 non-zeros on average) and X at least 4 tiles wide. Measured on ogbl-ddi
+// (about 500 non-zeros per row), 2 threads: tiles of 32-64 KiB of X ran 1.3-1.9x
+// faster than CSR at F = 32..256; at F = 256, tiles of 64 columns (7.5 non-zeros
+// per segment) 1.9x, of 32 columns (3.8) 1.3x.
+bool column_tiles_may_pay(const GraphFingerprint& g, int64_t feat, int64_t tile_cols);
+// One core's L2 in bytes, as the OS reports it (1 MiB when it does not).
+int64_t host_l2_bytes();
+// Non-empty (row, tile) segments of A with tiles of `tile_cols` columns (one pass
+// over the non-zeros; columns sorted within rows).
+int64_t count_tile_segments(const Graph& A, int64_t tile_cols);
+// The column-tiled format an untuned SpMM takes on A at feature size F, if any:
+// the widest width of column_tile_widths, when A's actual segments (counted, not
+// estimated) average at least 8 non-zeros where X outgrows twice a core's L2
+// (`l2_bytes`), at least 16 where it does not (the tile then only saves L2 -> L1
+// traffic), and A has enough non-zeros for 4 tasks per thread at 16384 each.
+// Fitted on the graphs where the rule is close (2 threads, AMD EPYC VM, 1 MiB L2):
+// ogbl-ddi (segments 9.8-62, X 0.5-4.4 MB) 1.3-1.6x faster at every F; ACM
+// (8.5 at F = 64, X 2.8 MB) 1.14x; left off: ACM at F = 32 (12.6, X 1.4 MB; tiles
+// 0.91-0.96x), Squirrel (10.4 at F = 32, X 0.7 MB; 0.90x), bcsstk13 (84k non-zeros:
+// too few tasks; 0.83x).
+std::optional<FormatSpec> untuned_column_tiles(const Graph& A, int64_t feat, int threads, int64_t l2_bytes);
+// The task grain column tiles run best at: tasks of 65536 non-zeros (64-256 rows
+// of ogbl-ddi share each tile), where that still gives every thread 4 tasks;
+// else 16384.
+int64_t column_tile_grain(int64_t nnz, int threads);
 
 }  // namespace strata::sc

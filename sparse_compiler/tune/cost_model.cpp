@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <unistd.h>
-
 #include "core/parallel.h"
 
 namespace strata::sc {
@@ -12,20 +10,14 @@ namespace strata::sc {
 MachineModel MachineModel::host() {
   MachineModel m;
   m.threads = num_threads();
-  if (const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0) m.l2_bytes = static_cast<double>(l2);
+  m.l2_bytes = static_cast<double>(host_l2_bytes());
   m.flops_per_s = 30e9 * m.threads;
   return m;
 }
 
 namespace {
 
-// A representative degree of histogram bucket k (0, 1, [2,3], [4,7], ...).
-double bucket_degree(size_t k) {
-  if (k == 0) return 0;
-  if (k == 1) return 1;
-  const double lo = std::ldexp(1.0, static_cast<int>(k) - 1), hi = std::ldexp(1.0, static_cast<int>(k)) - 1;
-  return 0.5 * (lo + hi);
-}
+double bucket_degree(size_t k) { return GraphFingerprint::bucket_degree(k); }
 
 // Probability that a gathered row of X is still cached, for a working set `ws`
 // gathered `touches` times in total: rows reused across the pass stay resident in
@@ -47,6 +39,14 @@ FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f) {
   if (f.kind == FormatKind::Csr || f.kind == FormatKind::Coo) {
     e.slots = static_cast<double>(g.nnz);
     e.outer_rows = static_cast<double>(g.rows);
+    return e;
+  }
+  if (f.kind == FormatKind::Dcsr && f.col_tile > 0) {
+    // One entry per non-empty (row, tile) segment.
+    const double T = std::max(1.0, std::ceil(static_cast<double>(g.cols) / static_cast<double>(f.col_tile)));
+    e.slots = static_cast<double>(g.nnz);
+    for (size_t k = 1; k < g.row_histogram.size(); ++k)
+      e.outer_rows += static_cast<double>(g.row_histogram[k]) * expected_tile_segments(bucket_degree(k), T);
     return e;
   }
   if (f.kind == FormatKind::Dcsr) {
@@ -103,7 +103,11 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
   const FormatKind kind = plan.format.kind;
   const double tile = plan.feature_tile > 0 ? static_cast<double>(plan.feature_tile) : F;
   const double tiles = std::ceil(F / tile);
-  const double c = kind == FormatKind::Hyb ? static_cast<double>(plan.format.col_parts) : 1.0;
+  // Column parts (hyb) or tiles (dcsr:cols): X's working set is one part's or tile's rows.
+  const double c = kind == FormatKind::Hyb ? static_cast<double>(plan.format.col_parts)
+                   : kind == FormatKind::Dcsr && plan.format.col_tile > 0
+                       ? std::max(1.0, std::ceil(static_cast<double>(g.cols) / static_cast<double>(plan.format.col_tile)))
+                       : 1.0;
   // X rows gathered: one per stored slot; padding repeats a real column (cached).
   // A feature tile shrinks the working set only when the tile's part of X is
   // compact (a panel, or rows padded off the power-of-two stride); over plain
@@ -119,7 +123,9 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
     // Slots carry a column and an edge id; every ELL row loads and stores its
     // output row once; the init zeroes all rows first.
     struct_bytes = fe.slots * 2 * idx + fe.outer_rows * idx + (spec.weighted ? nnz * 4 : 0);
-    y_bytes += fe.outer_rows * F * 4 * 2;
+    // A column tile's segments revisit the rows of one task, whose outputs stay
+    // cached: they cost per-row overhead, not memory traffic.
+    if (!(kind == FormatKind::Dcsr && plan.format.col_tile > 0)) y_bytes += fe.outer_rows * F * 4 * 2;
     overhead_rows = fe.outer_rows + static_cast<double>(g.rows);
   } else if (kind == FormatKind::Coo) {
     struct_bytes += nnz * 8;  // the hoisted row of every non-zero

@@ -9,6 +9,7 @@
 
 #include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/ops/untuned_knobs.h"  // column_tiles_may_pay
 #include "sparse_compiler/tune/graph_fingerprint.h"
 
 namespace strata::sc {

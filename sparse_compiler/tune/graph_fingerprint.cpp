@@ -1,5 +1,7 @@
 #include "sparse_compiler/tune/graph_fingerprint.h"
 
+#include <cmath>
+
 #include "core/hash.h"
 
 namespace strata::sc {
@@ -22,6 +24,13 @@ GraphFingerprint GraphFingerprint::of(const Graph& A) {
     ++f.col_histogram[b];
   }
   return f;
+}
+
+double GraphFingerprint::bucket_degree(size_t k) {
+  if (k == 0) return 0;
+  if (k == 1) return 1;
+  const double lo = std::ldexp(1.0, static_cast<int>(k) - 1), hi = std::ldexp(1.0, static_cast<int>(k)) - 1;
+  return 0.5 * (lo + hi);
 }
 
 std::string GraphFingerprint::digest() const {

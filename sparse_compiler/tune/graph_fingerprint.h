@@ -19,6 +19,8 @@ struct GraphFingerprint {
   int64_t empty_rows = 0;
 
   static GraphFingerprint of(const Graph& A);
+  // A representative degree of histogram bucket k (0, 1, [2,3], [4,7], ...): its middle.
+  static double bucket_degree(size_t k);
   // Stable hex digest of every field.
   std::string digest() const;
 };

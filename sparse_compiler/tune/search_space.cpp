@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "sparse_compiler/tune/cost_model.h"
 
 namespace strata::sc {
 
@@ -38,6 +39,19 @@ std::vector<int64_t> tiles_for(int64_t F, bool exhaustive) {
 }
 
 }  // namespace
+
+std::vector<KernelPlan> column_tile_plans(const GraphFingerprint& g, int64_t F, int lanes,
+                                          const std::vector<int64_t>& grains, bool exhaustive) {
+  std::vector<KernelPlan> out;
+  // A task's rows share each tile's X rows: coarse tasks reuse them most.
+  std::vector<int64_t> tile_grains = {grains.back()};
+  if (const int64_t coarse = column_tile_grain(g.nnz, num_threads()); coarse > grains.back()) tile_grains.push_back(coarse);
+  for (int64_t w : column_tile_widths(F, exhaustive)) {
+    if (!exhaustive && !column_tiles_may_pay(g, F, w)) continue;
+    for (int64_t grain : tile_grains) out.push_back(make("dcsr:cols=" + std::to_string(w), lanes, grain, 0, 0));
+  }
+  return out;
+}
 
 std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool exhaustive) {
   std::vector<int64_t> out = exhaustive ? std::vector<int64_t>{1024, 4096, 16384} : std::vector<int64_t>{4096, 16384};
@@ -126,6 +140,7 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
   if (grains.back() != grains.front()) format_grains.push_back(grains.back());
   for (const auto& f : formats)
     for (int64_t grain : exhaustive ? grains : format_grains) out.push_back(make(f, lanes, grain, 0, 0));
+  for (const KernelPlan& p : column_tile_plans(g, F, lanes, grains, exhaustive)) out.push_back(p);
   return out;
 }
 
@@ -140,6 +155,9 @@ std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F,
   for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=1,B=" + std::to_string(B));
   for (const auto& f : formats)
     for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{grains.front()}) out.push_back(make(f, lanes, grain, 0, 0));
+  // Column tiles keep the gathered rows of Y in L1/L2 for SDDMM as for SpMM
+  // (ogbl-ddi, 2 threads: 1.15x at F = 32, 1.4x at F = 128 over CSR).
+  for (const KernelPlan& p : column_tile_plans(g, F, lanes, grains, exhaustive)) out.push_back(p);
   return out;
 }
 

@@ -9,7 +9,7 @@
 
 #include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/programs.h"
-#include "sparse_compiler/ops/untuned_knobs.h"  // default_prefetch_distance
+#include "sparse_compiler/ops/untuned_knobs.h"  // default_prefetch_distance, column tiles
 #include "sparse_compiler/tune/graph_fingerprint.h"
 
 namespace strata::sc {
@@ -33,6 +33,12 @@ std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vecto
 // streaming stores, feature tile, X layout): 1 makes them neighbours, which the
 // tuner measures around its best ranked candidate.
 int plan_distance(const KernelPlan& a, const KernelPlan& b);
+
+// The column-tiled plans worth measuring on `g`: every width of
+// column_tile_widths whose segments may pay (untuned_knobs.h; all widths when
+// exhaustive), at the coarsest grain of `grains` and at column_tile_grain.
+std::vector<KernelPlan> column_tile_plans(const GraphFingerprint& g, int64_t F, int lanes,
+                                          const std::vector<int64_t>& grains, bool exhaustive);
 
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts = false);

@@ -286,6 +286,8 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
     h.families.push_back([](const KernelPlan& p) { return p.feature_tile > 0; });
   if (column_parts_may_pay(g, spec.feat, machine))
     h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
+  // The model prices one cache level; column tiles pay in L1/L2 (cost_model.h).
+  h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
   h.untuned = SpmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
@@ -331,6 +333,7 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
   h.op_name = spec.name();
   h.space = sddmm_search_space(g, feat, lanes, o.exhaustive);
   h.predict = [&](const KernelPlan& p) { return predict_sddmm_ms(g, feat, p, machine); };
+  h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     kernels->push_back(std::make_unique<SddmmKernel>(A, SddmmOptions{SddmmKind::Dot, feat, Backend::Generated, p}, ck));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <set>
@@ -290,6 +291,54 @@ TEST(CostModel, SamplingRulesFollowXsSizeAndReuse) {
   EXPECT_FALSE(column_parts_may_pay(sparse, 256, m)) << "too little reuse";
   EXPECT_FALSE(x_outgrows_cache(sparse, 64, m)) << "X: 5.8 MB";
   EXPECT_TRUE(x_outgrows_cache(sparse, 128, m)) << "X: 11.5 MB";
+}
+
+// Column tiles (dcsr:cols) enter the default space only where a row's share of a
+// tile is long: ogbl-ddi's 500 non-zeros per row, not MUSAE Facebook's 15.
+TEST(SearchSpace, ColumnTilesOnlyWhereRowsAreLongPerTile) {
+  EXPECT_EQ(column_tile_widths(32, false), (std::vector<int64_t>{256, 512}));
+  EXPECT_EQ(column_tile_widths(256, false), (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(column_tile_widths(64, true), (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(column_tile_widths(4096, false), (std::vector<int64_t>{8})) << "at least 8 columns";
+  GraphFingerprint dense;
+  dense.rows = dense.cols = 4267;
+  dense.nnz = 2135822;
+  dense.row_histogram = std::vector<int64_t>(10, 0);
+  dense.row_histogram[9] = 4267;  // degrees 256..511
+  GraphFingerprint sparse;
+  sparse.rows = sparse.cols = 22470;
+  sparse.nnz = 341825;
+  sparse.row_histogram = std::vector<int64_t>(5, 0);
+  sparse.row_histogram[4] = 22470;  // degrees 8..15
+  // 67 tiles of 64 columns: a row of 383.5 non-zeros (the bucket's middle) fills
+  // about 66 of them, 5.8 each; 17 tiles of 256: 22.6 each.
+  EXPECT_NEAR(mean_tile_segment(dense, 64), 383.5 / (67 * (1 - std::pow(1 - 1.0 / 67, 383.5))), 1e-9);
+  EXPECT_GT(mean_tile_segment(dense, 256), 22);
+  EXPECT_TRUE(column_tiles_may_pay(dense, 256, 64));
+  EXPECT_FALSE(column_tiles_may_pay(dense, 256, 32)) << "134 tiles: 3 non-zeros per segment";
+  EXPECT_TRUE(column_tiles_may_pay(dense, 64, 256));
+  EXPECT_FALSE(column_tiles_may_pay(dense, 64, 2048)) << "X is not 4 tiles wide";
+  EXPECT_LT(mean_tile_segment(sparse, 256), 1.2);
+  EXPECT_FALSE(column_tiles_may_pay(sparse, 64, 256));
+  SpmmSpec spec;
+  spec.feat = 256;
+  auto tiled = [&](const GraphFingerprint& g, bool exhaustive) {
+    std::vector<std::string> out;
+    for (const auto& p : spmm_search_space(g, spec, 16, exhaustive))
+      if (p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0) out.push_back(p.str());
+    return out;
+  };
+  const auto on_dense = tiled(dense, false);
+  ASSERT_FALSE(on_dense.empty());
+  for (const auto& p : on_dense) EXPECT_NE(p.find("dcsr:cols=64 "), std::string::npos) << p << ": only the paying width";
+  EXPECT_TRUE(tiled(sparse, false).empty());
+  // The exhaustive space holds every width, at the coarsest grain (16384) and at
+  // 4x it where that still gives every thread 4 tasks.
+  const size_t grains = sparse.nnz / (4 * 16384) >= 4 * std::max(1, num_threads()) ? 2 : 1;
+  EXPECT_EQ(tiled(sparse, true).size(), 3 * grains);
+  bool in_sddmm = false;
+  for (const auto& p : sddmm_search_space(dense, 64, 16, false)) in_sddmm |= p.format.col_tile > 0;
+  EXPECT_TRUE(in_sddmm);
 }
 
 TEST(SearchSpace, SmallGraphsGetAGrainThatBalancesTheirTasks) {

@@ -1,9 +1,10 @@
 // The knobs an untuned SpMM gets from its graph's sizes (untuned_knobs.h): the size
-// thresholds exactly, the refusals (features not a whole number of vectors), and
-// that a kernel bound without a plan runs the untuned plan and matches the
-// reference with it.
+// thresholds exactly, the refusals (features not a whole number of vectors), column
+// tiles on graphs with long rows, and that a kernel bound without a plan runs the
+// untuned plan and matches the reference with it.
 #include <gtest/gtest.h>
 
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
@@ -59,6 +60,77 @@ TEST(UntunedKnobs, SmallGraphsKeepThePlanTemplate) {
   o.feat = 256;
   const SpmmSpec spec = SpmmKernel::spec(g, o);
   EXPECT_EQ(SpmmKernel::default_plan(spec, g).str(), SpmmKernel::default_plan(spec).str());
+}
+
+// Column tiles by the graph's own segments: 4096 rows, each with `s` non-zeros at
+// the start of each of 4 tiles of 256 columns (F = 64: X is 256 KiB).
+TEST(UntunedKnobs, ColumnTilesNeedSegmentsOf16OrOf8WhenXOutgrowsL2) {
+  auto graph = [](int64_t s) {
+    std::vector<int64_t> r, c;
+    for (int64_t i = 0; i < 4096; ++i)
+      for (int64_t t = 0; t < 4; ++t)
+        for (int64_t k = 0; k < s; ++k) {
+          r.push_back(i);
+          c.push_back(t * 256 + k);
+        }
+    return Graph::from_coo(4096, 1024, Tensor::from_vector(r), Tensor::from_vector(c));
+  };
+  const Graph g16 = graph(16), g15 = graph(15), g8 = graph(8), g7 = graph(7);
+  EXPECT_EQ(count_tile_segments(g16, 256), 4 * 4096);
+  EXPECT_EQ(count_tile_segments(g16, 128), 4 * 4096);
+  EXPECT_EQ(count_tile_segments(g16, 8), 4 * 2 * 4096);
+  constexpr int64_t kL2 = int64_t{1} << 20;  // X (256 KiB) fits twice over: 16 needed
+  EXPECT_EQ(untuned_column_tiles(g16, 64, 1, kL2).value_or(FormatSpec::csr()).str(), "dcsr:cols=256");
+  EXPECT_FALSE(untuned_column_tiles(g15, 64, 1, kL2).has_value());
+  constexpr int64_t kSmallL2 = int64_t{64} << 10;  // X outgrows twice this L2: 8 needed
+  EXPECT_TRUE(untuned_column_tiles(g8, 64, 1, kSmallL2).has_value());
+  EXPECT_FALSE(untuned_column_tiles(g7, 64, 1, kSmallL2).has_value());
+  // Enough non-zeros for 4 tasks of 16384 per thread: g16's 262,144 serve 4
+  // threads, not 5.
+  EXPECT_TRUE(untuned_column_tiles(g16, 64, 4, kL2).has_value());
+  EXPECT_FALSE(untuned_column_tiles(g16, 64, 5, kL2).has_value());
+  // X narrower than 4 tiles: F = 32 tiles are 512 columns, and there are 1024.
+  EXPECT_FALSE(untuned_column_tiles(g16, 32, 1, kL2).has_value());
+}
+
+// Rows of ~400 non-zeros over 3000 columns: at F = 64 the 64 KiB tile is 256
+// columns (12 tiles, ~33 non-zeros per row and tile), so the untuned plan is
+// column-tiled DCSR; it must match the reference, int32 and int64, sum and mean.
+// Above 256 features the plan template tiles the features, and stays on CSR.
+TEST(UntunedKnobs, LongRowsPerTileGetColumnTiles) {
+  testing::ScopedCacheRoot cache("untuned_knobs");
+  EXPECT_EQ(column_tile_widths(64, false).back(), 256);
+  EXPECT_EQ(column_tile_grain(450000, 2), 16384) << "6 tasks of 65536 for 2 threads: too few";
+  EXPECT_EQ(column_tile_grain(2135822, 2), 65536);
+  for (const bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec s;
+    s.rows = 2000;
+    s.cols = 3000;
+    s.avg_degree = 400;
+    s.empty_row_fraction = 0.1;
+    s.weighted = true;
+    s.int64_indices = int64_indices;
+    s.seed = 12;
+    const Graph g = testing::random_graph(s);
+    for (const bool mean : {false, true}) {
+      SpmmOptions o;
+      o.feat = 64;
+      o.weighted = true;
+      o.reduce = mean ? Reduce::Mean : Reduce::Sum;
+      const SpmmKernel k(g, o);
+      EXPECT_EQ(k.plan().format.str(), "dcsr:cols=256");
+      EXPECT_EQ(k.plan().knobs.grain, column_tile_grain(g.nnz(), num_threads()));
+      EXPECT_FALSE(k.plan().knobs.stream_stores);
+      Rng rng(4);
+      const Tensor X = Tensor::uniform({g.num_cols(), 64}, -1, 1, rng);
+      const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
+      const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
+      EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ", mean " << mean << ")";
+    }
+    SpmmOptions wide;
+    wide.feat = 512;
+    EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, wide), g).format.str(), "csr");
+  }
 }
 
 // A graph with 140k rows and columns (sparse, so cheap): at F = 32 its Y is 17.9 MB
