@@ -36,6 +36,16 @@ expect untuned "$out" 'F=64 +plain_csr +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096
 out="$("$strata" bench spmm --graph "$big" --feat 64 --backend generated --stream off --threads 1 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: --stream off exit code"; exit 1; }
 expect stream-off "$out" 'F=64 +generated +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=64$'
+# Rows of 400 non-zeros over 3000 columns: the untuned plan cuts the columns into
+# tiles of 256 (64 KiB of X at F = 64); --format csr keeps csr.
+dense=er:nodes=3000,avg_degree=400,seed=1
+out="$("$strata" bench spmm --graph "$dense" --feat 64 --backend generated,plain_csr --threads 1 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: column tiles exit code"; exit 1; }
+expect tiles "$out" 'F=64 +generated +[0-9.]+ ms .*dcsr:cols=256 lanes=[0-9]+,grain=65536,prefetch=0$'
+expect tiles "$out" 'F=64 +plain_csr +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=0$'
+out="$("$strata" bench spmm --graph "$dense" --feat 64 --backend generated --format csr --threads 1 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: --format csr exit code"; exit 1; }
+expect tiles-csr "$out" 'F=64 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=4096,prefetch=0$'
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --stream maybe 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --stream maybe exited 0"; fails=$((fails + 1)); }
 expect stream-bad "$err" "--stream: expected on or off, got 'maybe'"
