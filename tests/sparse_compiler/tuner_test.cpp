@@ -242,6 +242,32 @@ TEST_F(TunerTest, SddmmTunesToo) {
   EXPECT_EQ(r.candidates.front().status == "ok" || r.candidates.front().status == "not measured", true);
 }
 
+// On a graph with long rows per tile the column-tiled plans are a family: the
+// best-ranked one is measured (checked against the reference) at each of its
+// grains, whatever its rank, for SpMM and SDDMM; which plan wins is the timing's.
+TEST_F(TunerTest, ColumnTiledPlansAreMeasuredWhereRowsAreLong) {
+  TuneOptions o = quick(1, 0);
+  o.use_records = false;
+  testing::RandomGraphSpec s;
+  s.rows = 2000;
+  s.cols = 3000;
+  s.avg_degree = 400;
+  s.seed = 6;
+  const Graph g = testing::random_graph(s);
+  auto measured_tiles = [](const TuneResult& r) {
+    std::set<int64_t> grains;
+    for (const auto& c : r.candidates)
+      if (c.plan.format.col_tile > 0 && c.measured_ms >= 0) {
+        EXPECT_EQ(c.status.rfind("ok", 0), 0u) << c.plan.str() << ": " << c.status;
+        grains.insert(c.plan.knobs.grain);
+      }
+    return grains.size();
+  };
+  const size_t grains = g.nnz() / 65536 >= 4 * std::max(1, num_threads()) ? 2 : 1;
+  EXPECT_EQ(measured_tiles(tune_spmm(g, 64, o)), grains);
+  EXPECT_EQ(measured_tiles(tune_sddmm(g, 64, o)), grains);
+}
+
 TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
   const Graph g = graph();
   TuneOptions o;
