@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace strata::sc {
 
@@ -62,6 +63,7 @@ int64_t host_l2_bytes() {
 }
 
 int64_t count_tile_segments(const Graph& A, int64_t tile_cols) {
+  STRATA_CHECK(tile_cols >= 1, "count_tile_segments: tile_cols must be positive, got {}", tile_cols);
   return dispatch_index(A.index_dtype(), [&](auto zero) {
     using I = decltype(zero);
     const int64_t* ip = A.indptr_data();
