@@ -95,15 +95,17 @@ std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& 
 sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, const sc::SpmmSpec* spmm_spec) {
   // "untuned": the format the untuned plan picks for the graph (column tiles on
   // graphs with long rows, else csr); csr keeps the untuned knobs of csr.
-  sc::KernelPlan p = !spmm_spec ? sc::SddmmKernel::default_plan() : sc::SpmmKernel::default_plan(*spmm_spec, A);
+  const sc::SddmmSpec sddmm_spec{sc::SddmmKind::Dot, F, A.index_dtype()};
+  sc::KernelPlan p = !spmm_spec ? sc::SddmmKernel::default_plan(sddmm_spec, A) : sc::SpmmKernel::default_plan(*spmm_spec, A);
   if (a.format != "untuned") {
     const sc::FormatSpec format = sc::FormatSpec::parse(a.format, "--format");
-    if (spmm_spec && !(format == p.format)) {
+    if (!(format == p.format)) {
       // Another format than the untuned plan's: the plan template, and for csr the
       // knobs the untuned plan gives csr.
-      p = sc::SpmmKernel::default_plan(*spmm_spec);
+      p = spmm_spec ? sc::SpmmKernel::default_plan(*spmm_spec) : sc::SddmmKernel::default_plan();
       if (format.kind == sc::FormatKind::Csr)
-        p.knobs = sc::untuned_spmm_knobs(p.knobs, F, p.feature_tile, A.num_rows(), A.num_cols());
+        p.knobs = spmm_spec ? sc::untuned_spmm_knobs(p.knobs, F, p.feature_tile, A.num_rows(), A.num_cols())
+                            : sc::untuned_sddmm_knobs(p.knobs, F, A.num_cols());
     }
     p.format = format;
   }

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/cuda_binding.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/passes/pipeline.h"
 
 namespace strata::sc {
@@ -26,6 +28,20 @@ SddmmSpec SddmmKernel::spec(const Graph& A, const SddmmOptions& o) {
 KernelPlan SddmmKernel::default_plan() {
   KernelPlan p;
   p.knobs.vector_lanes = host_vector_lanes();
+  return p;
+}
+
+KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
+  KernelPlan p = default_plan();
+  if (spec.kind != SddmmKind::Dot) return p;
+  if (A.columns_sorted()) {
+    if (const auto tiles = untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())) {
+      p.format = *tiles;
+      p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
+      return p;
+    }
+  }
+  p.knobs = untuned_sddmm_knobs(p.knobs, spec.feat, A.num_cols());
   return p;
 }
 
@@ -50,7 +66,7 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
 
 SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
-  plan_ = opt_.plan ? *opt_.plan : default_plan();
+  plan_ = opt_.plan ? *opt_.plan : opt_.device.is_cuda() ? default_plan() : default_plan(spec_, A_);
   gpu_ = opt_.gpu ? *opt_.gpu : default_gpu_sddmm_knobs(spec_);
   if (opt_.device.is_cuda()) {
     bind_cuda(std::nullopt);

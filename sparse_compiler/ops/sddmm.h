@@ -26,7 +26,7 @@ struct SddmmOptions {
   SddmmKind kind = SddmmKind::Dot;
   int64_t feat = 0;  // Dot: feature length; Add: heads
   Backend backend = Backend::Generated;
-  std::optional<KernelPlan> plan;  // default: csr with the host's knobs
+  std::optional<KernelPlan> plan;  // default: default_plan(spec, A), the untuned plan for the graph
   Device device = Device::cpu();
   std::optional<GpuSddmmKnobs> gpu = std::nullopt;  // default: default_gpu_sddmm_knobs(spec)
 };
@@ -40,7 +40,13 @@ class SddmmKernel {
 
   static SddmmSpec spec(const Graph& A, const SddmmOptions& options);
   static Kernel lower(const SddmmSpec& spec, const KernelPlan& plan);
+  // The plan template: csr with the host's knobs (what a precompiled kernel without a
+  // plan was built from).
   static KernelPlan default_plan();
+  // The plan an SDDMM bound to A without a plan runs (untuned_knobs.h): for dot
+  // products, column tiles where A's rows are long per tile, else prefetch of the
+  // gathered Y rows once Y outgrows 32 MiB; the template for per-head sums.
+  static KernelPlan default_plan(const SddmmSpec& spec, const Graph& A);
 
   Tensor run(const Tensor& X, const Tensor& Y) const;
   void run_into(const Tensor& X, const Tensor& Y, Tensor& O) const;

@@ -57,6 +57,12 @@ int64_t column_tile_grain(int64_t nnz, int threads) {
   return nnz / kCoarse >= 4 * std::max(1, threads) ? kCoarse : 16384;
 }
 
+CpuKnobs untuned_sddmm_knobs(CpuKnobs base, int64_t feat, int64_t y_rows) {
+  if (y_rows * feat * static_cast<int64_t>(sizeof(float)) >= 4 * kUntunedCacheBytes)
+    base.prefetch = default_prefetch_distance(feat);
+  return base;
+}
+
 int64_t host_l2_bytes() {
   const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
   return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{1} << 20;

@@ -334,6 +334,7 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
   h.space = sddmm_search_space(g, feat, lanes, o.exhaustive);
   h.predict = [&](const KernelPlan& p) { return predict_sddmm_ms(g, feat, p, machine); };
   h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
+  h.untuned = SddmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     kernels->push_back(std::make_unique<SddmmKernel>(A, SddmmOptions{SddmmKind::Dot, feat, Backend::Generated, p}, ck));

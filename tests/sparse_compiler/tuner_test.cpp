@@ -155,7 +155,9 @@ TEST_F(TunerTest, TheUntunedPlanIsKeptUnlessBeatenByMoreThanTheMargin) {
   const TuneResult fastest_wins = tune_spmm(g, spec, o);
   EXPECT_FALSE(fastest_wins.fastest_within_noise.has_value());
   for (const auto& c : fastest_wins.candidates)
-    if (c.final_round) EXPECT_LE(fastest_wins.chosen_ms, c.measured_ms) << c.plan.str();
+    if (c.final_round) {
+      EXPECT_LE(fastest_wins.chosen_ms, c.measured_ms) << c.plan.str();
+    }
 }
 
 // When X outgrows the modelled cache, the best-ranked feature-tiled plan at each

@@ -1,11 +1,12 @@
 // The knobs an untuned SpMM gets from its graph's sizes (untuned_knobs.h): the size
 // thresholds exactly, the refusals (features not a whole number of vectors), column
-// tiles on graphs with long rows, and that a kernel bound without a plan runs the
-// untuned plan and matches the reference with it.
+// tiles on graphs with long rows, SDDMM's prefetch and tiles, and that a kernel
+// bound without a plan runs the untuned plan and matches the reference with it.
 #include <gtest/gtest.h>
 
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
 #include "tests/support/test_support.h"
@@ -131,6 +132,46 @@ TEST(UntunedKnobs, LongRowsPerTileGetColumnTiles) {
     wide.feat = 512;
     EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, wide), g).format.str(), "csr");
   }
+}
+
+// SDDMM (dot) prefetches the gathered Y rows from 32 MiB of Y; on a graph with
+// long rows per tile it takes column tiles like SpMM; per-head sums keep the
+// template. A kernel bound without a plan runs that plan and matches the reference.
+TEST(UntunedKnobs, SddmmPrefetchesFromAYOf32MiBAndTilesLongRows) {
+  const int64_t rows_32mib = 4 * kUntunedCacheBytes / 256;  // F = 64
+  EXPECT_EQ(untuned_sddmm_knobs(lanes16(), 64, rows_32mib - 1).prefetch, 0);
+  EXPECT_EQ(untuned_sddmm_knobs(lanes16(), 64, rows_32mib).prefetch, default_prefetch_distance(64));
+  EXPECT_FALSE(untuned_sddmm_knobs(lanes16(), 64, 10 * rows_32mib).stream_stores);
+  testing::ScopedCacheRoot cache("untuned_knobs");
+  for (const bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec s;
+    s.rows = 2000;
+    s.cols = 3000;
+    s.avg_degree = 400;
+    s.int64_indices = int64_indices;
+    s.seed = 13;
+    const Graph g = testing::random_graph(s);
+    const SddmmKernel dot(g, {SddmmKind::Dot, 64});
+    EXPECT_EQ(dot.plan().format.str(), "dcsr:cols=256");
+    Rng rng(5);
+    const Tensor X = Tensor::uniform({g.num_rows(), 64}, -1, 1, rng), Y = Tensor::uniform({g.num_cols(), 64}, -1, 1, rng);
+    const CloseReport r = all_close(dot.run(X, Y), testing::reference_sddmm_dot(g, X, Y), 1e-4, 1e-4);
+    EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ")";
+    EXPECT_EQ(SddmmKernel::default_plan({SddmmKind::Add, 4, g.index_dtype()}, g).str(), SddmmKernel::default_plan().str());
+  }
+  testing::RandomGraphSpec s;
+  s.rows = 1000;
+  s.cols = 140000;  // Y at F = 64: 35.8 MB
+  s.avg_degree = 5;
+  s.seed = 14;
+  const Graph wide = testing::random_graph(s);
+  const SddmmKernel dot(wide, {SddmmKind::Dot, 64});
+  EXPECT_EQ(dot.plan().format.str(), "csr");
+  EXPECT_EQ(dot.plan().knobs.prefetch, default_prefetch_distance(64));
+  Rng rng(6);
+  const Tensor X = Tensor::uniform({wide.num_rows(), 64}, -1, 1, rng), Y = Tensor::uniform({wide.num_cols(), 64}, -1, 1, rng);
+  const CloseReport r = all_close(dot.run(X, Y), testing::reference_sddmm_dot(wide, X, Y), 1e-4, 1e-4);
+  EXPECT_TRUE(r.ok) << r.str();
 }
 
 // A graph with 140k rows and columns (sparse, so cheap): at F = 32 its Y is 17.9 MB
