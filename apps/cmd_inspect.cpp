@@ -37,6 +37,12 @@ int run_inspect(const InspectArgs& a) {
                   static_cast<long long>(bytes));
     }
   }
+  // Column tiles: a part's rows are (row, tile) segments; how long they are is
+  // what decides whether the tiles pay (sparse_compiler/ops/untuned_knobs.h).
+  for (const auto& p : F.parts)
+    if (p.kind == sc::PartKind::Dcsr && p.width > 0 && p.outer > 0)
+      std::printf("\n%s: %.2f non-zeros per (row, tile) segment on average\n", p.name.c_str(),
+                  static_cast<double>(p.real) / static_cast<double>(p.outer));
   std::printf("\n%lld owner task(s) of ~%lld slots; each output row belongs to one task\n",
               static_cast<long long>(F.num_tasks), static_cast<long long>(a.grain));
   return 0;

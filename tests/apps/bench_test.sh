@@ -46,6 +46,14 @@ expect tiles "$out" 'F=64 +plain_csr +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,p
 out="$("$strata" bench spmm --graph "$dense" --feat 64 --backend generated --format csr --threads 1 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: --format csr exit code"; exit 1; }
 expect tiles-csr "$out" 'F=64 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=4096,prefetch=0$'
+# strata inspect: the tiles of that graph, and their mean segment (12 tiles, ~33 each).
+out="$("$strata" inspect --graph "$dense" --format dcsr:cols=256 2>&1)" || { echo "$out"; echo "FAIL: inspect exit code"; exit 1; }
+expect inspect "$out" 'format dcsr:cols=256: 1 part\(s\), 1200000 slots for 1200000 non-zeros \(padding 0\.0%\)'
+expect inspect "$out" 'p0 +dcsr, 12 column tiles of 256 '
+expect inspect "$out" 'p0: [0-9.]+ non-zeros per \(row, tile\) segment on average'
+err="$("$strata" inspect --graph "$graph" --format csr 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: inspect --format csr exited 0"; fails=$((fails + 1)); }
+expect inspect-csr "$err" "--format: csr is the graph as loaded; nothing to inspect"
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --stream maybe 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --stream maybe exited 0"; fails=$((fails + 1)); }
 expect stream-bad "$err" "--stream: expected on or off, got 'maybe'"
