@@ -87,6 +87,16 @@ def parse_tune(text):
     return rows, chosen, (float(took.group(1)), float(took.group(2))) if took else (None, None)
 
 
+def plan_formats(rows, feats):
+    """The formats of the plans in `rows` (by F), in feature order, each once."""
+    out = []
+    for f in feats:
+        name = rows[f].get("plan", "").split(" ")[0] or "csr"
+        if name not in out:
+            out.append(name)
+    return out
+
+
 def fmt_x(x, goal=None):
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
@@ -271,11 +281,7 @@ def report(out, a, feats):
         vtr = geomean([plain[f]["ms"] / tr[f]["ms"] for f in fs if f in tr and f in plain])
         vpe = geomean([eig[f]["ms"] / plain[f]["ms"] for f in fs if f in eig and f in plain])
         plan = tun.get(128, tun.get(fs[-1], {})).get("plan", "") if tun else ""
-        formats = []
-        for f in fs:
-            name = gen[f].get("plan", "").split(" ")[0] or "csr"
-            if name not in formats:
-                formats.append(name)
+        formats = plan_formats(gen, fs)
         lines.append(f"| {g} | {gm:.3f} | {100 * share:.0f}% | {fmt_x(ve, 2.0)} | {', '.join(formats)} | "
                      f"{fmt_x(vpe)} | {fmt_x(vp)} | {fmt_x(vt, 1.3)} | {fmt_x(vtr, 1.3)} | `{plan}` |")
     lines += ["", "#### SDDMM: generated vs a plain per-edge loop, tuned vs plain CSR (goal ≥ 1.3×)", "",
@@ -290,11 +296,7 @@ def report(out, a, feats):
         fs = sorted(gen)
         if not fs:
             continue
-        formats = []
-        for f in fs:
-            name = gen[f].get("plan", "").split(" ")[0] or "csr"
-            if name not in formats:
-                formats.append(name)
+        formats = plan_formats(gen, fs)
         lines.append(f"| {g} | {geomean([gen[f]['ms'] for f in fs]):.3f} | "
                      f"{100 * geomean([gen[f]['floor_share'] for f in fs]):.0f}% | "
                      f"{fmt_x(geomean([pl[f]['ms'] / gen[f]['ms'] for f in fs if f in pl]))} | {', '.join(formats)} | "

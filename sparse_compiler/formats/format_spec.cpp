@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.h"
@@ -93,6 +94,10 @@ std::string FormatSpec::str() const {
     case FormatKind::Hyb: return fmt::format("hyb:c={},B={}", col_parts, max_bucket);
   }
   return "?";
+}
+
+int64_t FormatSpec::tile_count(int64_t cols) const {
+  return col_tile > 0 ? std::max<int64_t>(1, (cols + col_tile - 1) / col_tile) : 1;
 }
 
 std::vector<int64_t> FormatSpec::bucket_widths() const {

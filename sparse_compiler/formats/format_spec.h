@@ -41,6 +41,8 @@ struct FormatSpec {
   bool decomposed() const { return kind == FormatKind::Dcsr || kind == FormatKind::Ell || kind == FormatKind::Bsr || kind == FormatKind::Hyb; }
   // The ELL widths of the buckets (hyb, ell), in order.
   std::vector<int64_t> bucket_widths() const;
+  // dcsr:cols: the number of column tiles over `cols` columns (at least one).
+  int64_t tile_count(int64_t cols) const;
   bool operator==(const FormatSpec&) const = default;
 };
 

@@ -210,10 +210,10 @@ InspectedFormat inspect_dcsr(const Graph& A, int64_t grain) {
 // the tile's row entries at or after the task's first row, at o * (T + 1) + t, so
 // each task walks every tile and only its own rows in each.
 template <class I>
-InspectedFormat inspect_dcsr_tiles(const Graph& A, int64_t tile, int64_t grain) {
+InspectedFormat inspect_dcsr_tiles(const Graph& A, const FormatSpec& spec, int64_t grain) {
   InspectedFormat F;
   const int64_t m = A.num_rows(), n = A.num_cols(), nnz = A.nnz();
-  const int64_t tiles = std::max<int64_t>(1, ceil_div(n, tile));
+  const int64_t tile = spec.col_tile, tiles = spec.tile_count(n);
   const int64_t* ip = A.indptr_data();
   const I* col = A.indices().data<I>();
   const DType idt = A.index_dtype();
@@ -472,7 +472,7 @@ InspectedFormat inspect_format(const Graph& A, const FormatSpec& spec, int64_t g
     switch (spec.kind) {
       case FormatKind::Coo: return inspect_coo(A, grain);
       case FormatKind::Dcsr:
-        return spec.col_tile > 0 ? inspect_dcsr_tiles<I>(A, spec.col_tile, grain) : inspect_dcsr<I>(A, grain);
+        return spec.col_tile > 0 ? inspect_dcsr_tiles<I>(A, spec, grain) : inspect_dcsr<I>(A, grain);
       case FormatKind::Bsr: return inspect_bsr<I>(A, spec.block, grain);
       default: return inspect_ell_parts<I>(A, spec, grain);
     }

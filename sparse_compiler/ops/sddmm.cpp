@@ -34,12 +34,10 @@ KernelPlan SddmmKernel::default_plan() {
 KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
   KernelPlan p = default_plan();
   if (spec.kind != SddmmKind::Dot) return p;
-  if (A.columns_sorted()) {
-    if (const auto tiles = untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())) {
-      p.format = *tiles;
-      p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
-      return p;
-    }
+  if (const auto tiles = untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())) {
+    p.format = *tiles;
+    p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
+    return p;
   }
   p.knobs = untuned_sddmm_knobs(p.knobs, spec.feat, A.num_cols());
   return p;

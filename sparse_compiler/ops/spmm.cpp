@@ -68,12 +68,11 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
 SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec, const Graph& A) {
   SpmmPlan p = default_plan(spec);
   // Long rows per tile: column tiles of ~64 KiB of X (untuned_knobs.h).
-  if (p.feature_tile == 0 && A.columns_sorted()) {
-    if (const auto tiles = untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())) {
-      p.format = *tiles;
-      p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
-      return p;
-    }
+  if (const auto tiles = p.feature_tile == 0 ? untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())
+                                             : std::nullopt) {
+    p.format = *tiles;
+    p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
+    return p;
   }
   p.knobs = untuned_spmm_knobs(p.knobs, spec.feat, p.feature_tile, A.num_rows(), A.num_cols());
   return p;

@@ -84,7 +84,7 @@ int64_t count_tile_segments(const Graph& A, int64_t tile_cols) {
 }
 
 std::optional<FormatSpec> untuned_column_tiles(const Graph& A, int64_t feat, int threads, int64_t l2_bytes) {
-  if (feat < 1 || A.nnz() < 4 * std::max(1, threads) * int64_t{16384}) return std::nullopt;
+  if (feat < 1 || !A.columns_sorted() || A.nnz() < 4 * std::max(1, threads) * int64_t{16384}) return std::nullopt;
   const int64_t w = column_tile_widths(feat, false).back();
   if (A.num_cols() < 4 * w) return std::nullopt;
   const int64_t segments = count_tile_segments(A, w);

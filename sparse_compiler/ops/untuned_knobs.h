@@ -76,7 +76,8 @@ int64_t count_tile_segments(const Graph& A, int64_t tile_cols);
 // the widest width of column_tile_widths, when A's actual segments (counted, not
 // estimated) average at least 8 non-zeros where X outgrows twice a core's L2
 // (`l2_bytes`), at least 16 where it does not (the tile then only saves L2 -> L1
-// traffic), and A has enough non-zeros for 4 tasks per thread at 16384 each.
+// traffic), and A has enough non-zeros for 4 tasks per thread at 16384 each
+// (and columns sorted within rows, which the tile inspector needs).
 // Fitted on the graphs where the rule is close (2 threads, AMD EPYC VM, 1 MiB L2):
 // ogbl-ddi (segments 9.8-62, X 0.5-4.4 MB) 1.3-1.6x faster at every F; ACM
 // (8.5 at F = 64, X 2.8 MB) 1.14x; left off: ACM at F = 32 (12.6, X 1.4 MB; tiles

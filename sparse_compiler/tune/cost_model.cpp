@@ -17,8 +17,6 @@ MachineModel MachineModel::host() {
 
 namespace {
 
-double bucket_degree(size_t k) { return GraphFingerprint::bucket_degree(k); }
-
 // Probability that a gathered row of X is still cached, for a working set `ws`
 // gathered `touches` times in total: rows reused across the pass stay resident in
 // proportion to the cache they fit in.
@@ -43,10 +41,10 @@ FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f) {
   }
   if (f.kind == FormatKind::Dcsr && f.col_tile > 0) {
     // One entry per non-empty (row, tile) segment.
-    const double T = std::max(1.0, std::ceil(static_cast<double>(g.cols) / static_cast<double>(f.col_tile)));
+    const double T = static_cast<double>(f.tile_count(g.cols));
     e.slots = static_cast<double>(g.nnz);
     for (size_t k = 1; k < g.row_histogram.size(); ++k)
-      e.outer_rows += static_cast<double>(g.row_histogram[k]) * expected_tile_segments(bucket_degree(k), T);
+      e.outer_rows += static_cast<double>(g.row_histogram[k]) * expected_tile_segments(GraphFingerprint::bucket_degree(k), T);
     return e;
   }
   if (f.kind == FormatKind::Dcsr) {
@@ -70,9 +68,9 @@ FormatEstimate estimate_format(const GraphFingerprint& g, const FormatSpec& f) {
   const double W = static_cast<double>(widths.back());
   for (size_t k = 1; k < g.row_histogram.size(); ++k) {
     const double rows = static_cast<double>(g.row_histogram[k]);
-    const double d = bucket_degree(k) / c;  // per column part
-    const double parts = std::min(c, bucket_degree(k));
-    const double dp = std::max(1.0, bucket_degree(k) / parts);
+    const double d = GraphFingerprint::bucket_degree(k) / c;  // per column part
+    const double parts = std::min(c, GraphFingerprint::bucket_degree(k));
+    const double dp = std::max(1.0, GraphFingerprint::bucket_degree(k) / parts);
     double width = W;
     for (int64_t w : widths)
       if (static_cast<double>(w) >= dp) {
@@ -105,9 +103,8 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
   const double tiles = std::ceil(F / tile);
   // Column parts (hyb) or tiles (dcsr:cols): X's working set is one part's or tile's rows.
   const double c = kind == FormatKind::Hyb ? static_cast<double>(plan.format.col_parts)
-                   : kind == FormatKind::Dcsr && plan.format.col_tile > 0
-                       ? std::max(1.0, std::ceil(static_cast<double>(g.cols) / static_cast<double>(plan.format.col_tile)))
-                       : 1.0;
+                   : kind == FormatKind::Dcsr ? static_cast<double>(plan.format.tile_count(g.cols))
+                                              : 1.0;
   // X rows gathered: one per stored slot; padding repeats a real column (cached).
   // A feature tile shrinks the working set only when the tile's part of X is
   // compact (a panel, or rows padded off the power-of-two stride); over plain

@@ -9,7 +9,7 @@
 
 #include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/programs.h"
-#include "sparse_compiler/ops/untuned_knobs.h"  // column_tiles_may_pay
+#include "sparse_compiler/ops/untuned_knobs.h"  // expected_tile_segments, host_l2_bytes
 #include "sparse_compiler/tune/graph_fingerprint.h"
 
 namespace strata::sc {
