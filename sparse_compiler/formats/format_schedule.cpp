@@ -68,10 +68,12 @@ Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec,
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
   s.partition_tasks(partitioned, ranges, "num_tasks");
+  // Rows wider than a local may stage are summed in Y itself.
+  const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
     if (t.rfind("p", 0) != 0 || ranges[&t - &tops[0]] == "task_rows") continue;
     const std::string p = t.substr(0, t.find('_'));
-    s.cache_write("Y", row_loop(spec, p));
+    if (staged) s.cache_write("Y", row_loop(spec, p));
     const ForNode* slots = find_loop(s.kernel().body, slot_loop(spec, p));
     const int64_t* w = slots ? as_const_int(slots->extent) : nullptr;
     if (w && *w <= 4) s.unroll(slot_loop(spec, p));
@@ -85,11 +87,13 @@ Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
   s.partition_tasks(partitioned, ranges, "num_tasks");
+  const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
     const std::string p = t.substr(0, t.find('_'));
     if (!loops_with_axis_under(s, t, "F").empty()) {
-      // Dot: X[row] staged once per row, one vector accumulator per slot.
-      s.cache_read("X", row_loop(spec, p));
+      // Dot: X[row] staged once per row (unless wider than a local may be), one
+      // vector accumulator per slot.
+      if (staged) s.cache_read("X", row_loop(spec, p));
       // Width-1 parts have no slot loop left: the row is the slot.
       const std::string slot =
           find_loop(s.kernel().body, slot_loop(spec, p)) ? slot_loop(spec, p) : row_loop(spec, p);

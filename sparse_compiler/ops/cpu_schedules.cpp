@@ -1,5 +1,7 @@
 #include "sparse_compiler/ops/cpu_schedules.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sparse_compiler/schedule/loop_tree.h"
@@ -29,6 +31,13 @@ std::vector<std::string> loops_with_axis(const Schedule& s, const std::string& a
   return out;
 }
 
+// A loop whose body holds another loop: the block loop an earlier split left
+// around its vectorized part, already done.
+bool holds_loops(const Schedule& s, const std::string& loop) {
+  const ForNode* f = find_loop(s.kernel().body, loop);
+  return f && !loop_names(f->body).empty();
+}
+
 int64_t extent_of(const Schedule& s, const std::string& loop) {
   const ForNode* f = find_loop(s.kernel().body, loop);
   const int64_t* e = f ? as_const_int(f->extent) : nullptr;
@@ -36,11 +45,27 @@ int64_t extent_of(const Schedule& s, const std::string& loop) {
 }
 
 bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+// Whole vectors of a feature loop unrolled at most: beyond that (F > 512 floats
+// untiled) the vector loop stays a loop, so code size does not grow with F.
+constexpr int64_t kMaxUnrolledVectors = 32;
+
+void unroll_vector_blocks(Schedule& s, const std::string& loop) {
+  const int64_t e = extent_of(s, loop);
+  if (e >= 0 && e <= kMaxUnrolledVectors) s.unroll(loop);
+}
 }  // namespace
+
+bool fits_in_locals(const Schedule& s, const std::vector<std::string>& feature_axes) {
+  int64_t widest = 0;
+  for (const auto& axis : feature_axes)
+    for (const auto& l : loops_with_axis(s, axis)) widest = std::max(widest, extent_of(s, l));
+  return widest <= Schedule::kMaxStagedElements;
+}
 
 void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
   const int64_t e = extent_of(s, loop);
-  if (e < 0) return;
+  if (e < 0 || holds_loops(s, loop)) return;
   if (e < 4) {
     s.unroll(loop);
     return;
@@ -57,13 +82,13 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
   }
   s.split(loop, width);
   s.vectorize(loop + "_i");
-  if (exists(s, loop + "_o")) s.unroll(loop + "_o");
+  if (exists(s, loop + "_o")) unroll_vector_blocks(s, loop + "_o");
   if (exists(s, loop + "_t")) vectorize_feature_loop(s, loop + "_t", static_cast<int>(width / 2));
 }
 
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes) {
   const int64_t e = extent_of(s, loop);
-  if (e < 0) return;
+  if (e < 0 || holds_loops(s, loop)) return;
   if (e < 4) {
     s.unroll(loop);
     return;
@@ -74,7 +99,7 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
   if (width < e) {
     s.split(loop, width);
     red = loop + "_i";
-    if (exists(s, loop + "_o")) s.unroll(loop + "_o");
+    if (exists(s, loop + "_o")) unroll_vector_blocks(s, loop + "_o");
   }
   Schedule::RFactor rf = s.rfactor(red, acc);
   s.vectorize(red);
@@ -87,12 +112,20 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
-  s.cache_write("Y", "i");
+  // A row (or tile) of more than kMaxStagedElements floats is summed in Y itself.
+  const bool staged = fits_in_locals(s, {"F", "F_i"});
+  if (staged) s.cache_write("Y", "i");
   // The feature loops: F, or F_i within a feature tile or panel.
   for (const char* axis : {"F", "F_i"})
     for (const auto& l : loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
   if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
-  if (knobs.stream_stores) s.stream_stores("Y");
+  if (knobs.stream_stores) {
+    STRATA_SCHED_CHECK(staged,
+                       "stream_stores(Y): rows wider than {} floats are summed in Y itself, and a streaming store "
+                       "would be read back at the next non-zero; tile the features or drop the streaming stores",
+                       Schedule::kMaxStagedElements);
+    s.stream_stores("Y");
+  }
   return s.kernel();
 }
 
@@ -101,8 +134,9 @@ Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
   if (exists(s, "f")) {
-    // Dot: X[i] in registers, one vector accumulator per edge.
-    s.cache_read("X", "i");
+    // Dot: X[i] in registers (unless it is wider than a local may be), one vector
+    // accumulator per edge.
+    if (fits_in_locals(s, {"F"})) s.cache_read("X", "i");
     const std::string acc = s.cache_write("O", "j");
     vectorize_reduction_loop(s, "f", acc, knobs.vector_lanes);
     for (const auto& l : loops_with_axis(s, "F"))

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sparse_compiler/schedule/schedule.h"
 
@@ -39,5 +40,8 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes);
 // The same for a loop that reduces into local `acc` (a scalar accumulator): each
 // vector part gets per-lane partial sums (rfactor) reduced horizontally once.
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes);
+// Whether every loop along the given feature axes fits a staged local
+// (Schedule::kMaxStagedElements): the schedules stage rows in registers only then.
+bool fits_in_locals(const Schedule& s, const std::vector<std::string>& feature_axes);
 
 }  // namespace strata::sc

@@ -58,9 +58,7 @@ SpmmSpec SpmmKernel::spec(const Graph& A, const SpmmOptions& o) {
 SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
   SpmmPlan p;
   p.knobs.vector_lanes = host_vector_lanes();
-  // Keep the accumulators of one row within the register file: beyond 256 floats,
-  // tile the features.
-  if (spec.feat > 256 && spec.feat % 128 == 0) p.feature_tile = 128;
+  p.feature_tile = untuned_feature_tile(spec.feat);
   if (spec.feat >= 1) p.gpu = default_gpu_spmm_knobs(spec);  // feat 0: a plan template (the tuner's)
   return p;
 }

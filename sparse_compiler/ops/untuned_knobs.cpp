@@ -14,10 +14,20 @@ int64_t default_prefetch_distance(int64_t feat) {
   return std::clamp<int64_t>(16384 / (4 * std::max<int64_t>(feat, 1)), 4, 256);
 }
 
+int64_t untuned_feature_tile(int64_t feat) {
+  if (feat <= 256) return 0;
+  if (feat % 128 == 0) return 128;
+  for (int64_t d = 256; d >= 64; d -= 8)
+    if (feat % d == 0) return d;
+  return 0;
+}
+
 CpuKnobs untuned_spmm_knobs(CpuKnobs base, int64_t feat, int64_t feature_tile, int64_t out_rows, int64_t x_rows) {
   const int64_t row_bytes = feat * static_cast<int64_t>(sizeof(float));
   const bool whole_vectors = feat % base.vector_lanes == 0 && feature_tile % base.vector_lanes == 0;
-  if (whole_vectors && out_rows * row_bytes >= kUntunedCacheBytes) base.stream_stores = true;
+  // Streaming stores write staged rows; wider rows are summed in Y itself.
+  const bool staged = (feature_tile > 0 ? feature_tile : feat) <= Schedule::kMaxStagedElements;
+  if (whole_vectors && staged && out_rows * row_bytes >= kUntunedCacheBytes) base.stream_stores = true;
   if (x_rows * row_bytes >= 2 * kUntunedCacheBytes) base.prefetch = default_prefetch_distance(feat);
   return base;
 }

@@ -32,10 +32,18 @@ int64_t default_prefetch_distance(int64_t feat);
 // The cache an untuned kernel assumes (the cost model's effective last-level cache).
 inline constexpr int64_t kUntunedCacheBytes = int64_t{8} << 20;
 
+// The SpMM feature tile without tuning: none up to 256 floats (a row's
+// accumulators fit the register file); beyond, 128 where it divides F, else the
+// largest divisor of F in [64, 256] that is a multiple of 8; 0 when there is none
+// (rows of up to Schedule::kMaxStagedElements floats are then staged whole,
+// wider ones summed in Y itself).
+int64_t untuned_feature_tile(int64_t feat);
+
 // `base` with streaming stores and X prefetch switched on where the sizes say
 // they pay, for a CSR SpMM writing `out_rows` x feat floats and gathering from
 // `x_rows` x feat floats. Streaming stores need feat (and `feature_tile`, 0 for
-// none) to be multiples of the vector lanes; otherwise they stay off.
+// none) to be multiples of the vector lanes, and rows staged in locals; otherwise
+// they stay off.
 CpuKnobs untuned_spmm_knobs(CpuKnobs base, int64_t feat, int64_t feature_tile, int64_t out_rows, int64_t x_rows);
 
 // SDDMM (dot): Y-row prefetch (~16 KiB ahead) once Y, the gathered operand,

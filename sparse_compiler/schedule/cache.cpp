@@ -307,8 +307,9 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   STRATA_SCHED_CHECK(r.accesses > 0, "cache_write({}, {}): loop {} does not access {}", buffer, loop, loop, buffer);
   STRATA_SCHED_CHECK(r.stores > 0, "cache_write({}, {}): {} is only read inside loop {}; use cache_read", buffer, loop,
                      buffer, loop);
-  STRATA_SCHED_CHECK(region.size <= 4096, "cache_write({}, {}): the region has {} elements, too many to stage", buffer,
-                     loop, region.size);
+  STRATA_SCHED_CHECK(region.size <= kMaxStagedElements,
+                     "cache_write({}, {}): the region has {} elements, more than the {} a local may stage", buffer,
+                     loop, region.size, kMaxStagedElements);
   const Type t = Type::from_dtype(p->dtype);
   const Expr base = from_linear(region.base, Type::i64());
   const std::string w = names.fresh(loop + "_wb");
@@ -370,8 +371,9 @@ std::string Schedule::cache_read(const std::string& buffer, const std::string& l
   Redirect r("cache_read", buffer, loop, local, inner, region, false);
   Stmt body = r.mutate(L->body);
   STRATA_SCHED_CHECK(r.accesses > 0, "cache_read({}, {}): loop {} does not read {}", buffer, loop, loop, buffer);
-  STRATA_SCHED_CHECK(region.size <= 4096, "cache_read({}, {}): the region has {} elements, too many to stage", buffer,
-                     loop, region.size);
+  STRATA_SCHED_CHECK(region.size <= kMaxStagedElements,
+                     "cache_read({}, {}): the region has {} elements, more than the {} a local may stage", buffer,
+                     loop, region.size, kMaxStagedElements);
   const Type t = Type::from_dtype(p->dtype);
   const Expr base = from_linear(region.base, Type::i64());
   const std::string li = names.fresh(loop + "_ld");

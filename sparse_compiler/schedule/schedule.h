@@ -55,6 +55,10 @@ enum class TailStrategy : uint8_t { Loop, Guard, Peel };
 
 class Schedule {
  public:
+  // The most elements cache_write and cache_read stage in one local (16 KiB of
+  // floats); larger regions are refused, and the schedules leave them in memory.
+  static constexpr int64_t kMaxStagedElements = 4096;
+
   explicit Schedule(Kernel k);
 
   const Kernel& kernel() const { return k_; }

@@ -11,6 +11,7 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "tests/sparse_compiler/edge_case_graphs.h"
 #include "tests/sparse_compiler/reference_ops.h"
 #include "tests/support/test_support.h"
@@ -153,6 +154,64 @@ TEST_P(SpmmDifferential, FeatureTilingAndPrefetchPlans) {
     expect_close(k.run(X), testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false),
                  "tile " + std::to_string(tile));
   }
+}
+
+TEST_P(SpmmDifferential, WideRowsAreTiledStagedOrSummedInMemory) {
+  // Past 256 floats the untuned plan tiles the features by a divisor of F (600:
+  // tiles of 200); without one, a row of up to Schedule::kMaxStagedElements floats
+  // is staged whole (3703 = 7 * 23 * 23) and a wider one summed in Y itself (4100).
+  // Until the schedules knew the staging limit, F = 4100 failed to lower.
+  const bool int64 = GetParam();
+  Rng rng(41);
+  testing::RandomGraphSpec s;
+  s.rows = 120;
+  s.cols = 90;
+  s.int64_indices = int64;
+  s.long_row_length = 85;
+  const Graph g = testing::random_graph(s);
+  const Graph w = g.with_values(Tensor::uniform({g.nnz()}, -1, 1, rng));
+  const std::vector<std::pair<int64_t, int64_t>> feat_tile = {{600, 200}, {3703, 0}, {4100, 0}};
+  std::vector<Kernel> lowered;
+  for (const auto& [F, tile] : feat_tile) {
+    EXPECT_EQ(untuned_feature_tile(F), tile) << "F=" << F;
+    SpmmSpec spec;
+    spec.feat = F;
+    spec.index_dtype = g.index_dtype();
+    spec.weighted = true;
+    SpmmPlan plan = SpmmKernel::default_plan(spec, w);
+    plan.knobs.grain = 64;
+    lowered.push_back(SpmmKernel::lower(spec, plan));
+    lowered.push_back(SddmmKernel::lower({SddmmKind::Dot, F, g.index_dtype()}, SddmmKernel::default_plan()));
+  }
+  const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+  for (size_t k = 0; k < feat_tile.size(); ++k) {
+    const int64_t F = feat_tile[k].first;
+    SpmmOptions o;
+    o.feat = F;
+    o.weighted = true;
+    SpmmPlan plan = SpmmKernel::default_plan(SpmmKernel::spec(w, o), w);
+    plan.knobs.grain = 64;
+    o.plan = plan;
+    SpmmKernel spmm(w, o, compiled[2 * k]);
+    Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
+    expect_close(spmm.run(X), testing::reference_spmm(w, X, w.values(), Tensor(), Tensor(), false),
+                 "spmm F=" + std::to_string(F));
+    SddmmKernel dot(g, {SddmmKind::Dot, F, Backend::Generated, SddmmKernel::default_plan()}, compiled[2 * k + 1]);
+    Tensor XR = Tensor::uniform({g.num_rows(), F}, -1, 1, rng);
+    Tensor Y = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
+    CloseReport r = all_close(dot.run(XR, Y), testing::reference_sddmm_dot(g, XR, Y), 1e-3, 1e-4);
+    EXPECT_TRUE(r.ok) << "sddmm F=" << F << ": " << r.str();
+  }
+  // Streaming stores write staged rows: a plan asking for them on rows summed in
+  // Y itself is refused, by name.
+  SpmmSpec spec;
+  spec.feat = 4112;
+  spec.index_dtype = g.index_dtype();
+  SpmmPlan plan = SpmmKernel::default_plan(spec);
+  plan.feature_tile = 0;
+  plan.knobs.stream_stores = true;
+  testing::expect_user_error([&] { (void)SpmmKernel::lower(spec, plan); },
+                             {"stream_stores(Y): rows wider than 4096 floats are summed in Y itself"});
 }
 
 TEST_P(SpmmDifferential, InterpreterRunsScheduledVectorKernels) {
