@@ -29,6 +29,7 @@
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "benchmarks/baselines/baselines.h"
 #include "core/file_util.h"
 #include "core/parallel.h"
@@ -334,13 +335,15 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--prefetch", a->prefetch,
                                       "'generated': prefetch distance in non-zeros, 0 (none) or auto (~16 KiB ahead)");
                        app.add_option("--stream", a->stream, "'generated' spmm: streaming stores on or off");
-                       app.add_option("--tile", a->tile, "'generated': feature tile (0: none)");
-                       app.add_option("--grain", a->grain, "'generated': non-zeros per task");
+                       app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->check(integer_at_least(0));
+                       app.add_option("--grain", a->grain, "'generated': non-zeros per task")->check(integer_at_least(1));
                        app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
-                       app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
-                       app.add_option("--repeats", a->repeats, "timed repeats per row")->capture_default_str();
+                       app.add_option("--repeats", a->repeats, "timed repeats per row")
+                           ->capture_default_str()
+                           ->check(integer_at_least(1));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_flag("--json", a->json_out, "print JSON instead of a table");
                        return [a] { return run_bench(*a); };

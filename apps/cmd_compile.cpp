@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "core/file_util.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
@@ -116,7 +117,9 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                      [](CLI::App& app) {
                        auto a = std::make_shared<CompileArgs>();
                        app.add_option("op", a->op, "spmm, sddmm, sddmm_add or rgms")->required();
-                       app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")->capture_default_str();
+                       app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")
+                           ->capture_default_str()
+                           ->check(integer_at_least(1));
                        app.add_option("--format", a->format, "sparse format")->capture_default_str();
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
                            ->capture_default_str();
@@ -127,11 +130,17 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
                        app.add_flag("--deterministic", a->deterministic,
                                     "cuda spmm: the schedule without atomics (owner tasks; csr: ordered row parts)");
-                       app.add_option("--lanes", a->lanes, "vector lanes (default: the host's)");
-                       app.add_option("--grain", a->grain, "non-zeros per parallel task")->capture_default_str();
+                       app.add_option("--lanes", a->lanes, "vector lanes, a power of two up to 64 (default: the host's)")
+                           ->check(power_of_two_up_to(64));
+                       app.add_option("--grain", a->grain, "non-zeros per parallel task")
+                           ->capture_default_str()
+                           ->check(integer_at_least(1));
                        app.add_option("--prefetch", a->prefetch, "prefetch distance in non-zeros (0: none)")
-                           ->capture_default_str();
-                       app.add_option("--tile", a->tile, "spmm feature tile (0: none)")->capture_default_str();
+                           ->capture_default_str()
+                           ->check(integer_at_least(0));
+                       app.add_option("--tile", a->tile, "spmm feature tile (0: none)")
+                           ->capture_default_str()
+                           ->check(integer_at_least(0));
                        app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
@@ -139,7 +148,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                                       "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
                                       "ell3d, embed or embed_grad")
                            ->capture_default_str();
-                       app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)");
+                       app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)")
+                           ->check(integer_at_least(1));
                        return [a] { return run_compile(*a); };
                      }});
 

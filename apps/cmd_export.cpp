@@ -37,6 +37,7 @@
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "apps/training/data.h"
 #include "apps/training/run_report.h"
 #include "benchmarks/baselines/baselines.h"
@@ -238,7 +239,7 @@ RegisterCommand reg({"export", "write a benchmark graph, seeded features and ref
                        app.add_option("--split-seed", a->split_seed,
                                       "with --train: data.split.seed of the Planetoid-style split written")
                            ->capture_default_str();
-                       app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_flag("--train", a->train, "also write node features and labels for training");
                        app.add_flag("--hetero", a->hetero, "also write the typed graph of a heterograph (RGCN)");

@@ -5,6 +5,7 @@
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "core/parallel.h"
 #include "sparse_compiler/tune/tuner.h"
 
@@ -56,14 +57,14 @@ RegisterCommand reg({"tune", "choose a format and schedule for an op on a graph,
                        auto a = std::make_shared<TuneArgs>();
                        app.add_option("op", a->op, "spmm or sddmm")->required();
                        app.add_option("--graph", a->graph, "dataset string")->required();
-                       app.add_option("--feat", a->feat, "feature size")->capture_default_str();
+                       app.add_option("--feat", a->feat, "feature size")->capture_default_str()->check(integer_at_least(1));
                        app.add_flag("--exhaustive", a->exhaustive, "measure the whole search space");
                        app.add_flag("--x-layouts", a->x_layouts,
                                     "spmm: also try reading X in panel and padded layouts");
                        app.add_flag("--no-records", a->no_records, "neither read nor write tuning records");
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_option("--data-root", a->data_root, "dataset folder");
-                       app.add_option("--threads", a->threads, "threads (default: all cores)");
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
                        return [a] { return run_tune(*a); };
                      }});
 

@@ -1,0 +1,15 @@
+// Checks for numeric command-line options, with messages that say what was
+// expected ("--repeats: expected an integer >= 1, got 0"); CLI11 reports them as
+// command-line errors (exit 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+
+namespace strata::apps {
+
+CLI::Validator integer_at_least(int64_t min);
+CLI::Validator power_of_two_up_to(int64_t max);
+
+}  // namespace strata::apps
