@@ -6,15 +6,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace strata {
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kHugePageThreshold = size_t{4} << 20;
 
-// At least `bytes` (rounded up to the alignment), never null (throws UserError).
+// Allocations from this size up are checked against the memory the machine has
+// available before they are made.
+constexpr size_t kCheckedAllocationBytes = size_t{1} << 30;
+
+// At least `bytes` (rounded up to the alignment), never null (throws UserError,
+// also for a buffer of kCheckedAllocationBytes or more that exceeds
+// available_host_bytes()).
 void* allocate_host(size_t bytes, size_t alignment);
 void free_host(void* p);
+
+// MemAvailable + SwapFree from /proc/meminfo, in bytes; -1 where unknown.
+int64_t available_host_bytes();
 
 // Whether large allocations are advised as huge pages in this process.
 bool huge_pages_enabled();

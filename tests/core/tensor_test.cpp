@@ -126,6 +126,17 @@ TEST(TensorErrorTest, ChecksNameTheArgument) {
   testing::expect_user_error([] { Tensor::empty({2, -1}, DType::F32); }, {"negative dimension"});
 }
 
+TEST(TensorErrorTest, MoreThanTheMachineHasIsRefusedBeforeItIsTouched) {
+  // Linux would grant this and kill the process once the pages were written.
+  const int64_t available = available_host_bytes();
+  if (available < 0) GTEST_SKIP() << "/proc/meminfo has no MemAvailable here";
+  const int64_t floats = (available + (int64_t{1} << 30)) / 4;
+  testing::expect_user_error([&] { (void)Tensor::empty({floats}, DType::F32); },
+                             {"out of host memory: a buffer of", "GiB this machine has available"});
+  // Below the checked size nothing is read from /proc.
+  EXPECT_EQ(Tensor::empty({1024}, DType::F32).numel(), 1024);
+}
+
 TEST(TensorErrorTest, CudaTensorWithoutGpuSaysWhy) {
   if (cuda_driver()) GTEST_SKIP() << "a GPU is present; this test covers machines without one";
   testing::expect_user_error([] { Tensor::empty({4}, DType::F32, Device::cuda(0)); },
