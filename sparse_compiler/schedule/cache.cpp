@@ -1,4 +1,5 @@
 // Primitives that stage data in locals: cache_write, cache_read, rfactor.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -261,6 +262,18 @@ bool covers_local(const Stmt& s, const std::string& local, int64_t size) {
     nest.push_back(f);
     cur = f->body;
   }
+  // A nest that initialises several locals at once: the one statement of its body
+  // that touches this local must be the store (no other reads it before it is set).
+  if (const auto* sq = cur.as<SeqNode>()) {
+    const Stmt* only = nullptr;
+    for (const Stmt& x : sq->stmts) {
+      if (!touches_buffer(x, local)) continue;
+      if (only) return false;
+      only = &x;
+    }
+    if (!only) return false;
+    cur = *only;
+  }
   const auto* st = cur.as<StoreNode>();
   if (!st || st->buffer != local || st->index.type().is_vector()) return false;
   bool reads = false;
@@ -321,19 +334,23 @@ std::string Schedule::cache_write(const std::string& buffer, const std::string& 
   // overwrites all of it (looking through the lets a fused loop opens with and
   // the locals other cache_writes staged, and past statements that do not touch
   // it, such as another local's load-in).
-  Stmt inner_body = body;
+  // The search descends into the statement it picks while that is a sequence, a
+  // let or another local's allocation, so locals staged earlier at the same loop
+  // (whose allocations now enclose the body) do not hide the first touch.
+  Stmt first = body;
   while (true) {
-    if (const auto* let = inner_body.as<LetStmtNode>()) inner_body = let->body;
-    else if (const auto* a = inner_body.as<AllocateNode>()) inner_body = a->body;
-    else break;
-  }
-  Stmt first = inner_body;
-  if (const auto* sq = inner_body.as<SeqNode>()) {
-    for (const Stmt& st : sq->stmts)
-      if (touches_buffer(st, local)) {
-        first = st;
-        break;
-      }
+    if (const auto* let = first.as<LetStmtNode>()) {
+      first = let->body;
+    } else if (const auto* a = first.as<AllocateNode>()) {
+      first = a->body;
+    } else if (const auto* sq = first.as<SeqNode>()) {
+      const auto hit = std::find_if(sq->stmts.begin(), sq->stmts.end(),
+                                    [&](const Stmt& st) { return touches_buffer(st, local); });
+      if (hit == sq->stmts.end()) break;
+      first = *hit;
+    } else {
+      break;
+    }
   }
   Stmt load_in;
   if (!covers_local(first, local, region.size)) {
