@@ -71,6 +71,43 @@ class Survey : public IRVisitor {
   }
 };
 
+// exp over a float vector in vector arithmetic: libm's expf has no vector form
+// here (glibc declares one only under -ffast-math), and one call per lane made
+// edge softmax and GAT's attention wait on scalar calls. Cephes' expf: x = n ln2 +
+// r with |r| <= ln2 / 2, a degree-6 polynomial for e^r (relative error below
+// 2e-7), times 2^n built in the exponent bits as two halves, so that results down
+// to the subnormals come out right. Beyond the float range: +inf above
+// 88.72283935, 0 below -103.972, NaN stays NaN.
+std::string float_vector_exp(const std::string& V, int lanes) {
+  const std::string I = V + "_expi";
+  std::ostringstream os;
+  os << fmt::format("typedef int32_t {} __attribute__((vector_size({})));\n", I, lanes * 4);
+  os << fmt::format(
+      "static inline {0} {0}_exp({0} x) {{\n"
+      "  const {0} hi = {0}_bcast(88.72283935f), lo = {0}_bcast(-103.972084f);\n"
+      "  {0} c = x > hi ? hi : x;\n"
+      "  c = c < lo ? lo : c;\n"
+      "  const {0} fx = c * 1.44269504088896341f + 0.5f;\n"
+      "  {1} n = __builtin_convertvector(fx, {1});\n"
+      "  n = n + ({1})(__builtin_convertvector(n, {0}) > fx);  // floor: truncation rounded negatives up\n"
+      "  const {0} t = __builtin_convertvector(n, {0});\n"
+      "  const {0} r = (c - t * 0.693359375f) + t * 2.12194440e-4f;\n"
+      "  {0} y = 1.9875691500e-4f * r + 1.3981999507e-3f;\n"
+      "  y = y * r + 8.3334519073e-3f;\n"
+      "  y = y * r + 4.1665795894e-2f;\n"
+      "  y = y * r + 1.6666665459e-1f;\n"
+      "  y = y * r + 5.0000001201e-1f;\n"
+      "  y = y * (r * r) + r + 1.0f;\n"
+      "  const {1} a = n >> 1, b = n - a;\n"
+      "  {0} e = y * ({0})((a + 127) << 23) * ({0})((b + 127) << 23);\n"
+      "  e = x > hi ? {0}_bcast(__builtin_inff()) : e;\n"
+      "  e = x < lo ? {0}_bcast(0.0f) : e;\n"
+      "  return x != x ? x : e;\n"
+      "}}\n",
+      V, I);
+  return os.str();
+}
+
 std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
   std::ostringstream os;
   for (const auto& [code_bits, lanes] : types) {
@@ -121,10 +158,13 @@ std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
     os << fmt::format("static inline {1} {0}_reduce_max({0} v) {{ {1} s = v[0]; for (int l = 1; l < {2}; ++l) s = v[l] > s ? v[l] : s; return s; }}\n",
                       V, E, lanes);
     if (is_float && bits == 32 && lanes == 16) os << "#endif\n";
+    if (is_float && bits == 32 && lanes > 1) os << float_vector_exp(V, lanes);
     if (is_float)
-      for (const char* fn : {"exp", "log", "sqrt", "fabs"})
+      for (const char* fn : {"exp", "log", "sqrt", "fabs"}) {
+        if (std::string(fn) == "exp" && bits == 32 && lanes > 1) continue;
         os << fmt::format("static inline {0} {0}_{1}({0} v) {{ for (int l = 0; l < {2}; ++l) v[l] = {1}{3}(v[l]); return v; }}\n",
                           V, fn, lanes, bits == 32 ? "f" : "");
+      }
   }
   return os.str();
 }
