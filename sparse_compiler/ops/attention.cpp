@@ -14,8 +14,10 @@ Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
   // Per-row outputs in registers (edge outputs are refused: their region is ragged).
+  // Per-row scratch (the fused forward's per-edge factors) too: in registers it
+  // never reaches memory, and the scratch parameter goes away.
   for (const auto& p : loops.params)
-    if (p.is_buffer() && p.role == ParamRole::Output) (void)s.attempt([&] { s.cache_write(p.name, "i"); });
+    if (p.is_buffer() && p.role != ParamRole::Input) (void)s.attempt([&] { s.cache_write(p.name, "i"); });
   // Innermost head/feature loops become vectors; small loops around them unroll.
   auto axis_loops = [&](bool innermost) {
     std::vector<std::string> out;

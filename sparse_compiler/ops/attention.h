@@ -1,6 +1,6 @@
 // GAT's sparse kernels for one bound graph, compiled together at graph load:
-// the unfused forward (score, softmax, aggregation), the fused forward (online
-// softmax, scores never in memory), and the backward (recompute after a fused
+// the unfused forward (score, softmax, aggregation), the fused forward (scores
+// never in memory; two-pass or online softmax, GatSpec::fused_softmax), and the backward (recompute after a fused
 // forward, attention gradient, softmax backward, source-score gradient, and the
 // aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
 // [nnz, H] in A's CSR order.

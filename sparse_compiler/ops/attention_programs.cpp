@@ -124,7 +124,62 @@ Kernel gat_aggregate_program(const GatSpec& s, bool through_eid) {
   return k;
 }
 
-Kernel gat_fused_program(const GatSpec& s) {
+namespace {
+
+Kernel gat_fused_online(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("gat_fused_online", s, a);
+  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
+  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
+  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
+  SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
+  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
+  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+  // One edge's rescale factors and weights, all heads at once: per-row scratch the
+  // schedule keeps in registers (cache_write), so the heads' exps run as one vector
+  // and no scratch is left in memory.
+  auto scratch = [&](const std::string& name) {
+    SparseBuffer b = sparse_buffer(name, {a.csr.I, a.H}, DType::F32);
+    k.buffers.push_back(b);
+    k.params.push_back(Param::workspace(name, DType::F32, mul(var("m"), make_int(s.heads))));
+    return b;
+  };
+  SparseBuffer Scale = scratch("Scale"), W = scratch("W");
+  Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f");
+  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz"), hn = var("hn"), fn = var("fn");
+  auto f32 = [](const char* name) { return var(name, Type::f32()); };
+  // One edge: the online softmax step per head (running max M, running sum S; the
+  // accumulator Y rescaled whenever the max grows), then the weighted features.
+  Stmt heads = let_stmt(
+      "e", leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope),
+      let_stmt("mx", max(sparse_load(M, {i, h}), f32("e")),
+               seq({sparse_store(Scale, {i, h}, exp(sub(sparse_load(M, {i, h}), f32("mx")))),
+                    sparse_store(W, {i, h}, exp(sub(f32("e"), f32("mx")))),
+                    sparse_store(S, {i, h}, add(mul(sparse_load(S, {i, h}), sparse_load(Scale, {i, h})),
+                                                sparse_load(W, {i, h}))),
+                    sparse_store(M, {i, h}, f32("mx"))})));
+  Stmt features = sparse_store(Y, {i, hy, f}, add(mul(sparse_load(Y, {i, hy, f}), sparse_load(Scale, {i, hy})),
+                                                  mul(sparse_load(W, {i, hy}), sparse_load(X, {j, hy, f}))));
+  Stmt edge = seq({sparse_iteration("fused_heads", {it("h", a.H)}, Stmt(), heads),
+                   sparse_iteration("fused_acc", {it("hy", a.H), it("f", a.F)}, Stmt(), features)});
+  Stmt body = seq({
+      // The scratch is set here too, so nothing of it is ever read from memory.
+      sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
+                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
+                            sparse_store(Scale, {i, h0}, make_float(1)), sparse_store(W, {i, h0}, make_float(0))})),
+      sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
+      sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
+      sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
+                       sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
+                                                           div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
+                                                           make_float(0)))),
+  });
+  k.body = sparse_iteration("gat_fused_online", {it("i", a.csr.I)}, Stmt(), body);
+  finish(k);
+  return k;
+}
+
+Kernel gat_fused_two_pass(const GatSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("gat_fused", s, a);
   SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
@@ -133,27 +188,28 @@ Kernel gat_fused_program(const GatSpec& s) {
   SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
   SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
   SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
-  Expr i = var("i"), j = var("j"), h = var("h"), f = var("f");
+  SparseBuffer W = sparse_buffer("W", {a.csr.I, a.H}, DType::F32);
+  k.buffers.push_back(W);
+  k.params.push_back(Param::workspace("W", DType::F32, mul(var("m"), make_int(s.heads))));
+  Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f"), jm = var("jm"), hm = var("hm");
   Expr h0 = var("h0"), hz = var("hz"), fz = var("fz"), hn = var("hn"), fn = var("fn");
-  // One edge, one head: the online softmax step (running max m, running sum S,
-  // accumulator Y rescaled whenever the max grows).
-  Stmt step = let_stmt(
-      "e", leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope),
-      let_stmt("mx", max(sparse_load(M, {i, h}), var("e", Type::f32())),
-               let_stmt("scale", exp(sub(sparse_load(M, {i, h}), var("mx", Type::f32()))),
-                        let_stmt("p", exp(sub(var("e", Type::f32()), var("mx", Type::f32()))),
-                                 seq({sparse_store(S, {i, h}, add(mul(sparse_load(S, {i, h}), var("scale", Type::f32())),
-                                                                  var("p", Type::f32()))),
-                                      sparse_iteration("fused_acc", {it("f", a.F)}, Stmt(),
-                                                       sparse_store(Y, {i, h, f},
-                                                                    add(mul(sparse_load(Y, {i, h, f}), var("scale", Type::f32())),
-                                                                        mul(var("p", Type::f32()), sparse_load(X, {j, h, f}))))),
-                                      sparse_store(M, {i, h}, var("mx", Type::f32()))})))));
+  auto score = [&](const Expr& jj, const Expr& hh) {
+    return leaky(add(sparse_load(XL, {i, hh}), sparse_load(XR, {jj, hh})), s.negative_slope);
+  };
+  Stmt edge = seq({sparse_iteration("fused_weights", {it("h", a.H)}, Stmt(),
+                                    seq({sparse_store(W, {i, h}, exp(sub(score(j, h), sparse_load(M, {i, h})))),
+                                         sparse_store(S, {i, h}, add(sparse_load(S, {i, h}), sparse_load(W, {i, h})))})),
+                   sparse_iteration("fused_acc", {it("hy", a.H), it("f", a.F)}, Stmt(),
+                                    sparse_store(Y, {i, hy, f}, add(sparse_load(Y, {i, hy, f}),
+                                                                    mul(sparse_load(W, {i, hy}), sparse_load(X, {j, hy, f})))))});
   Stmt body = seq({
       sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
-                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0))})),
+                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
+                            sparse_store(W, {i, h0}, make_float(0))})),
+      sparse_iteration("fused_max", {it("jm", a.csr.J, true), it("hm", a.H)}, Stmt(),
+                       sparse_store(M, {i, hm}, max(sparse_load(M, {i, hm}), score(jm, hm)))),
       sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
-      sparse_iteration("fused_edges", {it("j", a.csr.J, true), it("h", a.H)}, Stmt(), step),
+      sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
       sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
                        sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
                                                            div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
@@ -162,6 +218,12 @@ Kernel gat_fused_program(const GatSpec& s) {
   k.body = sparse_iteration("gat_fused", {it("i", a.csr.I)}, Stmt(), body);
   finish(k);
   return k;
+}
+
+}  // namespace
+
+Kernel gat_fused_program(const GatSpec& s) {
+  return s.fused_softmax == FusedSoftmax::Online ? gat_fused_online(s) : gat_fused_two_pass(s);
 }
 
 Kernel gat_recompute_program(const GatSpec& s) {

@@ -95,6 +95,19 @@ TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
       k.fused(XL, XR, X, Yf, Mf, Sf);
       expect_close(Yf, ref.Y, what + " fused");
       expect_close(Sf, ref.S, what + " fused S");
+      {  // The online form of the fused forward: the same outputs.
+        GatSpec online{H, F, slope, A.index_dtype()};
+        online.fused_softmax = FusedSoftmax::Online;
+        GatKernels ko(A, online, backend);
+        Tensor Yo = Tensor::full({A.num_rows(), H, F}, DType::F32, NAN);
+        Tensor Mo = Tensor::empty({A.num_rows(), H}, DType::F32), So = Tensor::empty({A.num_rows(), H}, DType::F32);
+        ko.fused(XL, XR, X, Yo, Mo, So);
+        expect_close(Yo, ref.Y, what + " fused online");
+        expect_close(So, ref.S, what + " fused online S");
+        Tensor Eo = Tensor::empty({A.nnz(), H}, DType::F32), Po = Tensor::empty({A.nnz(), H}, DType::F32);
+        ko.recompute(XL, XR, Mo, So, Eo, Po);  // its saved row max serves the backward alike
+        expect_close(Po, ref.P, what + " recompute after fused online");
+      }
       Tensor E2 = Tensor::empty({A.nnz(), H}, DType::F32), P2 = Tensor::empty({A.nnz(), H}, DType::F32);
       k.recompute(XL, XR, Mf, Sf, E2, P2);
       expect_close(P2, ref.P, what + " recompute");
@@ -141,16 +154,26 @@ TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
 INSTANTIATE_TEST_SUITE_P(Backends, GatKernelsTest, ::testing::Values(Backend::Generated, Backend::Interpreter),
                          [](const auto& info) { return std::string(backend_name(info.param)); });
 
-TEST(GatKernels, FusedProgramLowersToOnePassWithRegisterState) {
-  GatSpec s{8, 8, 0.2, DType::I32};
-  CpuKnobs k;
-  k.vector_lanes = 16;
-  const std::string text = to_string(lower_schedule(schedule_row_program_cpu(lower_to_loops(gat_fused_program(s)), k)));
-  // One parallel loop over row chunks; the running max and sum in registers.
-  EXPECT_NE(text.find("parallel (i_chunk"), std::string::npos) << text;
-  EXPECT_NE(text.find("M_local"), std::string::npos) << text;
-  EXPECT_NE(text.find("S_local"), std::string::npos) << text;
-  EXPECT_EQ(text.find("E["), std::string::npos) << "scores must not go to memory";
+TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
+  for (const FusedSoftmax form : {FusedSoftmax::TwoPass, FusedSoftmax::Online}) {
+    GatSpec s{8, 8, 0.2, DType::I32};
+    s.fused_softmax = form;
+    CpuKnobs k;
+    k.vector_lanes = 16;
+    const Kernel lowered = lower_schedule(schedule_row_program_cpu(lower_to_loops(gat_fused_program(s)), k));
+    const std::string text = to_string(lowered);
+    // One parallel loop over row chunks; the row max and sum in registers.
+    EXPECT_NE(text.find("parallel (i_chunk"), std::string::npos) << text;
+    EXPECT_NE(text.find("M_local"), std::string::npos) << text;
+    EXPECT_NE(text.find("S_local"), std::string::npos) << text;
+    EXPECT_EQ(text.find("E["), std::string::npos) << "scores must not go to memory";
+    // The per-edge weights (and the online form's rescale factors) are computed for
+    // all 8 heads as one vector and never stored: no scratch parameter is left.
+    EXPECT_NE(text.find("W_local[ramp(0, 1, 8)] = exp("), std::string::npos) << text;
+    for (const auto& p : lowered.params) EXPECT_NE(p.role, ParamRole::Workspace) << p.name << " in\n" << text;
+    EXPECT_EQ(text.find("W["), std::string::npos) << text;
+    EXPECT_EQ(text.find("Scale["), std::string::npos) << text;
+  }
 }
 
 }  // namespace
