@@ -12,9 +12,10 @@
 // is kept with probability 1-p and scaled by 1/(1-p); the mask is ag::dropout_keep
 // of (seed, edge position·H + head), so it is recomputed, not stored.
 //
-// Forward: fused (one pass, online softmax, e and p never in memory; the row max
-// and sum are kept) when the kernels' choice is fused and no attention dropout
-// applies (dropout needs p in memory); else unfused (score, softmax, aggregate).
+// Forward: fused (one kernel: the row max of the scores, then the weights and the
+// weighted sum; e and p never in memory, the row max and sum are kept) when the
+// kernels' choice is fused and no attention dropout applies (dropout needs p in
+// memory); else unfused (score, softmax, aggregate).
 // Backward (both forwards): after a fused forward, e and p are recomputed from the
 // saved row max and sum; then dp = SDDMM(dy, x), the dropout mask, the softmax
 // backward (LeakyReLU' included) giving d(el) as row sums and d(er) as column sums
