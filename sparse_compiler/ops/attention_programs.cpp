@@ -126,6 +126,26 @@ Kernel gat_aggregate_program(const GatSpec& s, bool through_eid) {
 
 namespace {
 
+// Per-row scratch over the heads ([I, H]) that a fused forward fills for one edge
+// at a time: the schedule keeps it in registers (cache_write), so its exps run as
+// one vector over the heads, and drops it once nothing reads it from memory (the
+// init nest sets it at each row's start for that).
+SparseBuffer row_scratch(Kernel& k, const Axes& a, const GatSpec& s, const std::string& name) {
+  SparseBuffer b = sparse_buffer(name, {a.csr.I, a.H}, DType::F32);
+  k.buffers.push_back(b);
+  k.params.push_back(Param::workspace(name, DType::F32, mul(var("m"), make_int(s.heads))));
+  return b;
+}
+
+// Y[i, h, :] /= S[i, h], rows without edges left at 0.
+Stmt normalized_rows(const SparseBuffer& Y, const SparseBuffer& S, const Axes& a) {
+  Expr i = var("i"), hn = var("hn"), fn = var("fn");
+  return sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
+                          sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
+                                                              div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
+                                                              make_float(0))));
+}
+
 Kernel gat_fused_online(const GatSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("gat_fused_online", s, a);
@@ -135,18 +155,10 @@ Kernel gat_fused_online(const GatSpec& s) {
   SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
   SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
   SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
-  // One edge's rescale factors and weights, all heads at once: per-row scratch the
-  // schedule keeps in registers (cache_write), so the heads' exps run as one vector
-  // and no scratch is left in memory.
-  auto scratch = [&](const std::string& name) {
-    SparseBuffer b = sparse_buffer(name, {a.csr.I, a.H}, DType::F32);
-    k.buffers.push_back(b);
-    k.params.push_back(Param::workspace(name, DType::F32, mul(var("m"), make_int(s.heads))));
-    return b;
-  };
-  SparseBuffer Scale = scratch("Scale"), W = scratch("W");
+  // One edge's rescale factors and weights, all heads at once.
+  SparseBuffer Scale = row_scratch(k, a, s, "Scale"), W = row_scratch(k, a, s, "W");
   Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f");
-  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz"), hn = var("hn"), fn = var("fn");
+  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz");
   auto f32 = [](const char* name) { return var(name, Type::f32()); };
   // One edge: the online softmax step per head (running max M, running sum S; the
   // accumulator Y rescaled whenever the max grows), then the weighted features.
@@ -163,16 +175,12 @@ Kernel gat_fused_online(const GatSpec& s) {
   Stmt edge = seq({sparse_iteration("fused_heads", {it("h", a.H)}, Stmt(), heads),
                    sparse_iteration("fused_acc", {it("hy", a.H), it("f", a.F)}, Stmt(), features)});
   Stmt body = seq({
-      // The scratch is set here too, so nothing of it is ever read from memory.
       sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
                        seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
                             sparse_store(Scale, {i, h0}, make_float(1)), sparse_store(W, {i, h0}, make_float(0))})),
       sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
       sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
-      sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
-                       sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
-                                                           div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
-                                                           make_float(0)))),
+      normalized_rows(Y, S, a),
   });
   k.body = sparse_iteration("gat_fused_online", {it("i", a.csr.I)}, Stmt(), body);
   finish(k);
@@ -188,14 +196,14 @@ Kernel gat_fused_two_pass(const GatSpec& s) {
   SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
   SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
   SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
-  SparseBuffer W = sparse_buffer("W", {a.csr.I, a.H}, DType::F32);
-  k.buffers.push_back(W);
-  k.params.push_back(Param::workspace("W", DType::F32, mul(var("m"), make_int(s.heads))));
+  SparseBuffer W = row_scratch(k, a, s, "W");  // one edge's weights, all heads
   Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f"), jm = var("jm"), hm = var("hm");
-  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz"), hn = var("hn"), fn = var("fn");
+  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz");
   auto score = [&](const Expr& jj, const Expr& hh) {
     return leaky(add(sparse_load(XL, {i, hh}), sparse_load(XR, {jj, hh})), s.negative_slope);
   };
+  // Pass 1 (fused_max): the row max of the scores. Pass 2 (fused_edges): per edge,
+  // the heads' weights exp(score - max), their sum, and the weighted feature rows.
   Stmt edge = seq({sparse_iteration("fused_weights", {it("h", a.H)}, Stmt(),
                                     seq({sparse_store(W, {i, h}, exp(sub(score(j, h), sparse_load(M, {i, h})))),
                                          sparse_store(S, {i, h}, add(sparse_load(S, {i, h}), sparse_load(W, {i, h})))})),
@@ -210,10 +218,7 @@ Kernel gat_fused_two_pass(const GatSpec& s) {
                        sparse_store(M, {i, hm}, max(sparse_load(M, {i, hm}), score(jm, hm)))),
       sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
       sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
-      sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
-                       sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
-                                                           div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
-                                                           make_float(0)))),
+      normalized_rows(Y, S, a),
   });
   k.body = sparse_iteration("gat_fused", {it("i", a.csr.I)}, Stmt(), body);
   finish(k);
