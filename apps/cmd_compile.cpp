@@ -1,5 +1,6 @@
 // strata compile <op> --feat F [--format csr|coo|dcsr|dcsr:cols=..|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
 //                [rgms: --kernel fused|transform|... --feat-out F]
+//                [gat: --heads H --kernel fused|fused_online|score|softmax|...]
 //                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition
 // for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: any format
@@ -15,6 +16,7 @@
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/sddmm.h"
@@ -39,7 +41,8 @@ struct CompileArgs {
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
   std::string plan_file;
-  std::string kernel = "fused";  // rgms: which of its kernels
+  std::string kernel = "fused";  // rgms and gat: which of their kernels
+  int64_t heads = 8;             // gat: attention heads
   int64_t feat_out = 0;          // rgms: output feature size (0: --feat)
 };
 
@@ -99,8 +102,17 @@ int run_compile(const CompileArgs& a) {
     const RgmsCpuKernel k = rgms_cpu_kernel(a.kernel, spec, plan.knobs);
     program = k.program;
     if (scheduled) lowered = a.emit == "scheduled" ? k.scheduled : lower_schedule(k.scheduled);
+  } else if (a.op == "gat") {
+    STRATA_CHECK(!cuda, "--device cuda: the GAT kernels are generated for the CPU only");
+    STRATA_CHECK(plan.format.kind == FormatKind::Csr, "--format: the GAT kernels run over CSR, not {}",
+                 plan.format.str());
+    program = gat_program(a.kernel, GatSpec{a.heads, a.feat, 0.2, idt});
+    if (scheduled) {
+      const Kernel s = schedule_row_program_cpu(lower_to_loops(program), plan.knobs);
+      lowered = a.emit == "scheduled" ? s : lower_schedule(s);
+    }
   } else {
-    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm, sddmm_add or rgms)", a.op);
+    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm, sddmm_add, rgms or gat)", a.op);
   }
   std::string out;
   if (a.emit == "stage1") out = to_string(program);
@@ -116,7 +128,7 @@ int run_compile(const CompileArgs& a) {
 RegisterCommand reg({"compile", "print an op's program at one compiler stage, or its generated C++",
                      [](CLI::App& app) {
                        auto a = std::make_shared<CompileArgs>();
-                       app.add_option("op", a->op, "spmm, sddmm, sddmm_add or rgms")->required();
+                       app.add_option("op", a->op, "spmm, sddmm, sddmm_add, rgms or gat")->required();
                        app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")
                            ->capture_default_str()
                            ->check(integer_at_least(1));
@@ -146,8 +158,12 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
                        app.add_option("--kernel", a->kernel,
                                       "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
-                                      "ell3d, embed or embed_grad")
+                                      "ell3d, embed or embed_grad; gat: fused, fused_online, score, softmax, "
+                                      "aggregate, aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
                            ->capture_default_str();
+                       app.add_option("--heads", a->heads, "gat: attention heads (--feat: features per head)")
+                           ->capture_default_str()
+                           ->check(integer_at_least(1));
                        app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)")
                            ->check(integer_at_least(1));
                        return [a] { return run_compile(*a); };

@@ -1,9 +1,13 @@
 #include "sparse_compiler/ops/attention_programs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "sparse_compiler/ops/programs.h"
 
@@ -308,6 +312,27 @@ Kernel edge_col_sum_program(const GatSpec& s) {
                             sparse_store(dXR, {i, h}, add(sparse_load(dXR, {i, h}), sparse_load(dPre, {sparse_load(eid, {i, j}), h}))));
   finish(k);
   return k;
+}
+
+Kernel gat_program(const std::string& kernel, GatSpec s) {
+  if (kernel == "fused_online") s.fused_softmax = FusedSoftmax::Online;
+  const std::vector<std::pair<const char*, std::function<Kernel()>>> programs = {
+      {"score", [&] { return gat_score_program(s); }},
+      {"softmax", [&] { return edge_softmax_program(s); }},
+      {"aggregate", [&] { return gat_aggregate_program(s, false); }},
+      {"aggregate_eid", [&] { return gat_aggregate_program(s, true); }},
+      {"fused", [&] { return gat_fused_program(s); }},
+      {"fused_online", [&] { return gat_fused_program(s); }},
+      {"recompute", [&] { return gat_recompute_program(s); }},
+      {"sddmm", [&] { return gat_sddmm_program(s); }},
+      {"softmax_backward", [&] { return edge_softmax_backward_program(s); }},
+      {"col_sum", [&] { return edge_col_sum_program(s); }}};
+  std::vector<std::string> names;
+  for (const auto& [name, make] : programs) {
+    if (kernel == name) return make();
+    names.emplace_back(name);
+  }
+  STRATA_FAIL("gat: unknown kernel '{}' (expected one of: {})", kernel, fmt::join(names, ", "));
 }
 
 }  // namespace strata::sc

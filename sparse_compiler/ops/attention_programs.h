@@ -55,4 +55,9 @@ Kernel gat_sddmm_program(const GatSpec& s);
 Kernel edge_softmax_backward_program(const GatSpec& s);
 Kernel edge_col_sum_program(const GatSpec& s);
 
+// The program named `kernel` (score, softmax, aggregate, aggregate_eid, fused,
+// fused_online, recompute, sddmm, softmax_backward, col_sum), for `strata compile
+// gat`; throws a UserError listing the names for any other.
+Kernel gat_program(const std::string& kernel, GatSpec s);
+
 }  // namespace strata::sc

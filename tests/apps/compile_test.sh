@@ -35,9 +35,26 @@ expect bad-kernel "$err" "rgms: unknown kernel 'bogus' \(expected one of: fused,
 err="$("$strata" compile rgms --feat 32 --device cuda 2>&1)"
 expect_rc rgms-cuda $? 1
 expect rgms-cuda "$err" 'the RGMS kernels are generated for the CPU only'
+# GAT: the fused forward's 8 heads of an edge are weighted with one vector exp, in a
+# register local (no scratch in memory); every kernel of the set prints.
+out="$("$strata" compile gat --heads 8 --feat 8 --lanes 16 --kernel fused --emit lowered 2>&1)" \
+  || { echo "$out"; echo "FAIL: gat fused exit code"; exit 1; }
+expect gat-fused "$out" 'W_local\[ramp\(0, 1, 8\)\] = exp\('
+if grep -q 'param W:' <<<"$out"; then echo "FAIL: gat fused kept its scratch in memory"; fails=$((fails + 1)); fi
+for k in score softmax aggregate aggregate_eid fused_online recompute sddmm softmax_backward col_sum; do
+  "$strata" compile gat --heads 4 --feat 8 --kernel "$k" --emit source > /dev/null 2>&1 \
+    || { echo "FAIL: gat --kernel $k exit code"; fails=$((fails + 1)); }
+done
+err="$("$strata" compile gat --kernel bogus 2>&1)"
+expect_rc gat-bad-kernel $? 1
+expect gat-bad-kernel "$err" "gat: unknown kernel 'bogus' \(expected one of: score, softmax, aggregate"
+err="$("$strata" compile gat --format ell:w=4 2>&1)"
+expect_rc gat-format $? 1
+expect gat-format "$err" "--format: the GAT kernels run over CSR, not ell:w=4"
+
 err="$("$strata" compile spmv --feat 32 2>&1)"
 expect_rc bad-op $? 1
-expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add or rgms\)"
+expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add, rgms or gat\)"
 
 [ "$fails" -eq 0 ] && echo "compile_test: all checks passed"
 exit $((fails > 0))
