@@ -94,12 +94,14 @@ Kernel edge_softmax_program(const GatSpec& s) {
                        seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0))})),
       sparse_iteration("softmax_max", {it("j", a.csr.J, true), it("h", a.H)}, Stmt(),
                        sparse_store(M, {i, h}, max(sparse_load(M, {i, h}), e))),
+      // exp once per edge and head: stored unnormalised while summed, then scaled by
+      // 1/S (the row's P is still in L1).
       sparse_iteration("softmax_sum", {it("j2", a.csr.J, true), it("h2", a.H)}, Stmt(),
-                       sparse_store(S, {i, h2}, add(sparse_load(S, {i, h2}),
-                                                    exp(sub(sparse_load(E, {i, j2, h2}), sparse_load(M, {i, h2})))))),
+                       let_stmt("p", exp(sub(sparse_load(E, {i, j2, h2}), sparse_load(M, {i, h2}))),
+                                seq({sparse_store(P, {i, j2, h2}, var("p", Type::f32())),
+                                     sparse_store(S, {i, h2}, add(sparse_load(S, {i, h2}), var("p", Type::f32())))}))),
       sparse_iteration("softmax_norm", {it("j3", a.csr.J), it("h3", a.H)}, Stmt(),
-                       sparse_store(P, {i, j3, h3}, div(exp(sub(sparse_load(E, {i, j3, h3}), sparse_load(M, {i, h3}))),
-                                                        sparse_load(S, {i, h3})))),
+                       sparse_store(P, {i, j3, h3}, div(sparse_load(P, {i, j3, h3}), sparse_load(S, {i, h3})))),
   });
   k.body = sparse_iteration("edge_softmax", {it("i", a.csr.I)}, Stmt(), body);
   finish(k);
