@@ -143,6 +143,22 @@ SparseBuffer row_scratch(Kernel& k, const Axes& a, const GatSpec& s, const std::
   return b;
 }
 
+// The fused forms' parameters: scores, features, output, saved row max and sum.
+struct FusedBuffers {
+  SparseBuffer XL, XR, X, Y, M, S;
+};
+FusedBuffers fused_buffers(Kernel& k, const Axes& a) {
+  return {buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input),      buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input),
+          buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input), buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output),
+          buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output),        buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output)};
+}
+
+// Y[i, h, :] = 0 at a row's start.
+Stmt zeroed_rows(const SparseBuffer& Y, const Axes& a) {
+  Expr i = var("i"), hz = var("hz"), fz = var("fz");
+  return sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0)));
+}
+
 // Y[i, h, :] /= S[i, h], rows without edges left at 0.
 Stmt normalized_rows(const SparseBuffer& Y, const SparseBuffer& S, const Axes& a) {
   Expr i = var("i"), hn = var("hn"), fn = var("fn");
@@ -155,16 +171,12 @@ Stmt normalized_rows(const SparseBuffer& Y, const SparseBuffer& S, const Axes& a
 Kernel gat_fused_online(const GatSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("gat_fused_online", s, a);
-  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
-  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
-  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
-  SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
-  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
-  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+  const FusedBuffers b = fused_buffers(k, a);
+  const SparseBuffer &XL = b.XL, &XR = b.XR, &X = b.X, &Y = b.Y, &M = b.M, &S = b.S;
   // One edge's rescale factors and weights, all heads at once.
   SparseBuffer Scale = row_scratch(k, a, s, "Scale"), W = row_scratch(k, a, s, "W");
   Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f");
-  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz");
+  Expr h0 = var("h0");
   auto f32 = [](const char* name) { return var(name, Type::f32()); };
   // One edge: the online softmax step per head (running max M, running sum S; the
   // accumulator Y rescaled whenever the max grows), then the weighted features.
@@ -184,7 +196,7 @@ Kernel gat_fused_online(const GatSpec& s) {
       sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
                        seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
                             sparse_store(Scale, {i, h0}, make_float(1)), sparse_store(W, {i, h0}, make_float(0))})),
-      sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
+      zeroed_rows(Y, a),
       sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
       normalized_rows(Y, S, a),
   });
@@ -196,15 +208,11 @@ Kernel gat_fused_online(const GatSpec& s) {
 Kernel gat_fused_two_pass(const GatSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("gat_fused", s, a);
-  SparseBuffer XL = buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input);
-  SparseBuffer XR = buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input);
-  SparseBuffer X = buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input);
-  SparseBuffer Y = buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output);
-  SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
-  SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+  const FusedBuffers b = fused_buffers(k, a);
+  const SparseBuffer &XL = b.XL, &XR = b.XR, &X = b.X, &Y = b.Y, &M = b.M, &S = b.S;
   SparseBuffer W = row_scratch(k, a, s, "W");  // one edge's weights, all heads
   Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f"), jm = var("jm"), hm = var("hm");
-  Expr h0 = var("h0"), hz = var("hz"), fz = var("fz");
+  Expr h0 = var("h0");
   auto score = [&](const Expr& jj, const Expr& hh) {
     return leaky(add(sparse_load(XL, {i, hh}), sparse_load(XR, {jj, hh})), s.negative_slope);
   };
@@ -222,7 +230,7 @@ Kernel gat_fused_two_pass(const GatSpec& s) {
                             sparse_store(W, {i, h0}, make_float(0))})),
       sparse_iteration("fused_max", {it("jm", a.csr.J, true), it("hm", a.H)}, Stmt(),
                        sparse_store(M, {i, hm}, max(sparse_load(M, {i, hm}), score(jm, hm)))),
-      sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0))),
+      zeroed_rows(Y, a),
       sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
       normalized_rows(Y, S, a),
   });
