@@ -2,12 +2,44 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "core/timer.h"
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/ir/visitor.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
 
 namespace strata::sc {
+
+namespace {
+
+// (edge loop, buffer) for every buffer an edge loop reads through an index it
+// loads (X[A_indices[j]], P[eid[j]]): rows scattered over the whole buffer, which
+// the hardware prefetcher cannot follow. Rows read at j itself stream.
+std::vector<std::pair<std::string, std::string>> gathered_buffers(const Kernel& k) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& name : loop_names(k.body)) {
+    const ForNode* f = find_loop(k.body, name);
+    if (!f || !f->annotations.count("axis") || f->annotations.at("axis") != "J") continue;
+    std::set<std::string> seen;
+    for_each_expr(f->body, [&](const Expr& e) {
+      const auto* l = e.as<LoadNode>();
+      if (!l || seen.count(l->buffer)) return;
+      bool indirect = false;
+      for_each_expr(l->index, [&](const Expr& x) {
+        if (const auto* inner = x.as<LoadNode>(); inner && uses_var(inner->index, name)) indirect = true;
+      });
+      if (!indirect) return;
+      seen.insert(l->buffer);
+      out.emplace_back(name, l->buffer);
+    });
+  }
+  return out;
+}
+
+}  // namespace
 
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
@@ -36,6 +68,9 @@ Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
     const int64_t* e = as_const_int(find_loop(s.kernel().body, l)->extent);
     if (e && *e <= 16) (void)s.attempt([&] { s.unroll(l); });
   }
+  if (knobs.prefetch > 0)
+    for (const auto& [loop, buffer] : gathered_buffers(s.kernel()))
+      s.prefetch(loop, buffer, knobs.prefetch, "nnz");
   return s.kernel();
 }
 
@@ -71,7 +106,18 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
     if (!knobs) k.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
-    for (const auto& p : programs) lowered.push_back(lower_schedule(schedule_row_program_cpu(lower_to_loops(p), k)));
+    for (size_t w = 0; w < programs.size(); ++w) {
+      const Kernel loops = lower_to_loops(programs[w]);
+      CpuKnobs kw = k;
+      if (!knobs) {
+        // Untuned: prefetch where what the program gathers outgrows the cache.
+        int64_t gathered = 0;
+        for (const auto& [loop, buffer] : gathered_buffers(loops))
+          gathered = std::max(gathered, buffer_bytes(buffer, w == kColSum || w == kAggregateT));
+        kw = untuned_gather_knobs(k, gathered);
+      }
+      lowered.push_back(lower_schedule(schedule_row_program_cpu(loops, kw)));
+    }
     impl_->compiled = compile_cpu(lowered);
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
@@ -80,6 +126,18 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
 }
 
 GatKernels::~GatKernels() = default;
+
+int64_t GatKernels::buffer_bytes(const std::string& name, bool transposed) const {
+  const Graph& g = transposed ? At_ : A_;
+  const int64_t H = spec_.heads, F = spec_.feat, f32 = static_cast<int64_t>(sizeof(float));
+  if (name == "E" || name == "P" || name == "dP" || name == "dPre") return g.nnz() * H * f32;
+  if (name == "XR" || name == "dXR") return g.num_cols() * H * f32;
+  if (name == "XL" || name == "M" || name == "S" || name == "dXL" || name == "D") return g.num_rows() * H * f32;
+  if (name == "X") return g.num_cols() * H * F * f32;
+  if (name == "Y" || name == "dY") return g.num_rows() * H * F * f32;
+  STRATA_ASSERT(false, "gat: no shape known for buffer {}", name);
+  return 0;
+}
 
 std::string GatKernels::code_key() const {
   return backend_ == Backend::Generated && !impl_->compiled.empty() ? impl_->compiled.front().source_key : "reference";

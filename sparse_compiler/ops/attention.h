@@ -18,11 +18,14 @@
 namespace strata::sc {
 
 // The CPU schedule of a row program: rows in nnz-balanced parallel chunks, each
-// row's outputs in registers, head and feature loops vectorized.
+// row's outputs in registers, head and feature loops vectorized, and rows that
+// edge loops gather through an index prefetched `knobs.prefetch` edges ahead.
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs);
 
 class GatKernels {
  public:
+  // Without `knobs`, each kernel gets the untuned ones: the host's vector lanes and
+  // prefetch where what it gathers outgrows the cache (untuned_gather_knobs).
   GatKernels(const Graph& A, GatSpec spec, Backend backend = Backend::Generated, std::optional<CpuKnobs> knobs = {});
   ~GatKernels();
 
@@ -50,6 +53,9 @@ class GatKernels {
  private:
   struct Impl;
   void run(int which, KernelArgs& args, bool transposed) const;
+  // Bytes of the buffer `name` (attention_programs.h's shapes) for the program over
+  // A, or over Aᵀ when `transposed`.
+  int64_t buffer_bytes(const std::string& name, bool transposed) const;
   Graph A_, At_;      // At_: Aᵀ, rows = sources
   Tensor At_eid_;     // int64 [nnz]: A's CSR position of every non-zero of Aᵀ
   GatSpec spec_;

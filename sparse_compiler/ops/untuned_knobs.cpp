@@ -73,6 +73,11 @@ CpuKnobs untuned_sddmm_knobs(CpuKnobs base, int64_t feat, int64_t y_rows) {
   return base;
 }
 
+CpuKnobs untuned_gather_knobs(CpuKnobs base, int64_t gathered_bytes) {
+  base.prefetch = 2 * gathered_bytes >= host_l2_bytes() ? 16 : 0;
+  return base;
+}
+
 int64_t host_l2_bytes() {
   const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
   return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{1} << 20;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "core/file_util.h"
 #include "core/rng.h"
@@ -67,14 +68,27 @@ std::vector<std::pair<std::string, Graph>> graphs() {
           {"isolated", Graph::from_coo(12, 12, Tensor::from_list<int64_t>({2, 2, 7}), Tensor::from_list<int64_t>({0, 11, 7}), o)}};
 }
 
-class GatKernelsTest : public ::testing::TestWithParam<Backend> {};
+// A backend, and for generated code the prefetch distance of gathered rows (0:
+// the untuned knobs, which leave these small graphs without prefetch).
+struct GatCase {
+  Backend backend;
+  int64_t prefetch;
+};
+
+class GatKernelsTest : public ::testing::TestWithParam<GatCase> {};
 
 TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
-  const Backend backend = GetParam();
+  const Backend backend = GetParam().backend;
+  std::optional<CpuKnobs> knobs;
+  if (GetParam().prefetch > 0) {
+    knobs = CpuKnobs{};
+    knobs->vector_lanes = host_vector_lanes();
+    knobs->prefetch = GetParam().prefetch;  // past the end of rows and of the graph: clamped
+  }
   for (const auto& [name, A] : graphs()) {
     for (auto [H, F] : std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {8, 8}, {3, 17}}) {
       const double slope = 0.2;
-      GatKernels k(A, {H, F, slope, A.index_dtype()}, backend);
+      GatKernels k(A, {H, F, slope, A.index_dtype()}, backend, knobs);
       Rng rng(H * 31 + F);
       Tensor XL = Tensor::uniform({A.num_rows(), H}, -2, 2, rng), XR = Tensor::uniform({A.num_cols(), H}, -2, 2, rng);
       Tensor X = Tensor::uniform({A.num_cols(), H, F}, -1, 1, rng);
@@ -98,7 +112,7 @@ TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
       {  // The online form of the fused forward: the same outputs.
         GatSpec online{H, F, slope, A.index_dtype()};
         online.fused_softmax = FusedSoftmax::Online;
-        GatKernels ko(A, online, backend);
+        GatKernels ko(A, online, backend, knobs);
         Tensor Yo = Tensor::full({A.num_rows(), H, F}, DType::F32, NAN);
         Tensor Mo = Tensor::empty({A.num_rows(), H}, DType::F32), So = Tensor::empty({A.num_rows(), H}, DType::F32);
         ko.fused(XL, XR, X, Yo, Mo, So);
@@ -151,8 +165,39 @@ TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, GatKernelsTest, ::testing::Values(Backend::Generated, Backend::Interpreter),
-                         [](const auto& info) { return std::string(backend_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Backends, GatKernelsTest,
+                         ::testing::Values(GatCase{Backend::Generated, 0}, GatCase{Backend::Generated, 3},
+                                           GatCase{Backend::Interpreter, 0}),
+                         [](const auto& info) {
+                           return std::string(backend_name(info.param.backend)) +
+                                  (info.param.prefetch ? "Prefetch" + std::to_string(info.param.prefetch) : "");
+                         });
+
+TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
+  GatSpec s{8, 8, 0.2, DType::I32};
+  CpuKnobs k;
+  k.vector_lanes = 16;
+  k.prefetch = 16;
+  auto scheduled = [&](const Kernel& program) {
+    return to_string(lower_schedule(schedule_row_program_cpu(lower_to_loops(program), k)));
+  };
+  // The aggregation over Aᵀ gathers X's rows (4 cache lines of 64 floats) and the
+  // edge probabilities through the edge-id map; both 16 edges ahead, clamped to the graph.
+  const std::string agg = scheduled(gat_aggregate_program(s, true));
+  for (const char* line : {"", " + 16", " + 32", " + 48"})
+    EXPECT_NE(agg.find(fmt::format("prefetch(X[int64(A_indices[min(j + 16, nnz - 1)]) * 64{}])", line)), std::string::npos)
+        << agg;
+  EXPECT_EQ(agg.find("* 64 + 64])"), std::string::npos) << agg;
+  EXPECT_NE(agg.find("prefetch(P[eid[min(j + 16, nnz - 1)] * 8])"), std::string::npos) << agg;
+  // Rows read at the edge's own position stream; nothing to prefetch.
+  const std::string softmax = scheduled(edge_softmax_program(s));
+  EXPECT_EQ(softmax.find("prefetch("), std::string::npos) << softmax;
+  EXPECT_EQ(agg.find("prefetch(Y"), std::string::npos) << agg;
+  // The fused forward prefetches in both of its edge loops.
+  const std::string fused = scheduled(gat_fused_program(s));
+  EXPECT_NE(fused.find("prefetch(XR[int64(A_indices[min(jm + 16, nnz - 1)]) * 8])"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("prefetch(X[int64(A_indices[min(j + 16, nnz - 1)]) * 64"), std::string::npos) << fused;
+}
 
 TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
   for (const FusedSoftmax form : {FusedSoftmax::TwoPass, FusedSoftmax::Online}) {

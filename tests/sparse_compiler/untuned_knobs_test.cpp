@@ -53,6 +53,20 @@ TEST(UntunedKnobs, PrefetchFromAnXOfTwiceTheCacheSize) {
   EXPECT_EQ(k.prefetch, 64);
 }
 
+TEST(UntunedKnobs, GatheringRowProgramsPrefetchFromHalfAnL2) {
+  const int64_t half_l2 = host_l2_bytes() / 2;
+  EXPECT_EQ(untuned_gather_knobs(lanes16(), half_l2 - 1).prefetch, 0);
+  EXPECT_EQ(untuned_gather_knobs(lanes16(), half_l2).prefetch, 16);
+  EXPECT_EQ(untuned_gather_knobs(lanes16(), 0).prefetch, 0);  // gathers nothing
+  CpuKnobs base = lanes16();
+  base.grain = 777;
+  base.prefetch = 5;  // replaced by the rule
+  const CpuKnobs k = untuned_gather_knobs(base, 0);
+  EXPECT_EQ(k.grain, 777);
+  EXPECT_EQ(k.vector_lanes, 16);
+  EXPECT_EQ(k.prefetch, 0);
+}
+
 TEST(UntunedKnobs, SmallGraphsKeepThePlanTemplate) {
   testing::RandomGraphSpec s;
   s.rows = s.cols = 500;
