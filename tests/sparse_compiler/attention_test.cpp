@@ -173,6 +173,30 @@ INSTANTIATE_TEST_SUITE_P(Backends, GatKernelsTest,
                                   (info.param.prefetch ? "Prefetch" + std::to_string(info.param.prefetch) : "");
                          });
 
+TEST(GatKernels, LeakyReluIsAMaxOrMinWithoutABranchForEverySlope) {
+  const Graph A = graphs().front().second;
+  for (const double slope : {0.2, 0.0, 1.0, 1.5, -0.3}) {
+    const GatSpec s{1, 4, slope, A.index_dtype()};
+    // max(x, slope·x) for slopes up to 1, min above (slope 1 simplifies to x): no
+    // comparison left in the score for a one-head loop to branch on.
+    const std::string text = to_string(lower_to_loops(gat_score_program(s)));
+    if (slope != 1) EXPECT_NE(text.find(slope < 1 ? "max(" : "min("), std::string::npos) << text;
+    EXPECT_EQ(text.find("select("), std::string::npos) << text;
+    GatKernels k(A, s);
+    Rng rng(5);
+    Tensor XL = Tensor::uniform({A.num_rows(), 1}, -2, 2, rng), XR = Tensor::uniform({A.num_cols(), 1}, -2, 2, rng);
+    Tensor X = Tensor::uniform({A.num_cols(), 1, 4}, -1, 1, rng);
+    const Ref ref = reference_forward(A, XL, XR, X, 1, 4, slope);
+    Tensor E = Tensor::empty({A.nnz(), 1}, DType::F32);
+    k.score(XL, XR, E);
+    expect_close(E, ref.E, fmt::format("score, slope {}", slope));
+    Tensor Y = Tensor::empty({A.num_rows(), 1, 4}, DType::F32), M = Tensor::empty({A.num_rows(), 1}, DType::F32),
+           S = Tensor::empty({A.num_rows(), 1}, DType::F32);
+    k.fused(XL, XR, X, Y, M, S);
+    expect_close(Y, ref.Y, fmt::format("fused, slope {}", slope));
+  }
+}
+
 TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
   GatSpec s{8, 8, 0.2, DType::I32};
   CpuKnobs k;
