@@ -6,6 +6,7 @@
 //   cuda_driver.h   the CUDA driver API loaded at run time (no link-time libcuda)
 //   rng.h, timer.h, log.h, hash.h, file_util.h, parallel.h   seeded RNG, timing,
 //                   logging, content hashing, atomic files and cache dir, thread count
+//   fast_math.h     exp and expm1 over 16 floats in vector arithmetic (element-wise ops)
 #pragma once
 
 #include "core/device.h"

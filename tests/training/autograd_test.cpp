@@ -69,6 +69,25 @@ TEST(AutogradTest, ActivationValues) {
   EXPECT_EQ(l[4], 3.0f);
 }
 
+TEST(AutogradTest, EluMatchesExpm1InVectorsAndInTheTail) {
+  // 3 x 37 values: six full vectors of 16 and a tail of 15 (core/fast_math.h).
+  std::vector<float> v(3 * 37);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -20.0f + 25.0f * static_cast<float>(i) / static_cast<float>(v.size());
+  v[5] = -0.0f;
+  v[40] = -1e-30f;
+  v[100] = -0.3f;   // polynomial side of expm1, in the tail
+  v[110] = -0.5f;   // exp side, in the tail
+  Tape t;
+  const float alpha = 0.7f;
+  const float* e = ag::elu(t, Var::constant(Tensor::from_vector<float>(v, {3, 37})), alpha).value().data<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double want = v[i] > 0 ? v[i] : alpha * std::expm1(static_cast<double>(v[i]));
+    EXPECT_NEAR(e[i], want, 4e-7 * std::fabs(want)) << "x = " << v[i];
+  }
+  EXPECT_TRUE(std::signbit(e[5]));
+  EXPECT_EQ(e[40], alpha * -1e-30f);
+}
+
 TEST(AutogradTest, DropoutGradientsAndScaling) {
   Rng rng(5);
   const uint64_t seed = 99;
