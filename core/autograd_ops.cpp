@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/fast_math.h"
 #include "core/timer.h"
@@ -115,9 +116,14 @@ Var unary(Tape& tape, const Var& x, F&& f) {
   const float* xp = xv.data<float>();
   float* yp = y.data<float>();
   const int64_t n = xv.numel();
-  for_blocks(n, [&](int64_t begin, int64_t end) {
+  // By value and restrict, as in record_unary's backward: through references the
+  // loop stays scalar and f's select becomes a branch.
+  for_blocks(n, [xp, yp, f](int64_t begin, int64_t end) {
+    const float* __restrict__ xr = xp;
+    float* __restrict__ yr = yp;
+    const std::decay_t<F> fl = f;
 #pragma omp simd
-    for (int64_t i = begin; i < end; ++i) yp[i] = f(xp[i]);
+    for (int64_t i = begin; i < end; ++i) yr[i] = fl(xr[i]);
   });
   return Var::result(std::move(y), tape.needs_grad({&x}));
 }
@@ -158,9 +164,18 @@ void record_unary(Tape& tape, const char* op, const Var& x, const Var& out, doub
       const float* yp = out.value().data<float>();
       float* dp = dx.data<float>();
       const int64_t n = g.numel();
-      for_blocks(n, [&](int64_t begin, int64_t end) {
+      // Pointers and dfdx by value, the output restrict: through references GCC
+      // reloads them after every store, the loop stays scalar, and dfdx's select
+      // becomes a branch mispredicted on half the elements (ELU's backward took
+      // 7.2 ms over 22,470 x 64 values that way).
+      for_blocks(n, [gp, xp, yp, dp, dfdx](int64_t begin, int64_t end) {
+        const float* __restrict__ gr = gp;
+        const float* __restrict__ xr = xp;
+        const float* __restrict__ yr = yp;
+        float* __restrict__ dr = dp;
+        const D f = dfdx;
 #pragma omp simd
-        for (int64_t i = begin; i < end; ++i) dp[i] = gp[i] * dfdx(xp[i], yp[i]);
+        for (int64_t i = begin; i < end; ++i) dr[i] = gr[i] * f(xr[i], yr[i]);
       });
       x.accumulate_grad(dx, true);
     };
