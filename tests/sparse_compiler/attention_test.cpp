@@ -75,6 +75,8 @@ struct GatCase {
   int64_t prefetch;
 };
 
+void PrintTo(const GatCase& c, std::ostream* os) { *os << backend_name(c.backend) << ", prefetch " << c.prefetch; }
+
 class GatKernelsTest : public ::testing::TestWithParam<GatCase> {};
 
 TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
