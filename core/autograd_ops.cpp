@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "core/fast_math.h"
 #include "core/timer.h"
@@ -108,37 +107,38 @@ void gemm_tn(const Tensor& a, const Tensor& b, Tensor& c) {
   for (int t = 1; t < used; ++t) C += partial[t];
 }
 
-template <class F>
-Var unary(Tape& tape, const Var& x, F&& f) {
+// y = op(x) element by element, block by block on the threads: `block(xp, yp,
+// begin, end)` fills yp[begin, end).
+template <class B>
+Var elementwise(Tape& tape, const Var& x, B block) {
   check_matrix(x, "element-wise op", "input");
   const Tensor& xv = x.value();
   Tensor y = empty_like(xv);
   const float* xp = xv.data<float>();
   float* yp = y.data<float>();
-  const int64_t n = xv.numel();
+  for_blocks(xv.numel(), [xp, yp, block](int64_t begin, int64_t end) { block(xp, yp, begin, end); });
+  return Var::result(std::move(y), tape.needs_grad({&x}));
+}
+
+template <class F>
+Var unary(Tape& tape, const Var& x, F f) {
   // By value and restrict, as in record_unary's backward: through references the
   // loop stays scalar and f's select becomes a branch.
-  for_blocks(n, [xp, yp, f](int64_t begin, int64_t end) {
+  return elementwise(tape, x, [f](const float* xp, float* yp, int64_t begin, int64_t end) {
     const float* __restrict__ xr = xp;
     float* __restrict__ yr = yp;
-    const std::decay_t<F> fl = f;
+    const F fl = f;
 #pragma omp simd
     for (int64_t i = begin; i < end; ++i) yr[i] = fl(xr[i]);
   });
-  return Var::result(std::move(y), tape.needs_grad({&x}));
 }
 
 // As unary, sixteen elements at a time through fv (f32x16 -> f32x16), for ops
 // whose scalar form would not vectorize (a call per element); the block's last
 // few elements through lane 0, so every element gets the same arithmetic.
 template <class FV>
-Var unary16(Tape& tape, const Var& x, FV&& fv) {
-  check_matrix(x, "element-wise op", "input");
-  const Tensor& xv = x.value();
-  Tensor y = empty_like(xv);
-  const float* xp = xv.data<float>();
-  float* yp = y.data<float>();
-  for_blocks(xv.numel(), [xp, yp, fv](int64_t begin, int64_t end) {
+Var unary16(Tape& tape, const Var& x, FV fv) {
+  return elementwise(tape, x, [fv](const float* xp, float* yp, int64_t begin, int64_t end) {
     int64_t i = begin;
     for (; i + 16 <= end; i += 16) {
       f32x16 v;
@@ -148,7 +148,6 @@ Var unary16(Tape& tape, const Var& x, FV&& fv) {
     }
     for (; i < end; ++i) yp[i] = fv(splat16(xp[i]))[0];
   });
-  return Var::result(std::move(y), tape.needs_grad({&x}));
 }
 
 // Records the backward of an element-wise op whose derivative is dfdx(x, y).
