@@ -2,7 +2,7 @@
 //
 // The tuner measures; an untuned kernel (tuning off in a config, `strata bench
 // --backend generated`) still knows how large its operands are when its graph is
-// bound. Two knobs pay by size alone, measured on every graph of the shared data
+// bound. These knobs pay by size alone, measured on every graph of the shared data
 // root at F = 32..256, 2 threads (docs/BENCHMARKS.md, "Untuned plans"):
 //   - streaming (non-temporal) stores once the output Y outgrows the cache: no
 //     read-for-ownership of Y's lines, and X is not evicted by them. 0.92-2.2x
@@ -13,6 +13,8 @@
 //     only costs instructions (down to 0.67-0.78x on Citeseer, bcsstk13 and ddi).
 //   - column tiles (format dcsr:cols) where each row's share of a tile is long
 //     (ogbl-ddi: 1.3-1.9x over CSR at F = 32..256); see column_tiles_may_pay.
+// GAT's row programs, whose per-edge work is heavier, take the gather prefetch
+// from a much smaller gathered buffer (half an L2); see untuned_gather_knobs.
 #pragma once
 
 #include <cstdint>
