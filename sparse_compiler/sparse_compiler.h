@@ -8,7 +8,11 @@
 //              lower_sparse_iter (I -> II), hoist_binary_search,
 //              lower_sparse_buffer (II -> III), simplify, rebase_loops,
 //              hoist_invariant_ifs; codegen preparation: unroll_loops,
-//              vectorize_loops, promote_registers; pipeline.h lists them in order
+//              vectorize_loops, promote_registers; pipeline.h lists them in order.
+//              Stage-I fusion of row programs (row_program.h): fuse_row_programs
+//              (row loops, inlining, deferred normalisation, edge-loop fusion,
+//              edge-buffer contraction) and online_softmax, which derive GAT's
+//              fused attention from its score, softmax and aggregation
 //   schedule/  primitives on stage-III loops (split, reorder, fuse, fission,
 //              balance, parallel, vectorize, unroll, unroll_and_jam, bind,
 //              cache_write/read, rfactor, prefetch, stream_stores, fuse_nests,
@@ -27,7 +31,7 @@
 //              CPU schedules, plans and the knobs an untuned plan takes from the
 //              graph's sizes, the hand-written reference path
 //
-// Data flow: program (stage I) -> [decompose_format] -> lower_to_loops (III) ->
+// Data flow: program (stage I) -> [fuse_row_programs | decompose_format] -> lower_to_loops (III) ->
 // schedule -> lower_schedule -> emit -> compile (cached) -> bind to a graph's
 // inspected arrays -> run.
 #pragma once

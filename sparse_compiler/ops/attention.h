@@ -1,8 +1,9 @@
 // GAT's sparse kernels for one bound graph, compiled together at graph load:
-// the unfused forward (score, softmax, aggregation), the fused forward (scores
-// never in memory; two-pass or online softmax, GatSpec::fused_softmax), and the backward (recompute after a fused
-// forward, attention gradient, softmax backward, source-score gradient, and the
-// aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
+// the unfused forward (score, softmax, aggregation), the fused forward (the
+// three fused by the compiler's passes, scores never in memory; two-pass or
+// online softmax, GatSpec::fused_softmax), and the backward (recompute after a
+// fused forward, attention gradient, softmax backward, source-score gradient, and
+// the aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
 // [nnz, H] in A's CSR order.
 #pragma once
 

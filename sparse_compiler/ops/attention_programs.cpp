@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sparse_compiler/ops/programs.h"
+#include "sparse_compiler/passes/fuse_row_programs.h"
 
 namespace strata::sc {
 
@@ -136,119 +137,20 @@ Kernel gat_aggregate_program(const GatSpec& s, bool through_eid) {
   return k;
 }
 
-namespace {
-
-// Per-row scratch over the heads ([I, H]) that a fused forward fills for one edge
-// at a time: the schedule keeps it in registers (cache_write), so its exps run as
-// one vector over the heads, and drops it once nothing reads it from memory (the
-// init nest sets it at each row's start for that).
-SparseBuffer row_scratch(Kernel& k, const Axes& a, const GatSpec& s, const std::string& name) {
-  SparseBuffer b = sparse_buffer(name, {a.csr.I, a.H}, DType::F32);
-  k.buffers.push_back(b);
-  k.params.push_back(Param::workspace(name, DType::F32, mul(var("m"), make_int(s.heads))));
-  return b;
-}
-
-// The fused forms' parameters: scores, features, output, saved row max and sum.
-struct FusedBuffers {
-  SparseBuffer XL, XR, X, Y, M, S;
-};
-FusedBuffers fused_buffers(Kernel& k, const Axes& a) {
-  return {buffer(k, "XL", {a.csr.I, a.H}, ParamRole::Input),      buffer(k, "XR", {a.csr.J_detach, a.H}, ParamRole::Input),
-          buffer(k, "X", {a.csr.J_detach, a.H, a.F}, ParamRole::Input), buffer(k, "Y", {a.csr.I, a.H, a.F}, ParamRole::Output),
-          buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output),        buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output)};
-}
-
-// Y[i, h, :] = 0 at a row's start.
-Stmt zeroed_rows(const SparseBuffer& Y, const Axes& a) {
-  Expr i = var("i"), hz = var("hz"), fz = var("fz");
-  return sparse_iteration("fused_zero", {it("hz", a.H), it("fz", a.F)}, Stmt(), sparse_store(Y, {i, hz, fz}, make_float(0)));
-}
-
-// Y[i, h, :] /= S[i, h], rows without edges left at 0.
-Stmt normalized_rows(const SparseBuffer& Y, const SparseBuffer& S, const Axes& a) {
-  Expr i = var("i"), hn = var("hn"), fn = var("fn");
-  return sparse_iteration("fused_norm", {it("hn", a.H), it("fn", a.F)}, Stmt(),
-                          sparse_store(Y, {i, hn, fn}, select(gt(sparse_load(S, {i, hn}), make_float(0)),
-                                                              div(sparse_load(Y, {i, hn, fn}), sparse_load(S, {i, hn})),
-                                                              make_float(0))));
-}
-
-Kernel gat_fused_online(const GatSpec& s) {
-  Axes a = axes_for(s);
-  Kernel k = base("gat_fused_online", s, a);
-  const FusedBuffers b = fused_buffers(k, a);
-  const SparseBuffer &XL = b.XL, &XR = b.XR, &X = b.X, &Y = b.Y, &M = b.M, &S = b.S;
-  // One edge's rescale factors and weights, all heads at once.
-  SparseBuffer Scale = row_scratch(k, a, s, "Scale"), W = row_scratch(k, a, s, "W");
-  Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f");
-  Expr h0 = var("h0");
-  auto f32 = [](const char* name) { return var(name, Type::f32()); };
-  // One edge: the online softmax step per head (running max M, running sum S; the
-  // accumulator Y rescaled whenever the max grows), then the weighted features.
-  Stmt heads = let_stmt(
-      "e", leaky(add(sparse_load(XL, {i, h}), sparse_load(XR, {j, h})), s.negative_slope),
-      let_stmt("mx", max(sparse_load(M, {i, h}), f32("e")),
-               seq({sparse_store(Scale, {i, h}, exp(sub(sparse_load(M, {i, h}), f32("mx")))),
-                    sparse_store(W, {i, h}, exp(sub(f32("e"), f32("mx")))),
-                    sparse_store(S, {i, h}, add(mul(sparse_load(S, {i, h}), sparse_load(Scale, {i, h})),
-                                                sparse_load(W, {i, h}))),
-                    sparse_store(M, {i, h}, f32("mx"))})));
-  Stmt features = sparse_store(Y, {i, hy, f}, add(mul(sparse_load(Y, {i, hy, f}), sparse_load(Scale, {i, hy})),
-                                                  mul(sparse_load(W, {i, hy}), sparse_load(X, {j, hy, f}))));
-  Stmt edge = seq({sparse_iteration("fused_heads", {it("h", a.H)}, Stmt(), heads),
-                   sparse_iteration("fused_acc", {it("hy", a.H), it("f", a.F)}, Stmt(), features)});
-  Stmt body = seq({
-      sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
-                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
-                            sparse_store(Scale, {i, h0}, make_float(1)), sparse_store(W, {i, h0}, make_float(0))})),
-      zeroed_rows(Y, a),
-      sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
-      normalized_rows(Y, S, a),
-  });
-  k.body = sparse_iteration("gat_fused_online", {it("i", a.csr.I)}, Stmt(), body);
-  finish(k);
-  return k;
-}
-
-Kernel gat_fused_two_pass(const GatSpec& s) {
-  Axes a = axes_for(s);
-  Kernel k = base("gat_fused", s, a);
-  const FusedBuffers b = fused_buffers(k, a);
-  const SparseBuffer &XL = b.XL, &XR = b.XR, &X = b.X, &Y = b.Y, &M = b.M, &S = b.S;
-  SparseBuffer W = row_scratch(k, a, s, "W");  // one edge's weights, all heads
-  Expr i = var("i"), j = var("j"), h = var("h"), hy = var("hy"), f = var("f"), jm = var("jm"), hm = var("hm");
-  Expr h0 = var("h0");
-  auto score = [&](const Expr& jj, const Expr& hh) {
-    return leaky(add(sparse_load(XL, {i, hh}), sparse_load(XR, {jj, hh})), s.negative_slope);
-  };
-  // Pass 1 (fused_max): the row max of the scores. Pass 2 (fused_edges): per edge,
-  // the heads' weights exp(score - max), their sum, and the weighted feature rows.
-  Stmt edge = seq({sparse_iteration("fused_weights", {it("h", a.H)}, Stmt(),
-                                    seq({sparse_store(W, {i, h}, exp(sub(score(j, h), sparse_load(M, {i, h})))),
-                                         sparse_store(S, {i, h}, add(sparse_load(S, {i, h}), sparse_load(W, {i, h})))})),
-                   sparse_iteration("fused_acc", {it("hy", a.H), it("f", a.F)}, Stmt(),
-                                    sparse_store(Y, {i, hy, f}, add(sparse_load(Y, {i, hy, f}),
-                                                                    mul(sparse_load(W, {i, hy}), sparse_load(X, {j, hy, f})))))});
-  Stmt body = seq({
-      sparse_iteration("fused_init", {it("h0", a.H)}, Stmt(),
-                       seq({sparse_store(M, {i, h0}, neg_inf()), sparse_store(S, {i, h0}, make_float(0)),
-                            sparse_store(W, {i, h0}, make_float(0))})),
-      sparse_iteration("fused_max", {it("jm", a.csr.J, true), it("hm", a.H)}, Stmt(),
-                       sparse_store(M, {i, hm}, max(sparse_load(M, {i, hm}), score(jm, hm)))),
-      zeroed_rows(Y, a),
-      sparse_iteration("fused_edges", {it("j", a.csr.J, true)}, Stmt(), edge),
-      normalized_rows(Y, S, a),
-  });
-  k.body = sparse_iteration("gat_fused", {it("i", a.csr.I)}, Stmt(), body);
-  finish(k);
-  return k;
-}
-
-}  // namespace
-
 Kernel gat_fused_program(const GatSpec& s) {
-  return s.fused_softmax == FusedSoftmax::Online ? gat_fused_online(s) : gat_fused_two_pass(s);
+  // Derived, not written: the compiler fuses the three programs above (scores
+  // inlined where read, the softmax's 1/S moved after the sum, the edge loops of
+  // softmax and aggregation fused, the attention weights contracted to per-edge
+  // scratch; passes/fuse_row_programs.h), and for the online form merges the max
+  // pass into the edge loop with a running max (passes/online_softmax.h).
+  RowFusion f;
+  const bool online = s.fused_softmax == FusedSoftmax::Online;
+  f.name = fmt::format("{}_{}", online ? "gat_fused_online" : "gat_fused", s.suffix());
+  for (char& c : f.name)
+    if (c == '.') c = 'p';
+  f.outputs = {"Y", "M", "S"};
+  f.online_softmax = online;
+  return fuse_row_programs({gat_score_program(s), edge_softmax_program(s), gat_aggregate_program(s, false)}, f);
 }
 
 Kernel gat_recompute_program(const GatSpec& s) {

@@ -8,12 +8,14 @@
 //                   with M the row max and S the row sum (written out for backward)
 //   gat_aggregate   Y[i,h,f] = sum_j P[i,j,h] X[j,h,f]
 //                   (eid variant: P read through an edge-id map, for Aᵀ in backward)
-//   gat_fused       all three in one kernel: scores and attention never go to memory;
-//                   M and S out. Two forms (GatSpec::fused_softmax):
+//   gat_fused       all three in one kernel, derived from them by the compiler
+//                   (passes/fuse_row_programs.h): scores and attention never go
+//                   to memory; M and S out. Two forms (GatSpec::fused_softmax):
 //                     two-pass: per row, the max of the scores, then one exp per edge
 //                       and head and the weighted sum (the default);
-//                     online: one pass with a running max and sum, the accumulator
-//                       rescaled by exp(old max - new max) at every edge.
+//                     online: one pass with a running max and sum, the sums
+//                       rescaled by exp(old max - new max) at every edge
+//                       (passes/online_softmax.h).
 //                   Measured side by side (2 threads, AMD EPYC): on 8-head layers
 //                   two-pass ran 1.5-2.0x faster than online on Cora, Citeseer,
 //                   Facebook and R-MAT (online pays a second exp and a multiply per

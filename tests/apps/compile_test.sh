@@ -35,12 +35,19 @@ expect bad-kernel "$err" "rgms: unknown kernel 'bogus' \(expected one of: fused,
 err="$("$strata" compile rgms --feat 32 --device cuda 2>&1)"
 expect_rc rgms-cuda $? 1
 expect rgms-cuda "$err" 'the RGMS kernels are generated for the CPU only'
-# GAT: the fused forward's 8 heads of an edge are weighted with one vector exp, in a
-# register local (no scratch in memory); every kernel of the set prints.
+# GAT: the fused forward's 8 heads of an edge are weighted with one vector exp, kept
+# in a register local (the attention contracted to one edge's scratch, none in
+# memory); every kernel of the set prints.
 out="$("$strata" compile gat --heads 8 --feat 8 --lanes 16 --kernel fused --emit lowered 2>&1)" \
   || { echo "$out"; echo "FAIL: gat fused exit code"; exit 1; }
-expect gat-fused "$out" 'W_local\[ramp\(0, 1, 8\)\] = exp\('
-if grep -q 'param W:' <<<"$out"; then echo "FAIL: gat fused kept its scratch in memory"; fails=$((fails + 1)); fi
+expect gat-fused "$out" 'let p = exp\('
+expect gat-fused "$out" 'P_edge_local\[ramp\(0, 1, 8\)\] = p'
+if grep -q 'param P_edge:' <<<"$out"; then echo "FAIL: gat fused kept its scratch in memory"; fails=$((fails + 1)); fi
+# ... derived by the fusion passes, each printed with STRATA_DUMP_IR.
+out="$(STRATA_DUMP_IR=1 "$strata" compile gat --heads 2 --feat 4 --kernel fused_online --emit stage1 2>&1)"
+for pass in fuse_row_loops inline_elementwise defer_row_normalisation fuse_edge_loops contract_edge_buffers online_softmax; do
+  expect gat-fusion-passes "$out" "--- after $pass ---"
+done
 for k in score softmax aggregate aggregate_eid fused_online recompute sddmm softmax_backward col_sum; do
   "$strata" compile gat --heads 4 --feat 8 --kernel "$k" --emit source > /dev/null 2>&1 \
     || { echo "FAIL: gat --kernel $k exit code"; fails=$((fails + 1)); }

@@ -182,7 +182,9 @@ TEST(GatKernels, LeakyReluIsAMaxOrMinWithoutABranchForEverySlope) {
     // max(x, slope·x) for slopes up to 1, min above (slope 1 simplifies to x): no
     // comparison left in the score for a one-head loop to branch on.
     const std::string text = to_string(lower_to_loops(gat_score_program(s)));
-    if (slope != 1) EXPECT_NE(text.find(slope < 1 ? "max(" : "min("), std::string::npos) << text;
+    if (slope != 1) {
+      EXPECT_NE(text.find(slope < 1 ? "max(" : "min("), std::string::npos) << text;
+    }
     EXPECT_EQ(text.find("select("), std::string::npos) << text;
     GatKernels k(A, s);
     Rng rng(5);
@@ -219,10 +221,11 @@ TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
   const std::string softmax = scheduled(edge_softmax_program(s));
   EXPECT_EQ(softmax.find("prefetch("), std::string::npos) << softmax;
   EXPECT_EQ(agg.find("prefetch(Y"), std::string::npos) << agg;
-  // The fused forward prefetches in both of its edge loops.
+  // The fused forward prefetches in both of its edge loops (the max pass, j_1, and
+  // the softmax sum fused with the aggregation, j2: names fuse_row_loops gave).
   const std::string fused = scheduled(gat_fused_program(s));
-  EXPECT_NE(fused.find("prefetch(XR[int64(A_indices[min(jm + 16, nnz - 1)]) * 8])"), std::string::npos) << fused;
-  EXPECT_NE(fused.find("prefetch(X[int64(A_indices[min(j + 16, nnz - 1)]) * 64"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("prefetch(XR[int64(A_indices[min(j_1 + 16, nnz - 1)]) * 8])"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("prefetch(X[int64(A_indices[min(j2 + 16, nnz - 1)]) * 64"), std::string::npos) << fused;
 }
 
 TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
@@ -238,12 +241,16 @@ TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
     EXPECT_NE(text.find("M_local"), std::string::npos) << text;
     EXPECT_NE(text.find("S_local"), std::string::npos) << text;
     EXPECT_EQ(text.find("E["), std::string::npos) << "scores must not go to memory";
-    // The per-edge weights (and the online form's rescale factors) are computed for
-    // all 8 heads as one vector and never stored: no scratch parameter is left.
-    EXPECT_NE(text.find("W_local[ramp(0, 1, 8)] = exp("), std::string::npos) << text;
+    // The per-edge weights (the attention P contracted to one edge's scratch, and
+    // the online form's rescale factors) are computed for all 8 heads as one
+    // vector and never stored: no scratch parameter is left.
+    EXPECT_NE(text.find("let p = exp("), std::string::npos) << text;
+    EXPECT_NE(text.find("P_edge_local[ramp(0, 1, 8)] = p"), std::string::npos) << text;
+    if (form == FusedSoftmax::Online)
+      EXPECT_NE(text.find("M_scale_local[ramp(0, 1, 8)] = exp("), std::string::npos) << text;
     for (const auto& p : lowered.params) EXPECT_NE(p.role, ParamRole::Workspace) << p.name << " in\n" << text;
-    EXPECT_EQ(text.find("W["), std::string::npos) << text;
-    EXPECT_EQ(text.find("Scale["), std::string::npos) << text;
+    EXPECT_EQ(text.find("P_edge["), std::string::npos) << text;
+    EXPECT_EQ(text.find("M_scale["), std::string::npos) << text;
   }
 }
 
