@@ -86,7 +86,7 @@ ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& k, const ag::Var& 
   {
     ag::SerialIfSmall serial(nnz * H * F);
     if (fused) {
-      g.fused(XL, XR, X3, Y3, M, S);
+      g.fused(XL, XR, X3, Y3, M, S, k.fused_form);
     } else {
       E = ag::empty({nnz, H});
       P = ag::empty({nnz, H});

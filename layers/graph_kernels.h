@@ -94,6 +94,7 @@ struct AttentionKernels {
   // what a fused forward did not keep, are chosen apart.
   bool fused = true;
   bool fused_training = true;
+  sc::FusedSoftmax fused_form = sc::FusedSoftmax::TwoPass;  // the fused forward's softmax
   std::string choice;  // "fused; training: unfused (tuned in 41 ms: ...)", "unfused (forced)", ...
   std::optional<sc::GatTuneResult> tune;
 };

@@ -75,7 +75,19 @@ Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
 }
 
 namespace {
-enum Which { kScore, kSoftmax, kAggregate, kFused, kRecompute, kSddmm, kSoftmaxBwd, kColSum, kAggregateT, kCount };
+enum Which {
+  kScore,
+  kSoftmax,
+  kAggregate,
+  kFusedTwoPass,
+  kFusedOnline,
+  kRecompute,
+  kSddmm,
+  kSoftmaxBwd,
+  kColSum,
+  kAggregateT,
+  kCount
+};
 }  // namespace
 
 struct GatKernels::Impl {
@@ -96,11 +108,21 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
   At_eid_ = At_.edge_ids();
   GatSpec st = spec_;
   st.index_dtype = At_.index_dtype();
-  std::vector<Kernel> programs = {gat_score_program(spec_),     edge_softmax_program(spec_),
-                                  gat_aggregate_program(spec_, false), gat_fused_program(spec_),
-                                  gat_recompute_program(spec_), gat_sddmm_program(spec_),
-                                  edge_softmax_backward_program(spec_), edge_col_sum_program(st),
+  GatSpec two_pass = spec_, online = spec_;
+  two_pass.fused_softmax = FusedSoftmax::TwoPass;
+  online.fused_softmax = FusedSoftmax::Online;
+  // Both fused forms: the tuner measures each (gat_tuner.h).
+  std::vector<Kernel> programs = {gat_score_program(spec_),
+                                  edge_softmax_program(spec_),
+                                  gat_aggregate_program(spec_, false),
+                                  gat_fused_program(two_pass),
+                                  gat_fused_program(online),
+                                  gat_recompute_program(spec_),
+                                  gat_sddmm_program(spec_),
+                                  edge_softmax_backward_program(spec_),
+                                  edge_col_sum_program(st),
                                   gat_aggregate_program(st, true)};
+  STRATA_ASSERT(programs.size() == kCount, "gat: {} programs for {} kernels", programs.size(), int(kCount));
   Timer t;
   if (backend_ == Backend::Generated) {
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
@@ -195,7 +217,8 @@ void GatKernels::aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const {
   run(kAggregate, a, false);
 }
 
-void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S) const {
+void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
+                       std::optional<FusedSoftmax> form) const {
   const int64_t H = spec_.heads, F = spec_.feat;
   check_host_f32(XL, "gat fused XL", {A_.num_rows(), H});
   check_host_f32(XR, "gat fused XR", {A_.num_cols(), H});
@@ -205,7 +228,7 @@ void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tens
   check_host_f32(S, "gat fused S", {A_.num_rows(), H});
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
-  run(kFused, a, false);
+  run(form.value_or(spec_.fused_softmax) == FusedSoftmax::Online ? kFusedOnline : kFusedTwoPass, a, false);
 }
 
 void GatKernels::recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E,

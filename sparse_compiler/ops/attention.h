@@ -42,8 +42,9 @@ class GatKernels {
   void score(const Tensor& XL, const Tensor& XR, Tensor& E) const;
   void softmax(const Tensor& E, Tensor& P, Tensor& M, Tensor& S) const;
   void aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const;
-  // Forward, fused.
-  void fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S) const;
+  // Forward, fused: in `form` (both are compiled), by default the spec's.
+  void fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
+             std::optional<FusedSoftmax> form = {}) const;
   // Backward pieces.
   void recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E, Tensor& P) const;
   void attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) const;

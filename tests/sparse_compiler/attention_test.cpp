@@ -269,13 +269,17 @@ Graph tuner_graph(int64_t nodes, double avg_degree) {
   return testing::random_graph(s);
 }
 
-TEST(GatTuner, MeasuresFusedAndUnfusedAndPicksTheFaster) {
+TEST(GatTuner, MeasuresBothFusedFormsAndUnfusedAndPicksTheFaster) {
   const Graph A = tuner_graph(500, 8);
   GatKernels k(A, {4, 8, 0.2, A.index_dtype()});
   const GatTuneResult r = tune_gat(k, false, 0);
-  EXPECT_GT(r.fused_ms, 0);
+  EXPECT_GT(r.two_pass_ms, 0);
+  EXPECT_GT(r.online_ms, 0);
   EXPECT_GT(r.unfused_ms, 0);
   EXPECT_GT(r.recompute_ms, 0);
+  // Fused is the faster of its two forms.
+  EXPECT_EQ(r.fused_form, r.online_ms < r.two_pass_ms ? FusedSoftmax::Online : FusedSoftmax::TwoPass);
+  EXPECT_EQ(r.fused_ms, std::min(r.two_pass_ms, r.online_ms));
   EXPECT_EQ(r.fused, r.fused_ms <= r.unfused_ms);
   // Training pays the backward's recompute on top of a fused forward.
   EXPECT_EQ(r.fused_training, r.fused_ms + r.recompute_ms <= r.unfused_ms);
@@ -301,15 +305,23 @@ TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
   const GatTuneResult first = tune_gat(k, true);
   const GatTuneResult second = tune_gat(k, true);
   const std::string record = read_file(first.record_file);
-  EXPECT_NE(record.find(fmt::format("inference {}, training {}", first.fused ? "fused" : "unfused",
-                                    first.fused_training ? "fused" : "unfused")),
+  EXPECT_NE(record.find(fmt::format("inference {}, training {}, fused form {}", first.fused ? "fused" : "unfused",
+                                    first.fused_training ? "fused" : "unfused", fused_form_name(first.fused_form))),
             std::string::npos)
       << record;
   EXPECT_FALSE(first.from_record);
   EXPECT_TRUE(second.from_record);
   EXPECT_EQ(second.fused, first.fused);
   EXPECT_EQ(second.fused_training, first.fused_training);
+  EXPECT_EQ(second.fused_form, first.fused_form);
   EXPECT_EQ(second.fused_ms, -1);
+  // The recorded form is the one a later load runs: flip it in the record.
+  const FusedSoftmax other = first.fused_form == FusedSoftmax::Online ? FusedSoftmax::TwoPass : FusedSoftmax::Online;
+  std::string flipped = record;
+  const std::string was = fmt::format("fused form {}", fused_form_name(first.fused_form));
+  flipped.replace(flipped.find(was), was.size(), fmt::format("fused form {}", fused_form_name(other)));
+  write_file_atomic(first.record_file, flipped);
+  EXPECT_EQ(tune_gat(k, true).fused_form, other);
 }
 
 }  // namespace

@@ -192,23 +192,28 @@ TEST(GatAttentionTest, PassesWithABackwardTakeTheTrainingChoice) {
   const Var al = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
   const Var ar = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
   const Tensor dy = Tensor::uniform({7, H * F}, -1, 1, rng);
-  Tensor grads[2], values[2];
-  for (int training_fused = 0; training_fused < 2; ++training_fused) {
-    ak.fused = !training_fused;
-    ak.fused_training = training_fused;
-    AttentionPath path;
-    Tape eval;
-    values[training_fused] = nn::gat_attention(eval, ak, Var::constant(x0), al, ar, 0.0f, 1, &path).value();
-    EXPECT_EQ(path, ak.fused ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass without gradients";
-    Tape train;
-    const Var x = Var::parameter(x0.clone(), "x");
-    const Var y = nn::gat_attention(train, ak, x, al, ar, 0.0f, 1, &path);
-    EXPECT_EQ(path, ak.fused_training ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass with gradients";
-    train.backward(y, dy);
-    grads[training_fused] = x.grad().clone();
+  // Either fused form (the tuner's pick, AttentionKernels::fused_form) alike.
+  std::vector<Tensor> grads, values;
+  for (const sc::FusedSoftmax form : {sc::FusedSoftmax::TwoPass, sc::FusedSoftmax::Online})
+    for (int training_fused = 0; training_fused < 2; ++training_fused) {
+      ak.fused = !training_fused;
+      ak.fused_training = training_fused;
+      ak.fused_form = form;
+      AttentionPath path;
+      Tape eval;
+      values.push_back(nn::gat_attention(eval, ak, Var::constant(x0), al, ar, 0.0f, 1, &path).value());
+      EXPECT_EQ(path, ak.fused ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass without gradients";
+      Tape train;
+      const Var x = Var::parameter(x0.clone(), "x");
+      const Var y = nn::gat_attention(train, ak, x, al, ar, 0.0f, 1, &path);
+      EXPECT_EQ(path, ak.fused_training ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass with gradients";
+      train.backward(y, dy);
+      grads.push_back(x.grad().clone());
+    }
+  for (size_t v = 1; v < values.size(); ++v) {
+    EXPECT_LT(max_abs_diff(values[0], values[v]), 1e-5) << v;
+    EXPECT_LT(max_abs_diff(grads[0], grads[v]), 1e-5) << v;
   }
-  EXPECT_LT(max_abs_diff(values[0], values[1]), 1e-5);
-  EXPECT_LT(max_abs_diff(grads[0], grads[1]), 1e-5);
   EXPECT_GT(max_abs_diff(grads[0], Tensor::zeros({7, H * F}, DType::F32)), 1e-3);
 }
 
