@@ -17,6 +17,7 @@
 #include "sparse_compiler/passes/online_softmax.h"
 #include "sparse_compiler/passes/pass_log.h"
 #include "sparse_compiler/passes/row_program.h"
+#include "sparse_compiler/schedule/loop_tree.h"
 
 namespace strata::sc {
 namespace {
@@ -92,6 +93,15 @@ class RetargetAccesses : public IRMutator {
   SparseBuffer to_;
   std::function<std::vector<Expr>(const std::vector<Expr>&)> index_;
 };
+
+// s as a nest that computes one value per point: no init, no reduction iterator.
+const SparseIterationNode* pointwise_nest(const Stmt& s) {
+  const auto* it = s.as<SparseIterationNode>();
+  if (!it || it->init.defined()) return nullptr;
+  for (const auto& v : it->iters)
+    if (v.reduction) return nullptr;
+  return it;
+}
 
 }  // namespace
 
@@ -234,9 +244,8 @@ Kernel inline_elementwise(const Kernel& k, const std::set<std::string>& keep, st
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t n = 0; n < r.nests.size() && !changed; ++n) {
-      const auto* it = r.nests[n].as<SparseIterationNode>();
-      if (!it || it->init.defined()) continue;
-      if (std::any_of(it->iters.begin(), it->iters.end(), [](const IterVar& v) { return v.reduction; })) continue;
+      const auto* it = pointwise_nest(r.nests[n]);
+      if (!it) continue;
       std::map<std::string, Expr> lets;
       Stmt body = it->body;
       while (const auto* l = body.as<LetStmtNode>()) {
@@ -406,7 +415,7 @@ std::optional<LinearSum> linear_sum_of(const Stmt& nest, const std::string& B, s
   }
   for (const auto& e : st->indices)
     for (const auto& iv : R->iters)
-      if (iv.reduction && mentions_var(e, iv.var)) {
+      if (iv.reduction && uses_var(e, iv.var)) {
         reason = fmt::format("{} indexes its output by the summed {}", R->name, iv.var);
         return std::nullopt;
       }
@@ -423,9 +432,8 @@ Kernel defer_row_normalisation(const Kernel& k, const std::set<std::string>& kee
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t n = 0; n < r.nests.size() && !changed; ++n) {
-      const auto* N = r.nests[n].as<SparseIterationNode>();
-      if (!N || N->init.defined()) continue;
-      if (std::any_of(N->iters.begin(), N->iters.end(), [](const IterVar& v) { return v.reduction; })) continue;
+      const auto* N = pointwise_nest(r.nests[n]);
+      if (!N) continue;
       const auto* st = N->body.as<SparseStoreNode>();
       const auto* dv = st ? st->value.as<DivNode>() : nullptr;
       const auto* self = dv ? dv->a.as<SparseLoadNode>() : nullptr;
@@ -443,7 +451,7 @@ Kernel defer_row_normalisation(const Kernel& k, const std::set<std::string>& kee
       }
       const std::string D = d->buffer->name;
       bool per_edge = false;
-      for (const auto& iv : N->iters) per_edge |= is_edge_axis(iv.axis, r.row.axis) && mentions_var(dv->b, iv.var);
+      for (const auto& iv : N->iters) per_edge |= is_edge_axis(iv.axis, r.row.axis) && uses_var(dv->b, iv.var);
       if (per_edge) {
         refuse("the divisor changes from edge to edge");
         continue;

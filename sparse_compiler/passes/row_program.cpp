@@ -129,22 +129,6 @@ void product_factors(const Expr& e, std::vector<Expr>& out) {
   }
 }
 
-bool mentions_var(const Expr& e, const std::string& name) {
-  bool used = false;
-  for_each_expr(e, [&](const Expr& x) {
-    if (const auto* v = x.as<VarNode>(); v && v->name == name) used = true;
-  });
-  return used;
-}
-
-bool mentions_var(const Stmt& s, const std::string& name) {
-  bool used = false;
-  for_each_expr(s, [&](const Expr& x) {
-    if (const auto* v = x.as<VarNode>(); v && v->name == name) used = true;
-  });
-  return used;
-}
-
 namespace {
 
 class LoadReplacer : public IRMutator {

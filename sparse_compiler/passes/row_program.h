@@ -55,8 +55,6 @@ bool is_var(const Expr& e, const std::string& name);
 bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b);
 // The factors of a product (e itself when it is not one).
 void product_factors(const Expr& e, std::vector<Expr>& out);
-bool mentions_var(const Expr& e, const std::string& name);
-bool mentions_var(const Stmt& s, const std::string& name);
 
 // Replaces every load of `buffer` by fn(the load's indices, already rewritten).
 Stmt replace_loads(const Stmt& s, const std::string& buffer, const std::function<Expr(const std::vector<Expr>&)>& fn);
