@@ -1,6 +1,7 @@
 // strata compile <op> --feat F [--format csr|coo|dcsr|dcsr:cols=..|ell:w=..|bsr:b=..|hyb:c=..,B=..] [--plan plan.json]
 //                [rgms: --kernel fused|transform|... --feat-out F]
-//                [gat: --heads H --kernel fused|fused_online|score|softmax|...]
+//                [gat: --heads H --kernel fused|fused_online|score|softmax|softmax_max|...;
+//                 over --format other than csr, the single-pass ones]
 //                [--device cpu|cuda] --emit stage1|stage2|stage3|scheduled|lowered|source
 // Prints an op's program at one stage of the compiler (after format decomposition
 // for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: any format
@@ -14,6 +15,7 @@
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
+#include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/attention.h"
@@ -104,11 +106,12 @@ int run_compile(const CompileArgs& a) {
     if (scheduled) lowered = a.emit == "scheduled" ? k.scheduled : lower_schedule(k.scheduled);
   } else if (a.op == "gat") {
     STRATA_CHECK(!cuda, "--device cuda: the GAT kernels are generated for the CPU only");
-    STRATA_CHECK(plan.format.kind == FormatKind::Csr, "--format: the GAT kernels run over CSR, not {}",
-                 plan.format.str());
-    program = gat_program(a.kernel, GatSpec{a.heads, a.feat, 0.2, idt});
+    // Over another format than CSR, the single-pass programs decompose into its parts.
+    program = gat_program_over(gat_program(a.kernel, GatSpec{a.heads, a.feat, 0.2, idt}), plan.format);
     if (scheduled) {
-      const Kernel s = schedule_row_program_cpu(lower_to_loops(program), plan.knobs);
+      const Kernel loops = lower_to_loops(program);
+      const Kernel s = plan.format.kind == FormatKind::Csr ? schedule_row_program_cpu(loops, plan.knobs)
+                                                           : schedule_gat_over_format_cpu(loops, plan.format, plan.knobs);
       lowered = a.emit == "scheduled" ? s : lower_schedule(s);
     }
   } else {
@@ -158,8 +161,9 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
                        app.add_option("--kernel", a->kernel,
                                       "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
-                                      "ell3d, embed or embed_grad; gat: fused, fused_online, score, softmax, "
-                                      "aggregate, aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
+                                      "ell3d, embed or embed_grad; gat: fused, fused_online, score, softmax (or its "
+                                      "stages softmax_max, softmax_exp, softmax_sum, softmax_norm), aggregate, "
+                                      "aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
                            ->capture_default_str();
                        app.add_option("--heads", a->heads, "gat: attention heads (--feat: features per head)")
                            ->capture_default_str()

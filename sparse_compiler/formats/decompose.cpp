@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <set>
 
 #include "sparse_compiler/ir/equality.h"
@@ -101,16 +102,27 @@ class PartRewriter : public IRMutator {
       // A node-indexed accumulation B[..] = B[..] + e: a padding slot adds nothing.
       // The mask multiplies the contribution (a value, not a branch), so the
       // update stays vectorizable and the accumulator's location stays unguarded.
+      // A running max (min), B = max(B, e): a padding slot offers -inf (+inf).
       Stmt s = IRMutator::visit(op, self);
       const auto* st = s.as<SparseStoreNode>();
-      const auto* sum = st ? st->value.as<AddNode>() : nullptr;
-      const auto* old = sum ? sum->a.as<SparseLoadNode>() : nullptr;
-      if (!rule_.padded || !old || old->buffer != st->buffer) return s;
+      if (!rule_.padded || !st) return s;
+      const auto* sum = st->value.as<AddNode>();
+      const auto* mx = st->value.as<MaxNode>();
+      const auto* mn = st->value.as<MinNode>();
+      const Expr acc = sum ? sum->a : mx ? mx->a : mn ? mn->a : Expr();
+      const Expr term = sum ? sum->b : mx ? mx->b : mn ? mn->b : Expr();
+      const auto* old = acc.defined() ? acc.as<SparseLoadNode>() : nullptr;
+      if (!old || old->buffer != st->buffer) return s;
       bool same = old->indices.size() == st->indices.size();
       for (size_t k = 0; same && k < st->indices.size(); ++k) same = structural_equal(old->indices[k], st->indices[k]);
       if (!same) return s;
-      Expr keep = select(ge(eid(), make_int(0)), make_one(sum->b.type()), make_zero(sum->b.type()));
-      return sparse_store(st->buffer, st->indices, add(sum->a, mul(sum->b, keep)));
+      const Expr real = ge(eid(), make_int(0));
+      if (sum)
+        return sparse_store(st->buffer, st->indices,
+                            add(acc, mul(term, select(real, make_one(term.type()), make_zero(term.type())))));
+      const double inf = std::numeric_limits<double>::infinity();
+      if (mx) return sparse_store(st->buffer, st->indices, max(acc, select(real, term, make_float(-inf, term.type()))));
+      return sparse_store(st->buffer, st->indices, min(acc, select(real, term, make_float(inf, term.type()))));
     }
     Expr e = eid();
     return if_then_else(ge(e, make_int(0)),

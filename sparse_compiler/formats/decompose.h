@@ -12,8 +12,9 @@
 //   - buffers over the old structure (edge values A, the SDDMM output O) are read
 //     and written through the part's edge-id buffer: A[i, j] becomes A[eid] over a
 //     flat axis E of length nnz, padding slots (eid < 0) read 0 and write nothing;
-//   - when the output is indexed by nodes (SpMM's Y), its init becomes one dense
-//     iteration over all rows before the parts, which then accumulate; when it is
+//   - when the output is indexed by nodes (SpMM's Y, a softmax's row max), its
+//     init becomes one dense iteration over all rows before the parts, which then
+//     accumulate (a padding slot adds 0 to a sum, -inf to a max); when it is
 //     indexed by edges (SDDMM), every edge lives in exactly one slot and each part
 //     keeps its own init.
 // The inspectors (inspected_format.h) supply the parts' arrays at bind time.

@@ -151,4 +151,22 @@ Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
+Kernel schedule_gat_over_format_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  std::vector<std::string> tops, partitioned, ranges;
+  if (spec.kind == FormatKind::Coo) {
+    coo_top_level(loops, tops, ranges);
+    partitioned = tops;
+  } else {
+    top_level(loops, tops, partitioned, ranges);
+  }
+  s.partition_tasks(partitioned, ranges, "num_tasks");
+  // Innermost first, so a head loop around a feature loop stays serial.
+  for (const auto& axis : {"F", "H"})
+    for (const auto& l : all_loops_with_axis(s, axis))
+      if (loop_names(find_loop(s.kernel().body, l)->body).empty())
+        (void)s.attempt([&] { vectorize_feature_loop(s, l, knobs.vector_lanes); });
+  return s.kernel();
+}
+
 }  // namespace strata::sc

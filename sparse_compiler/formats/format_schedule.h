@@ -16,5 +16,8 @@ Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec
 // directly (the row changes with every non-zero), SDDMM vectorizes each dot.
 Kernel schedule_coo_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
 Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
+// A single-pass GAT program over any format but CSR (gat_program_over): the
+// parallel region over owner tasks, head and feature loops as vectors.
+Kernel schedule_gat_over_format_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs);
 
 }  // namespace strata::sc

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/ops/programs.h"
 #include "sparse_compiler/passes/fuse_row_programs.h"
 
@@ -113,6 +114,53 @@ Kernel edge_softmax_program(const GatSpec& s) {
   k.body = sparse_iteration("edge_softmax", {it("i", a.csr.I)}, Stmt(), body);
   finish(k);
   return k;
+}
+
+std::vector<Kernel> edge_softmax_stage_programs(const GatSpec& s) {
+  Axes a = axes_for(s);
+  Expr i = var("i"), j = var("j"), h = var("h");
+  std::vector<Kernel> out;
+  auto stage = [&](const std::string& name, bool reduce, const std::function<std::pair<Stmt, Stmt>(Kernel&)>& body) {
+    Kernel k = base(name, s, a);
+    auto [init, update] = body(k);
+    k.body = sparse_iteration(name, {it("i", a.csr.I), it("j", a.csr.J, reduce), it("h", a.H)}, init, update);
+    finish(k);
+    out.push_back(std::move(k));
+  };
+  stage("edge_softmax_max", true, [&](Kernel& k) {
+    SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+    SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Output);
+    return std::pair{sparse_store(M, {i, h}, neg_inf()), sparse_store(M, {i, h}, max(sparse_load(M, {i, h}), sparse_load(E, {i, j, h})))};
+  });
+  stage("edge_softmax_exp", false, [&](Kernel& k) {
+    SparseBuffer E = buffer(k, "E", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+    SparseBuffer M = buffer(k, "M", {a.csr.I, a.H}, ParamRole::Input);
+    SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+    return std::pair{Stmt(), sparse_store(P, {i, j, h}, exp(sub(sparse_load(E, {i, j, h}), sparse_load(M, {i, h}))))};
+  });
+  stage("edge_softmax_sum", true, [&](Kernel& k) {
+    SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Input);
+    SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Output);
+    return std::pair{sparse_store(S, {i, h}, make_float(0)), sparse_store(S, {i, h}, add(sparse_load(S, {i, h}), sparse_load(P, {i, j, h})))};
+  });
+  stage("edge_softmax_norm", false, [&](Kernel& k) {
+    // P is read and written in place: declared once, as an output.
+    SparseBuffer P = buffer(k, "P", {a.csr.I, a.csr.J, a.H}, ParamRole::Output);
+    SparseBuffer S = buffer(k, "S", {a.csr.I, a.H}, ParamRole::Input);
+    return std::pair{Stmt(), sparse_store(P, {i, j, h}, div(sparse_load(P, {i, j, h}), sparse_load(S, {i, h})))};
+  });
+  return out;
+}
+
+Kernel gat_program_over(const Kernel& program, const FormatSpec& format) {
+  if (format.kind == FormatKind::Csr) return program;
+  const auto* top = program.body.as<SparseIterationNode>();
+  const bool whole = top && top->iters.size() >= 2;
+  STRATA_CHECK(whole, "gat over {}: {} works on a row's edges in several passes (a row program), which needs each "
+               "row's edges in one iteration; over other formats than csr, run the single-pass programs (score, "
+               "softmax_max, softmax_exp, softmax_sum, softmax_norm, aggregate, recompute, sddmm)",
+               format.str(), program.name);
+  return format.kind == FormatKind::Coo ? coo_program(program) : decompose_format(program, format);
 }
 
 Kernel gat_aggregate_program(const GatSpec& s, bool through_eid) {
@@ -237,6 +285,10 @@ Kernel gat_program(const std::string& kernel, GatSpec s) {
   const std::vector<std::pair<const char*, std::function<Kernel()>>> programs = {
       {"score", [&] { return gat_score_program(s); }},
       {"softmax", [&] { return edge_softmax_program(s); }},
+      {"softmax_max", [&] { return edge_softmax_stage_programs(s)[0]; }},
+      {"softmax_exp", [&] { return edge_softmax_stage_programs(s)[1]; }},
+      {"softmax_sum", [&] { return edge_softmax_stage_programs(s)[2]; }},
+      {"softmax_norm", [&] { return edge_softmax_stage_programs(s)[3]; }},
       {"aggregate", [&] { return gat_aggregate_program(s, false); }},
       {"aggregate_eid", [&] { return gat_aggregate_program(s, true); }},
       {"fused", [&] { return gat_fused_program(s); }},

@@ -27,12 +27,23 @@
 //   edge_softmax_backward
 //                   dPre[i,j,h] = P (dP - sum_j P dP) * LeakyReLU'(E); dXL[i,h] = sum_j dPre
 //   edge_col_sum    dXR[j,h] = sum_i dPre[i,j,h], over Aᵀ through its edge-id map
+//   edge_softmax as four single-pass stages (edge_softmax_stage_programs), for
+//   formats that may split a row's edges over several parts (hyb's column parts
+//   and long rows, BSR's blocks, COO): a row max and a row sum are reductions
+//   into the row, the exp and the division maps over edges, and each stage
+//   decomposes over any format like SpMM (reductions) or SDDMM (maps):
+//     softmax_max   M[i,h] = max_j E[i,j,h] (init -inf)
+//     softmax_exp   P[i,j,h] = exp(E[i,j,h] - M[i,h])
+//     softmax_sum   S[i,h] = sum_j P[i,j,h] (init 0)
+//     softmax_norm  P[i,j,h] = P[i,j,h] / S[i,h]
 // Each row program iterates rows outermost with the row's work in nested sparse
 // iterations, so one thread owns a row and its M, S, Y in registers.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "sparse_compiler/formats/format_spec.h"
 #include "sparse_compiler/ir/kernel.h"
 
 namespace strata::sc {
@@ -50,6 +61,7 @@ struct GatSpec {
 
 Kernel gat_score_program(const GatSpec& s);
 Kernel edge_softmax_program(const GatSpec& s);
+std::vector<Kernel> edge_softmax_stage_programs(const GatSpec& s);  // max, exp, sum, norm
 Kernel gat_aggregate_program(const GatSpec& s, bool through_eid);
 Kernel gat_fused_program(const GatSpec& s);
 Kernel gat_recompute_program(const GatSpec& s);
@@ -57,9 +69,18 @@ Kernel gat_sddmm_program(const GatSpec& s);
 Kernel edge_softmax_backward_program(const GatSpec& s);
 Kernel edge_col_sum_program(const GatSpec& s);
 
-// The program named `kernel` (score, softmax, aggregate, aggregate_eid, fused,
-// fused_online, recompute, sddmm, softmax_backward, col_sum), for `strata compile
-// gat`; throws a UserError listing the names for any other.
+// The program named `kernel` (score, softmax, softmax_max, softmax_exp,
+// softmax_sum, softmax_norm, aggregate, aggregate_eid, fused, fused_online,
+// recompute, sddmm, softmax_backward, col_sum), for `strata compile gat`; throws a
+// UserError listing the names for any other.
 Kernel gat_program(const std::string& kernel, GatSpec s);
+
+// A single-pass GAT program (one sparse iteration over A's rows and edges: score,
+// the softmax stages, aggregate, recompute, sddmm) over `format`: decomposed into
+// the format's parts (decompose_format; COO: coo_program), edge tensors read and
+// written through the parts' edge-id maps. CSR returns the program. Row programs
+// (softmax, fused, softmax_backward) are refused with a UserError naming the
+// single-pass ones.
+Kernel gat_program_over(const Kernel& program, const FormatSpec& format);
 
 }  // namespace strata::sc

@@ -54,10 +54,16 @@ for k in score softmax aggregate aggregate_eid fused_online recompute sddmm soft
 done
 err="$("$strata" compile gat --kernel bogus 2>&1)"
 expect_rc gat-bad-kernel $? 1
-expect gat-bad-kernel "$err" "gat: unknown kernel 'bogus' \(expected one of: score, softmax, aggregate"
+expect gat-bad-kernel "$err" "gat: unknown kernel 'bogus' \(expected one of: score, softmax, softmax_max, softmax_exp, softmax_sum, softmax_norm, aggregate"
+# Over other formats: the single-pass programs decompose into the parts (edge
+# values through the edge-id map, tasks over the parts); row programs are refused.
+out="$("$strata" compile gat --format hyb:c=2,B=2 --kernel softmax_max --emit source 2>&1)" \
+  || { echo "$out"; echo "FAIL: gat softmax_max over hyb exit code"; exit 1; }
+expect gat-format "$out" 'p0_eid'
+expect gat-format "$out" 'num_tasks'
 err="$("$strata" compile gat --format ell:w=4 2>&1)"
-expect_rc gat-format $? 1
-expect gat-format "$err" "--format: the GAT kernels run over CSR, not ell:w=4"
+expect_rc gat-format-fused $? 1
+expect gat-format-fused "$err" "gat over ell:w=4: gat_fused_h8_f64_s0p2_i32 works on a row's edges in several passes"
 
 err="$("$strata" compile spmv --feat 32 2>&1)"
 expect_rc bad-op $? 1

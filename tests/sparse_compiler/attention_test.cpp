@@ -10,6 +10,9 @@
 #include "core/file_util.h"
 #include "core/rng.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/format_schedule.h"
+#include "sparse_compiler/formats/inspected_format.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "tests/support/test_support.h"
@@ -252,6 +255,101 @@ TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
     EXPECT_EQ(text.find("P_edge["), std::string::npos) << text;
     EXPECT_EQ(text.find("M_scale["), std::string::npos) << text;
   }
+}
+
+// GAT's single-pass programs over every format: score, edge softmax as its four
+// stages, aggregation and the attention gradient, decomposed into each format's
+// parts (edge tensors through the slot -> edge-id maps; rows split over parts and
+// padding slots included), generated and interpreted, against the dense reference.
+TEST(GatOverFormats, SinglePassProgramsMatchTheDenseReferenceOnEveryFormat) {
+  const std::vector<std::string> formats = {"coo",     "dcsr",    "dcsr:cols=8", "ell:w=4",     "ell:w=1",
+                                            "bsr:b=2", "bsr:b=3", "hyb:c=1,B=3", "hyb:c=2,B=2", "hyb:c=3,B=0"};
+  const int64_t H = 3, F = 5;
+  CpuKnobs knobs;
+  knobs.vector_lanes = host_vector_lanes();
+  knobs.grain = 16;  // many tasks on small graphs
+  for (const bool int64 : {false, true}) {
+    const DType idt = int64 ? DType::I64 : DType::I32;
+    const GatSpec s{H, F, 0.2, idt};
+    std::vector<Kernel> programs = {gat_score_program(s)};
+    for (const auto& k : edge_softmax_stage_programs(s)) programs.push_back(k);
+    programs.push_back(gat_aggregate_program(s, false));
+    programs.push_back(gat_sddmm_program(s));
+    // Every (format, program) lowered and scheduled, then compiled in one batch.
+    std::vector<Kernel> loops, lowered;
+    for (const auto& f : formats)
+      for (const auto& p : programs) {
+        const FormatSpec spec = FormatSpec::parse(f);
+        loops.push_back(lower_to_loops(gat_program_over(p, spec)));
+        lowered.push_back(lower_schedule(schedule_gat_over_format_cpu(loops.back(), spec, knobs)));
+      }
+    const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+    std::vector<std::pair<std::string, Graph>> gs = graphs();
+    if (int64)
+      for (auto& [name, g] : gs) g = g.with_index_dtype(DType::I64);
+    for (const auto& [gname, A] : gs) {
+      ASSERT_EQ(A.index_dtype(), idt);
+      Rng rng(9);
+      Tensor XL = Tensor::uniform({A.num_rows(), H}, -2, 2, rng), XR = Tensor::uniform({A.num_cols(), H}, -2, 2, rng);
+      Tensor X = Tensor::uniform({A.num_cols(), H, F}, -1, 1, rng), dY = Tensor::uniform({A.num_rows(), H, F}, -1, 1, rng);
+      const Ref ref = reference_forward(A, XL, XR, X, H, F, 0.2);
+      Tensor wdP = Tensor::zeros({A.nnz(), H}, DType::F32);
+      for (int64_t i = 0; i < A.num_rows(); ++i)
+        for (int64_t p = A.row_begin(i); p < A.row_end(i); ++p)
+          for (int64_t h = 0; h < H; ++h) {
+            double g = 0;
+            for (int64_t f = 0; f < F; ++f) g += dY.at<float>((i * H + h) * F + f) * X.at<float>((A.column(p) * H + h) * F + f);
+            wdP.at<float>(p * H + h) = static_cast<float>(g);
+          }
+      for (size_t fi = 0; fi < formats.size(); ++fi) {
+        const InspectedFormat parts = inspect_format(A, FormatSpec::parse(formats[fi]), knobs.grain);
+        for (const bool generated : {true, false}) {
+          Tensor E = Tensor::full({A.nnz(), H}, DType::F32, NAN), P = Tensor::full({A.nnz(), H}, DType::F32, NAN);
+          Tensor M = Tensor::full({A.num_rows(), H}, DType::F32, NAN), S = Tensor::full({A.num_rows(), H}, DType::F32, NAN);
+          Tensor Y = Tensor::full({A.num_rows(), H, F}, DType::F32, NAN), dP = Tensor::full({A.nnz(), H}, DType::F32, NAN);
+          for (size_t k = 0; k < programs.size(); ++k) {
+            const size_t at = fi * programs.size() + k;
+            KernelArgs a;
+            a.buffer("A_indptr", A.indptr()).buffer("A_indices", A.indices());
+            a.scalar("m", A.num_rows()).scalar("n", A.num_cols()).scalar("nnz", A.nnz());
+            parts.bind(a);
+            a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("dY", dY).buffer("E", E).buffer("P", P);
+            a.buffer("M", M).buffer("S", S).buffer("Y", Y).buffer("dP", dP);
+            if (generated) {
+              std::vector<Tensor> workspaces;
+              for (const auto& [param, size] : compiled[at].workspaces(a)) {
+                workspaces.push_back(Tensor::zeros({std::max<int64_t>(size, 1)}, param.dtype));
+                a.buffer(param.name, workspaces.back());
+              }
+              if (compiled[at].preprocess) compiled[at].run_preprocess(a);
+              compiled[at].run(a);
+            } else {
+              Interpreter interp;
+              a.bind(interp, loops[at]);
+              interp.run(loops[at]);
+            }
+          }
+          const std::string what = fmt::format("{} {} {} ({})", gname, int64 ? "int64" : "int32", formats[fi],
+                                               generated ? "generated" : "interpreted");
+          expect_close(E, ref.E, what + " score");
+          expect_close(P, ref.P, what + " softmax");
+          expect_close(S, ref.S, what + " softmax row sums");
+          expect_close(Y, ref.Y, what + " aggregate");
+          expect_close(dP, wdP, what + " attention grad");
+        }
+      }
+    }
+  }
+}
+
+TEST(GatOverFormats, RowProgramsAreRefusedNamingTheSinglePassOnes) {
+  const GatSpec s{2, 4, 0.2, DType::I32};
+  testing::expect_user_error([&] { (void)gat_program_over(edge_softmax_program(s), FormatSpec::parse("hyb:c=2,B=2")); },
+                             {"gat over hyb:c=2,B=2: edge_softmax_h2_f4_s0p2_i32 works on a row's edges in several passes",
+                              "softmax_max, softmax_exp, softmax_sum, softmax_norm"});
+  // CSR keeps every program as written.
+  const Kernel fused = gat_fused_program(s);
+  EXPECT_TRUE(gat_program_over(fused, FormatSpec::csr()).body.same_as(fused.body));
 }
 
 }  // namespace
