@@ -73,8 +73,11 @@ ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& k, const ag::Var& 
   // A pass whose backward will run recomputes what a fused forward did not keep, so
   // it takes the choice made for training.
   const bool backward = tape.needs_grad({&x, &att_dst, &att_src});
-  const bool fused = (backward ? k.fused_training : k.fused) && !drop;
-  if (path) *path = fused ? AttentionPath::Fused : AttentionPath::Unfused;
+  // With a backward, the fused forward that keeps scores and attention needs no
+  // recompute there.
+  const bool saving = backward && k.saving_training && !drop;
+  const bool fused = !saving && (backward ? k.fused_training : k.fused) && !drop;
+  if (path) *path = saving ? AttentionPath::FusedSaving : fused ? AttentionPath::Fused : AttentionPath::Unfused;
 
   const Tensor X3 = x.value().reshape({n, H, F});
   const Tensor XL = head_scores(X3, att_dst.value(), H, F);
@@ -87,6 +90,11 @@ ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& k, const ag::Var& 
     ag::SerialIfSmall serial(nnz * H * F);
     if (fused) {
       g.fused(XL, XR, X3, Y3, M, S, k.fused_form);
+    } else if (saving) {
+      E = ag::empty({nnz, H});
+      P = ag::empty({nnz, H});
+      g.fused_saving(XL, XR, X3, Y3, M, S, E, P);
+      Pd = P;
     } else {
       E = ag::empty({nnz, H});
       P = ag::empty({nnz, H});

@@ -32,7 +32,7 @@
 namespace strata::nn {
 
 // Which forward gat_attention ran last (for tests and benchmarks).
-enum class AttentionPath : uint8_t { Fused, Unfused };
+enum class AttentionPath : uint8_t { Fused, FusedSaving, Unfused };
 
 ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& kernels, const ag::Var& x, const ag::Var& att_dst,
                       const ag::Var& att_src, float attn_dropout, uint64_t seed, AttentionPath* path = nullptr);

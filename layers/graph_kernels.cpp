@@ -126,15 +126,19 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
       k->fused = k->tune->fused;
       k->fused_training = k->tune->fused_training;
       k->fused_form = k->tune->fused_form;
+      k->saving_training = k->tune->saving_training;
       const std::string fused = fmt::format("fused ({})", sc::fused_form_name(k->fused_form));
-      const std::string picked = fmt::format("{}; training: {}", k->fused ? fused : "unfused",
-                                             k->fused_training ? fused : "unfused");
+      const std::string training = k->saving_training ? "fused, keeping scores and attention"
+                                   : k->fused_training ? fused
+                                                       : "unfused";
+      const std::string picked = fmt::format("{}; training: {}", k->fused ? fused : "unfused", training);
       k->choice = k->tune->from_record
                       ? fmt::format("{} (tuning record), {}", picked, compiled)
                       : fmt::format("{} (tuned in {:.0f} ms: fused two-pass {:.3f} ms, online {:.3f} ms, unfused "
-                                    "{:.3f} ms, backward's recompute after fused {:.3f} ms), {}",
+                                    "{:.3f} ms, backward's recompute after fused {:.3f} ms, fused keeping scores "
+                                    "{:.3f} ms), {}",
                                     picked, k->tune->tune_ms, k->tune->two_pass_ms, k->tune->online_ms,
-                                    k->tune->unfused_ms, k->tune->recompute_ms, compiled);
+                                    k->tune->unfused_ms, k->tune->recompute_ms, k->tune->saving_ms, compiled);
     } else {
       k->fused = k->fused_training = false;
       k->choice = fmt::format("unfused (default; tuning off), {}", compiled);

@@ -95,6 +95,9 @@ struct AttentionKernels {
   bool fused = true;
   bool fused_training = true;
   sc::FusedSoftmax fused_form = sc::FusedSoftmax::TwoPass;  // the fused forward's softmax
+  // Training passes run the fused forward that keeps scores and attention (no
+  // recompute in the backward); takes precedence over fused_training.
+  bool saving_training = false;
   std::string choice;  // "fused; training: unfused (tuned in 41 ms: ...)", "unfused (forced)", ...
   std::optional<sc::GatTuneResult> tune;
 };

@@ -81,6 +81,7 @@ enum Which {
   kAggregate,
   kFusedTwoPass,
   kFusedOnline,
+  kFusedSaving,
   kRecompute,
   kSddmm,
   kSoftmaxBwd,
@@ -117,6 +118,7 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
                                   gat_aggregate_program(spec_, false),
                                   gat_fused_program(two_pass),
                                   gat_fused_program(online),
+                                  gat_fused_saving_program(spec_),
                                   gat_recompute_program(spec_),
                                   gat_sddmm_program(spec_),
                                   edge_softmax_backward_program(spec_),
@@ -229,6 +231,23 @@ void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tens
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
   run(form.value_or(spec_.fused_softmax) == FusedSoftmax::Online ? kFusedOnline : kFusedTwoPass, a, false);
+}
+
+void GatKernels::fused_saving(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
+                              Tensor& E, Tensor& P) const {
+  const int64_t H = spec_.heads, F = spec_.feat;
+  check_host_f32(XL, "gat fused-saving XL", {A_.num_rows(), H});
+  check_host_f32(XR, "gat fused-saving XR", {A_.num_cols(), H});
+  check_host_f32(X, "gat fused-saving X", {A_.num_cols(), H, F});
+  check_host_f32(Y, "gat fused-saving Y", {A_.num_rows(), H, F});
+  check_host_f32(M, "gat fused-saving M", {A_.num_rows(), H});
+  check_host_f32(S, "gat fused-saving S", {A_.num_rows(), H});
+  check_host_f32(E, "gat fused-saving E", {A_.nnz(), H});
+  check_host_f32(P, "gat fused-saving P", {A_.nnz(), H});
+  KernelArgs a;
+  a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
+  a.buffer("E", E).buffer("P", P);
+  run(kFusedSaving, a, false);
 }
 
 void GatKernels::recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E,

@@ -1,7 +1,8 @@
 // GAT's sparse kernels for one bound graph, compiled together at graph load:
 // the unfused forward (score, softmax, aggregation), the fused forward (the
 // three fused by the compiler's passes, scores never in memory; two-pass or
-// online softmax, GatSpec::fused_softmax), and the backward (recompute after a
+// online softmax, GatSpec::fused_softmax), the fused forward that keeps scores
+// and attention for training, and the backward (recompute after a
 // fused forward, attention gradient, softmax backward, source-score gradient, and
 // the aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
 // [nnz, H] in A's CSR order.
@@ -45,6 +46,9 @@ class GatKernels {
   // Forward, fused: in `form` (both are compiled), by default the spec's.
   void fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
              std::optional<FusedSoftmax> form = {}) const;
+  // Forward, fused, keeping the scores E and the attention P for the backward.
+  void fused_saving(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S, Tensor& E,
+                    Tensor& P) const;
   // Backward pieces.
   void recompute(const Tensor& XL, const Tensor& XR, const Tensor& M, const Tensor& S, Tensor& E, Tensor& P) const;
   void attention_grad(const Tensor& dY, const Tensor& X, Tensor& dP) const;

@@ -201,6 +201,19 @@ Kernel gat_fused_program(const GatSpec& s) {
   return fuse_row_programs({gat_score_program(s), edge_softmax_program(s), gat_aggregate_program(s, false)}, f);
 }
 
+Kernel gat_fused_saving_program(const GatSpec& s) {
+  // The same chain fused with the scores and attention kept (training's backward
+  // reads them): the edge loops still fuse (scores with the max pass, the
+  // division with the aggregation), and E and P are re-read while the row's
+  // edges are in L1 instead of by the next kernel.
+  RowFusion f;
+  f.name = fmt::format("gat_fused_saving_{}", s.suffix());
+  for (char& c : f.name)
+    if (c == '.') c = 'p';
+  f.outputs = {"Y", "M", "S", "E", "P"};
+  return fuse_row_programs({gat_score_program(s), edge_softmax_program(s), gat_aggregate_program(s, false)}, f);
+}
+
 Kernel gat_recompute_program(const GatSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("gat_recompute", s, a);
@@ -293,6 +306,7 @@ Kernel gat_program(const std::string& kernel, GatSpec s) {
       {"aggregate_eid", [&] { return gat_aggregate_program(s, true); }},
       {"fused", [&] { return gat_fused_program(s); }},
       {"fused_online", [&] { return gat_fused_program(s); }},
+      {"fused_saving", [&] { return gat_fused_saving_program(s); }},
       {"recompute", [&] { return gat_recompute_program(s); }},
       {"sddmm", [&] { return gat_sddmm_program(s); }},
       {"softmax_backward", [&] { return edge_softmax_backward_program(s); }},

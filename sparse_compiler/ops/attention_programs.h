@@ -22,6 +22,9 @@
 //                   feature at every edge); on one-head layers 0.93-1.30x. Online
 //                   stays selectable for targets where reading a row's source scores
 //                   twice costs more (docs/BENCHMARKS.md, GAT).
+//   gat_fused_saving
+//                   the fusion with E and P kept as outputs (for training: its
+//                   backward then needs no recompute)
 //   gat_recompute   E and P again from XL, XR, M, S (backward after a fused forward)
 //   gat_sddmm       dP[i,j,h] = sum_f dY[i,h,f] X[j,h,f]
 //   edge_softmax_backward
@@ -64,6 +67,7 @@ Kernel edge_softmax_program(const GatSpec& s);
 std::vector<Kernel> edge_softmax_stage_programs(const GatSpec& s);  // max, exp, sum, norm
 Kernel gat_aggregate_program(const GatSpec& s, bool through_eid);
 Kernel gat_fused_program(const GatSpec& s);
+Kernel gat_fused_saving_program(const GatSpec& s);
 Kernel gat_recompute_program(const GatSpec& s);
 Kernel gat_sddmm_program(const GatSpec& s);
 Kernel edge_softmax_backward_program(const GatSpec& s);
@@ -71,7 +75,7 @@ Kernel edge_col_sum_program(const GatSpec& s);
 
 // The program named `kernel` (score, softmax, softmax_max, softmax_exp,
 // softmax_sum, softmax_norm, aggregate, aggregate_eid, fused, fused_online,
-// recompute, sddmm, softmax_backward, col_sum), for `strata compile gat`; throws a
+// fused_saving, recompute, sddmm, softmax_backward, col_sum), for `strata compile gat`; throws a
 // UserError listing the names for any other.
 Kernel gat_program(const std::string& kernel, GatSpec s);
 

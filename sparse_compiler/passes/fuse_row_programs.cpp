@@ -536,16 +536,42 @@ Kernel fuse_edge_loops(const Kernel& k, std::vector<std::string>* why) {
   Kernel out = k;
   RowProgram r = row_program(k, "fuse_edge_loops");
   NameGen names(k);
+  auto edge_loop = [&](const SparseIterationNode* s) {
+    return s && is_edge_axis(s->iters.front().axis, r.row.axis) &&
+           (s->iters.size() == 1 || s->fuse_group[0] != s->fuse_group[1]) &&
+           (s->iters.size() > 1 || !s->init.defined() || s->iters.front().reduction);
+  };
+  // Nests that are not edge loops and share nothing with edge loop n (neither
+  // writes what the other touches) may move ahead of it, so that it meets the
+  // next edge loop (a softmax's init between the scores and the max pass). Returns
+  // where edge loop n went; kept only when the two then fuse.
+  auto hoist_independent = [&](size_t n) {
+    const auto wa = buffers_written(r.nests[n]), ra = buffers_read(r.nests[n]);
+    size_t q = n + 1;
+    for (; q < r.nests.size() && !edge_loop(r.nests[q].as<SparseIterationNode>()); ++q) {
+      const auto wc = buffers_written(r.nests[q]), rc = buffers_read(r.nests[q]);
+      bool independent = true;
+      for (const auto& B : wc) independent &= !wa.count(B) && !ra.count(B);
+      for (const auto& B : wa) independent &= !rc.count(B);
+      if (!independent) return n;
+    }
+    if (q == n + 1 || q == r.nests.size()) return n;
+    const auto at = [&](size_t x) { return r.nests.begin() + static_cast<std::ptrdiff_t>(x); };
+    std::rotate(at(n), at(n + 1), at(q));
+    return q - 1;
+  };
   for (size_t n = 0; n + 1 < r.nests.size();) {
-    const auto* a = r.nests[n].as<SparseIterationNode>();
-    const auto* b = r.nests[n + 1].as<SparseIterationNode>();
-    auto edge_loop = [&](const SparseIterationNode* s) {
-      return s && is_edge_axis(s->iters.front().axis, r.row.axis) &&
-             (s->iters.size() == 1 || s->fuse_group[0] != s->fuse_group[1]) &&
-             (s->iters.size() > 1 || !s->init.defined() || s->iters.front().reduction);
+    const std::vector<Stmt> unmoved = r.nests;
+    const size_t start = n;
+    if (edge_loop(r.nests[n].as<SparseIterationNode>())) n = hoist_independent(n);
+    auto next = [&] {
+      if (n != start) r.nests = unmoved;
+      n = start + 1;
     };
+    const auto* a = r.nests[n].as<SparseIterationNode>();
+    const auto* b = n + 1 < r.nests.size() ? r.nests[n + 1].as<SparseIterationNode>() : nullptr;
     if (!edge_loop(a) || !edge_loop(b) || a->iters.front().axis != b->iters.front().axis) {
-      ++n;
+      next();
       continue;
     }
     const std::string ja = a->iters.front().var, jb = b->iters.front().var;
@@ -577,7 +603,7 @@ Kernel fuse_edge_loops(const Kernel& k, std::vector<std::string>* why) {
             fmt::format("{} writes {}, which {} touches at other edges or over the whole row", b->name, B, a->name);
     if (!reason.empty()) {
       add_reason(why, fmt::format("fuse_edge_loops: {} and {} stay apart: {}", a->name, b->name, reason));
-      ++n;
+      next();
       continue;
     }
     // An init that runs before a sum over the edges becomes a nest of its own

@@ -9,6 +9,8 @@
 // `min_gain` faster: closer than that is noise on a shared VM (R-MAT's one-head
 // layer: fused 15.29 ms against unfused 15.51 ms in the tuner, then 12 ms slower
 // per inference in the benchmark that followed).
+// Training has a third candidate: the fused forward that keeps the scores and
+// the attention (gat_fused_saving), whose backward needs no recompute.
 // Fused means the faster of the two fused forms (two-pass and online softmax,
 // attention_programs.h), both measured: online reads a row's edges once for a
 // second exp per edge, which pays on some one-head layers and on none with 8 heads.
@@ -24,11 +26,12 @@ namespace strata::sc {
 struct GatTuneResult {
   bool fused = true;           // forward only (inference, evaluation)
   bool fused_training = true;  // forward + the backward's recompute
+  bool saving_training = false;  // training runs the fused forward that keeps E and P (then fused_training is false)
   FusedSoftmax fused_form = FusedSoftmax::TwoPass;  // the faster fused form, for both
   // Medians of interleaved calls; -1 when from a record. fused_ms is the faster
   // form's.
   double fused_ms = -1, unfused_ms = -1, recompute_ms = -1;
-  double two_pass_ms = -1, online_ms = -1;
+  double two_pass_ms = -1, online_ms = -1, saving_ms = -1;
   bool from_record = false;
   double tune_ms = 0;
   std::string record_file;  // the record read or written (empty without records)

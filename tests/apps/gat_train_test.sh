@@ -40,7 +40,7 @@ case "$mode" in
     tuned="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=tuned \
              --set output.checkpoint=none --set output.run_dir="$scratch/tuned")"
     expect_rc tuned $? 0
-    expect tuned "$tuned" 'gat attention h=4 f=8 .* (fused \((two-pass|online)\)|unfused); training: (fused \((two-pass|online)\)|unfused) \((tuned in [0-9]+ ms: fused two-pass [0-9.]+ ms, online [0-9.]+ ms, unfused [0-9.]+ ms, backward.s recompute after fused [0-9.]+ ms|tuning record)\)'
+    expect tuned "$tuned" 'gat attention h=4 f=8 .* (fused \((two-pass|online)\)|unfused); training: (fused \((two-pass|online)\)|unfused|fused, keeping scores and attention) \((tuned in [0-9]+ ms: fused two-pass [0-9.]+ ms, online [0-9.]+ ms, unfused [0-9.]+ ms, backward.s recompute after fused [0-9.]+ ms, fused keeping scores [0-9.]+ ms|tuning record)\)'
     fused="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=fused \
            --set output.checkpoint=none --set output.run_dir="$scratch/fused")"
     expect_rc fused $? 0

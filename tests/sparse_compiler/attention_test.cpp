@@ -127,6 +127,16 @@ TEST_P(GatKernelsTest, ForwardAndBackwardMatchDenseReferences) {
         ko.recompute(XL, XR, Mo, So, Eo, Po);  // its saved row max serves the backward alike
         expect_close(Po, ref.P, what + " recompute after fused online");
       }
+      {  // Fused, keeping scores and attention for the backward.
+        Tensor Ys = Tensor::full({A.num_rows(), H, F}, DType::F32, NAN);
+        Tensor Es = Tensor::full({A.nnz(), H}, DType::F32, NAN), Ps = Tensor::full({A.nnz(), H}, DType::F32, NAN);
+        Tensor Ms = Tensor::empty({A.num_rows(), H}, DType::F32), Ss = Tensor::empty({A.num_rows(), H}, DType::F32);
+        k.fused_saving(XL, XR, X, Ys, Ms, Ss, Es, Ps);
+        expect_close(Ys, ref.Y, what + " fused saving");
+        expect_close(Es, ref.E, what + " fused saving E");
+        expect_close(Ps, ref.P, what + " fused saving P");
+        expect_close(Ss, ref.S, what + " fused saving S");
+      }
       Tensor E2 = Tensor::empty({A.nnz(), H}, DType::F32), P2 = Tensor::empty({A.nnz(), H}, DType::F32);
       k.recompute(XL, XR, Mf, Sf, E2, P2);
       expect_close(P2, ref.P, what + " recompute");
@@ -379,8 +389,14 @@ TEST(GatTuner, MeasuresBothFusedFormsAndUnfusedAndPicksTheFaster) {
   EXPECT_EQ(r.fused_form, r.online_ms < r.two_pass_ms ? FusedSoftmax::Online : FusedSoftmax::TwoPass);
   EXPECT_EQ(r.fused_ms, std::min(r.two_pass_ms, r.online_ms));
   EXPECT_EQ(r.fused, r.fused_ms <= r.unfused_ms);
-  // Training pays the backward's recompute on top of a fused forward.
-  EXPECT_EQ(r.fused_training, r.fused_ms + r.recompute_ms <= r.unfused_ms);
+  // Training pays the backward's recompute on top of a fused forward, or runs the
+  // fused forward that keeps scores and attention: the faster of the two, if it
+  // beats unfused.
+  EXPECT_GT(r.saving_ms, 0);
+  const double recomputing = r.fused_ms + r.recompute_ms;
+  const bool fused_wins = std::min(recomputing, r.saving_ms) <= r.unfused_ms;
+  EXPECT_EQ(r.saving_training, fused_wins && r.saving_ms < recomputing);
+  EXPECT_EQ(r.fused_training, fused_wins && !r.saving_training);
 }
 
 // Fused replaces the untuned (unfused) attention only when it is faster by more
@@ -390,10 +406,12 @@ TEST(GatTuner, FusedMustBeatUnfusedByTheMargin) {
   GatKernels k(A, {1, 8, 0.2, A.index_dtype()});
   const GatTuneResult r = tune_gat(k, false, 0.05);
   EXPECT_EQ(r.fused, r.fused_ms * 1.05 <= r.unfused_ms);
-  EXPECT_EQ(r.fused_training, (r.fused_ms + r.recompute_ms) * 1.05 <= r.unfused_ms);
+  EXPECT_EQ(r.fused_training || r.saving_training,
+            std::min(r.fused_ms + r.recompute_ms, r.saving_ms) * 1.05 <= r.unfused_ms);
   const GatTuneResult never = tune_gat(k, false, 1e9);
   EXPECT_FALSE(never.fused);
   EXPECT_FALSE(never.fused_training);
+  EXPECT_FALSE(never.saving_training);
 }
 
 TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
@@ -403,14 +421,16 @@ TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
   const GatTuneResult first = tune_gat(k, true);
   const GatTuneResult second = tune_gat(k, true);
   const std::string record = read_file(first.record_file);
+  const char* training = first.saving_training ? "fused-saving" : first.fused_training ? "fused" : "unfused";
   EXPECT_NE(record.find(fmt::format("inference {}, training {}, fused form {}", first.fused ? "fused" : "unfused",
-                                    first.fused_training ? "fused" : "unfused", fused_form_name(first.fused_form))),
+                                    training, fused_form_name(first.fused_form))),
             std::string::npos)
       << record;
   EXPECT_FALSE(first.from_record);
   EXPECT_TRUE(second.from_record);
   EXPECT_EQ(second.fused, first.fused);
   EXPECT_EQ(second.fused_training, first.fused_training);
+  EXPECT_EQ(second.saving_training, first.saving_training);
   EXPECT_EQ(second.fused_form, first.fused_form);
   EXPECT_EQ(second.fused_ms, -1);
   // The recorded form is the one a later load runs: flip it in the record.

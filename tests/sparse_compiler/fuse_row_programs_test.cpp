@@ -157,6 +157,16 @@ TEST(FuseRowPrograms, DerivesGatsFusedForwardWithNothingLeftInMemory) {
     EXPECT_NE(otext.find(line), std::string::npos) << line << " in\n" << otext;
 }
 
+TEST(FuseRowPrograms, KeepingScoresAndAttentionStillFusesTheEdgeLoops) {
+  // Training's fused forward keeps E and P: the scores fuse with the max pass (the
+  // softmax's init, which shares nothing with them, moves ahead), the division
+  // with the aggregation.
+  const Kernel k = gat_fused_saving_program(GatSpec{8, 8, 0.2, DType::I32});
+  EXPECT_EQ(nest_names(k), (std::vector<std::string>{"softmax_init", "gat_score_softmax_max", "softmax_sum",
+                                                     "gat_aggregate_init", "softmax_norm_gat_aggregate"}));
+  for (const char* out : {"Y", "M", "S", "E", "P"}) EXPECT_EQ(k.find_param(out)->role, ParamRole::Output) << out;
+}
+
 TEST(FuseRowPrograms, KeepingTheAttentionFusesAroundIt) {
   // Asked to keep P (a forward that saves the attention for backward), the
   // division stays per edge and runs fused with the aggregation that reads it.

@@ -192,12 +192,17 @@ TEST(GatAttentionTest, PassesWithABackwardTakeTheTrainingChoice) {
   const Var al = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
   const Var ar = Var::constant(Tensor::uniform({H, F}, -1, 1, rng));
   const Tensor dy = Tensor::uniform({7, H * F}, -1, 1, rng);
-  // Either fused form (the tuner's pick, AttentionKernels::fused_form) alike.
+  // Either fused form (the tuner's pick, AttentionKernels::fused_form) alike, and
+  // training through the fused forward that keeps scores and attention.
+  struct Choice {
+    bool fused, fused_training, saving_training;
+  };
   std::vector<Tensor> grads, values;
   for (const sc::FusedSoftmax form : {sc::FusedSoftmax::TwoPass, sc::FusedSoftmax::Online})
-    for (int training_fused = 0; training_fused < 2; ++training_fused) {
-      ak.fused = !training_fused;
-      ak.fused_training = training_fused;
+    for (const Choice c : {Choice{true, false, false}, Choice{false, true, false}, Choice{false, false, true}}) {
+      ak.fused = c.fused;
+      ak.fused_training = c.fused_training;
+      ak.saving_training = c.saving_training;
       ak.fused_form = form;
       AttentionPath path;
       Tape eval;
@@ -206,7 +211,10 @@ TEST(GatAttentionTest, PassesWithABackwardTakeTheTrainingChoice) {
       Tape train;
       const Var x = Var::parameter(x0.clone(), "x");
       const Var y = nn::gat_attention(train, ak, x, al, ar, 0.0f, 1, &path);
-      EXPECT_EQ(path, ak.fused_training ? AttentionPath::Fused : AttentionPath::Unfused) << "a pass with gradients";
+      EXPECT_EQ(path, c.saving_training  ? AttentionPath::FusedSaving
+                      : c.fused_training ? AttentionPath::Fused
+                                         : AttentionPath::Unfused)
+          << "a pass with gradients";
       train.backward(y, dy);
       grads.push_back(x.grad().clone());
     }
