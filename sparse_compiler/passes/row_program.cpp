@@ -42,6 +42,14 @@ Kernel with_rows(Kernel k, const RowProgram& rows) {
   return k;
 }
 
+const SparseIterationNode* pointwise_nest(const Stmt& s) {
+  const auto* it = s.as<SparseIterationNode>();
+  if (!it || it->init.defined()) return nullptr;
+  for (const auto& v : it->iters)
+    if (v.reduction) return nullptr;
+  return it;
+}
+
 bool is_edge_axis(const Axis& a, const Axis& row) { return a->parent == row && (a->is_sparse() || a->is_variable()); }
 
 Stmt nest_over(const std::string& name, const std::vector<Axis>& axes, NameGen& names,

@@ -32,6 +32,10 @@ RowProgram row_program(const Kernel& k, const char* pass);
 // k with its body rebuilt from `rows`.
 Kernel with_rows(Kernel k, const RowProgram& rows);
 
+// s as a nest that computes one value per point (no init, no reduction
+// iterator), else null.
+const SparseIterationNode* pointwise_nest(const Stmt& s);
+
 // An axis right below the row whose positions are the row's edges (CSR's columns).
 bool is_edge_axis(const Axis& a, const Axis& row);
 // A nest over `axes` (one fresh spatial iterator each, named after its axis)
