@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
 #include <set>
 
+#include "core/hash.h"
 #include "core/timer.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/visitor.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
@@ -91,9 +94,19 @@ enum Which {
 };
 }  // namespace
 
+namespace {
+// The fused forwards run only where the tuner picked them (or a config forces
+// them), so they compile on first use, all three in one batch; with tuning off a
+// layer compiles 9 kernels, not 12.
+bool compiled_on_first_use(int which) { return which == kFusedTwoPass || which == kFusedOnline || which == kFusedSaving; }
+}  // namespace
+
 struct GatKernels::Impl {
-  std::vector<CompiledKernel> compiled;  // Generated
+  std::vector<CompiledKernel> compiled;  // Generated, by Which; empty entries until compiled
   std::vector<Kernel> reference;         // Reference / Interpreter: unscheduled loops
+  std::vector<std::pair<int, Kernel>> deferred;  // Generated: lowered, compiled on first use
+  std::string deferred_key;                      // identifies their source before they compile
+  std::once_flag deferred_once;
 };
 
 GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optional<CpuKnobs> knobs)
@@ -142,7 +155,22 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
       }
       lowered.push_back(lower_schedule(schedule_row_program_cpu(loops, kw)));
     }
-    impl_->compiled = compile_cpu(lowered);
+    std::vector<Kernel> now;
+    std::vector<int> now_which;
+    for (int w = 0; w < kCount; ++w) {
+      if (compiled_on_first_use(w)) {
+        impl_->deferred.emplace_back(w, lowered[w]);
+      } else {
+        now.push_back(lowered[w]);
+        now_which.push_back(w);
+      }
+    }
+    impl_->compiled.resize(kCount);
+    std::vector<CompiledKernel> c = compile_cpu(now);
+    for (size_t t = 0; t < c.size(); ++t) impl_->compiled[now_which[t]] = std::move(c[t]);
+    std::vector<Kernel> deferred;
+    for (const auto& [w, kernel] : impl_->deferred) deferred.push_back(kernel);
+    impl_->deferred_key = hash_string(emit_cpu_source(deferred)).hex();
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
   }
@@ -150,6 +178,10 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
 }
 
 GatKernels::~GatKernels() = default;
+
+bool GatKernels::fused_compiled() const {
+  return backend_ == Backend::Generated && impl_->compiled[kFusedTwoPass].entry != nullptr;
+}
 
 int64_t GatKernels::buffer_bytes(const std::string& name, bool transposed) const {
   const Graph& g = transposed ? At_ : A_;
@@ -164,7 +196,9 @@ int64_t GatKernels::buffer_bytes(const std::string& name, bool transposed) const
 }
 
 std::string GatKernels::code_key() const {
-  return backend_ == Backend::Generated && !impl_->compiled.empty() ? impl_->compiled.front().source_key : "reference";
+  if (backend_ != Backend::Generated || impl_->compiled.empty()) return "reference";
+  // Both batches: the fused forwards' code counts even before it is compiled.
+  return impl_->compiled[kScore].source_key + "+" + impl_->deferred_key;
 }
 
 std::string GatKernels::describe() const {
@@ -177,6 +211,13 @@ void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
   args.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
   if (transposed) args.buffer("eid", At_eid_);
   if (backend_ == Backend::Generated) {
+    if (compiled_on_first_use(which))
+      std::call_once(impl_->deferred_once, [&] {
+        std::vector<Kernel> kernels;
+        for (const auto& [w, kernel] : impl_->deferred) kernels.push_back(kernel);
+        std::vector<CompiledKernel> c = compile_cpu(kernels);
+        for (size_t t = 0; t < c.size(); ++t) impl_->compiled[impl_->deferred[t].first] = std::move(c[t]);
+      });
     impl_->compiled[which].run(args);
     return;
   }

@@ -1,4 +1,5 @@
-// GAT's sparse kernels for one bound graph, compiled together at graph load:
+// GAT's sparse kernels for one bound graph, compiled together at graph load (the
+// fused forwards together on first use):
 // the unfused forward (score, softmax, aggregation), the fused forward (the
 // three fused by the compiler's passes, scores never in memory; two-pass or
 // online softmax, GatSpec::fused_softmax), the fused forward that keeps scores
@@ -33,7 +34,9 @@ class GatKernels {
 
   const GatSpec& spec() const { return spec_; }
   const Graph& graph() const { return A_; }
-  double compile_ms() const { return compile_ms_; }
+  double compile_ms() const { return compile_ms_; }  // at graph load (not the fused forwards)
+  // Whether the fused forwards are compiled yet (generated backend; on first use).
+  bool fused_compiled() const;
   std::string describe() const;
   // Identifies the generated code (its source's kernel cache key; "reference" for
   // the reference backend), so tuning records measured on other code are not reused.

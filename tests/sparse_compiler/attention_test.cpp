@@ -214,6 +214,28 @@ TEST(GatKernels, LeakyReluIsAMaxOrMinWithoutABranchForEverySlope) {
   }
 }
 
+TEST(GatKernels, FusedForwardsCompileOnFirstUse) {
+  // A layer with tuning off never runs them: they compile when first called, all
+  // three forms in one batch, and the code key covers them from the start.
+  const Graph A = graphs().front().second;
+  GatKernels k(A, {2, 3, 0.2, A.index_dtype()});
+  EXPECT_FALSE(k.fused_compiled());
+  const std::string key = k.code_key();
+  EXPECT_NE(key.find('+'), std::string::npos) << key;
+  Rng rng(2);
+  Tensor XL = Tensor::uniform({A.num_rows(), 2}, -1, 1, rng), XR = Tensor::uniform({A.num_cols(), 2}, -1, 1, rng);
+  Tensor X = Tensor::uniform({A.num_cols(), 2, 3}, -1, 1, rng);
+  Tensor Y = Tensor::empty({A.num_rows(), 2, 3}, DType::F32), M = Tensor::empty({A.num_rows(), 2}, DType::F32),
+         S = Tensor::empty({A.num_rows(), 2}, DType::F32);
+  k.fused(XL, XR, X, Y, M, S, FusedSoftmax::Online);
+  EXPECT_TRUE(k.fused_compiled());
+  EXPECT_EQ(k.code_key(), key);
+  expect_close(Y, reference_forward(A, XL, XR, X, 2, 3, 0.2).Y, "fused online after compiling on first use");
+  // A different fused program gives a different key.
+  GatSpec other{2, 3, 0.3, A.index_dtype()};
+  EXPECT_NE(GatKernels(A, other).code_key(), key);
+}
+
 TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
   GatSpec s{8, 8, 0.2, DType::I32};
   CpuKnobs k;
