@@ -105,7 +105,6 @@ struct GatKernels::Impl {
   std::vector<CompiledKernel> compiled;  // Generated, by Which; empty entries until compiled
   std::vector<Kernel> reference;         // Reference / Interpreter: unscheduled loops
   std::vector<std::pair<int, Kernel>> deferred;  // Generated: lowered, compiled on first use
-  std::string deferred_key;                      // identifies their source before they compile
   std::once_flag deferred_once;
 };
 
@@ -168,9 +167,6 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     impl_->compiled.resize(kCount);
     std::vector<CompiledKernel> c = compile_cpu(now);
     for (size_t t = 0; t < c.size(); ++t) impl_->compiled[now_which[t]] = std::move(c[t]);
-    std::vector<Kernel> deferred;
-    for (const auto& [w, kernel] : impl_->deferred) deferred.push_back(kernel);
-    impl_->deferred_key = hash_string(emit_cpu_source(deferred)).hex();
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
   }
@@ -197,8 +193,11 @@ int64_t GatKernels::buffer_bytes(const std::string& name, bool transposed) const
 
 std::string GatKernels::code_key() const {
   if (backend_ != Backend::Generated || impl_->compiled.empty()) return "reference";
-  // Both batches: the fused forwards' code counts even before it is compiled.
-  return impl_->compiled[kScore].source_key + "+" + impl_->deferred_key;
+  // Both batches: the fused forwards' code counts even before it is compiled (its
+  // source hashed here, on demand, so graph load does not emit it).
+  std::vector<Kernel> deferred;
+  for (const auto& [w, kernel] : impl_->deferred) deferred.push_back(kernel);
+  return impl_->compiled[kScore].source_key + "+" + hash_string(emit_cpu_source(deferred)).hex();
 }
 
 std::string GatKernels::describe() const {
@@ -260,33 +259,31 @@ void GatKernels::aggregate(const Tensor& P, const Tensor& X, Tensor& Y) const {
   run(kAggregate, a, false);
 }
 
-void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
-                       std::optional<FusedSoftmax> form) const {
+KernelArgs GatKernels::fused_args(const char* what, const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y,
+                                  Tensor& M, Tensor& S) const {
   const int64_t H = spec_.heads, F = spec_.feat;
-  check_host_f32(XL, "gat fused XL", {A_.num_rows(), H});
-  check_host_f32(XR, "gat fused XR", {A_.num_cols(), H});
-  check_host_f32(X, "gat fused X", {A_.num_cols(), H, F});
-  check_host_f32(Y, "gat fused Y", {A_.num_rows(), H, F});
-  check_host_f32(M, "gat fused M", {A_.num_rows(), H});
-  check_host_f32(S, "gat fused S", {A_.num_rows(), H});
+  check_host_f32(XL, fmt::format("{} XL", what), {A_.num_rows(), H});
+  check_host_f32(XR, fmt::format("{} XR", what), {A_.num_cols(), H});
+  check_host_f32(X, fmt::format("{} X", what), {A_.num_cols(), H, F});
+  check_host_f32(Y, fmt::format("{} Y", what), {A_.num_rows(), H, F});
+  check_host_f32(M, fmt::format("{} M", what), {A_.num_rows(), H});
+  check_host_f32(S, fmt::format("{} S", what), {A_.num_rows(), H});
   KernelArgs a;
   a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
+  return a;
+}
+
+void GatKernels::fused(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
+                       std::optional<FusedSoftmax> form) const {
+  KernelArgs a = fused_args("gat fused", XL, XR, X, Y, M, S);
   run(form.value_or(spec_.fused_softmax) == FusedSoftmax::Online ? kFusedOnline : kFusedTwoPass, a, false);
 }
 
 void GatKernels::fused_saving(const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M, Tensor& S,
                               Tensor& E, Tensor& P) const {
-  const int64_t H = spec_.heads, F = spec_.feat;
-  check_host_f32(XL, "gat fused-saving XL", {A_.num_rows(), H});
-  check_host_f32(XR, "gat fused-saving XR", {A_.num_cols(), H});
-  check_host_f32(X, "gat fused-saving X", {A_.num_cols(), H, F});
-  check_host_f32(Y, "gat fused-saving Y", {A_.num_rows(), H, F});
-  check_host_f32(M, "gat fused-saving M", {A_.num_rows(), H});
-  check_host_f32(S, "gat fused-saving S", {A_.num_rows(), H});
-  check_host_f32(E, "gat fused-saving E", {A_.nnz(), H});
-  check_host_f32(P, "gat fused-saving P", {A_.nnz(), H});
-  KernelArgs a;
-  a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("Y", Y).buffer("M", M).buffer("S", S);
+  KernelArgs a = fused_args("gat fused-saving", XL, XR, X, Y, M, S);
+  check_host_f32(E, "gat fused-saving E", {A_.nnz(), spec_.heads});
+  check_host_f32(P, "gat fused-saving P", {A_.nnz(), spec_.heads});
   a.buffer("E", E).buffer("P", P);
   run(kFusedSaving, a, false);
 }

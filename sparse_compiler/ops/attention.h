@@ -62,6 +62,9 @@ class GatKernels {
  private:
   struct Impl;
   void run(int which, KernelArgs& args, bool transposed) const;
+  // The fused forwards' common inputs and outputs, checked (messages "<what> XL", ...).
+  KernelArgs fused_args(const char* what, const Tensor& XL, const Tensor& XR, const Tensor& X, Tensor& Y, Tensor& M,
+                        Tensor& S) const;
   // Bytes of the buffer `name` (attention_programs.h's shapes) for the program over
   // A, or over Aᵀ when `transposed`.
   int64_t buffer_bytes(const std::string& name, bool transposed) const;

@@ -36,11 +36,17 @@ Axes axes_for(const GatSpec& s) {
   return a;
 }
 
+// "<name>_<spec suffix>", with the slope's '.' spelled 'p' (an identifier).
+std::string kernel_name(const std::string& name, const GatSpec& s) {
+  std::string out = name + "_" + s.suffix();
+  for (char& c : out)
+    if (c == '.') c = 'p';
+  return out;
+}
+
 Kernel base(const std::string& name, const GatSpec& s, const Axes& a) {
   Kernel k;
-  k.name = name + "_" + s.suffix();
-  for (char& c : k.name)
-    if (c == '.') c = 'p';
+  k.name = kernel_name(name, s);
   k.stage = Stage::Coordinate;
   k.axes = {a.csr.I, a.csr.J, a.csr.J_detach, a.H, a.F, a.E};
   k.params = {Param::buffer("A_indptr", DType::I64), Param::buffer("A_indices", s.index_dtype)};
@@ -193,9 +199,7 @@ Kernel gat_fused_program(const GatSpec& s) {
   // pass into the edge loop with a running max (passes/online_softmax.h).
   RowFusion f;
   const bool online = s.fused_softmax == FusedSoftmax::Online;
-  f.name = fmt::format("{}_{}", online ? "gat_fused_online" : "gat_fused", s.suffix());
-  for (char& c : f.name)
-    if (c == '.') c = 'p';
+  f.name = kernel_name(online ? "gat_fused_online" : "gat_fused", s);
   f.outputs = {"Y", "M", "S"};
   f.online_softmax = online;
   return fuse_row_programs({gat_score_program(s), edge_softmax_program(s), gat_aggregate_program(s, false)}, f);
@@ -207,9 +211,7 @@ Kernel gat_fused_saving_program(const GatSpec& s) {
   // division with the aggregation), and E and P are re-read while the row's
   // edges are in L1 instead of by the next kernel.
   RowFusion f;
-  f.name = fmt::format("gat_fused_saving_{}", s.suffix());
-  for (char& c : f.name)
-    if (c == '.') c = 'p';
+  f.name = kernel_name("gat_fused_saving", s);
   f.outputs = {"Y", "M", "S", "E", "P"};
   return fuse_row_programs({gat_score_program(s), edge_softmax_program(s), gat_aggregate_program(s, false)}, f);
 }

@@ -23,8 +23,9 @@ Kernel fuse_edge_loops(const Kernel& k, std::vector<std::string>* why) {
   // Nests that are not edge loops and share nothing with edge loop n (neither
   // writes what the other touches) may move ahead of it, so that it meets the
   // next edge loop (a softmax's init between the scores and the max pass). Returns
-  // where edge loop n went; kept only when the two then fuse.
-  auto hoist_independent = [&](size_t n) {
+  // where edge loop n went (the order before, in `unmoved`); kept only when the
+  // two then fuse.
+  auto hoist_independent = [&](size_t n, std::vector<Stmt>& unmoved) {
     const auto wa = buffers_written(r.nests[n]), ra = buffers_read(r.nests[n]);
     size_t q = n + 1;
     for (; q < r.nests.size() && !edge_loop(r.nests[q].as<SparseIterationNode>()); ++q) {
@@ -36,13 +37,14 @@ Kernel fuse_edge_loops(const Kernel& k, std::vector<std::string>* why) {
     }
     if (q == n + 1 || q == r.nests.size()) return n;
     const auto at = [&](size_t x) { return r.nests.begin() + static_cast<std::ptrdiff_t>(x); };
+    unmoved = r.nests;
     std::rotate(at(n), at(n + 1), at(q));
     return q - 1;
   };
   for (size_t n = 0; n + 1 < r.nests.size();) {
-    const std::vector<Stmt> unmoved = r.nests;
     const size_t start = n;
-    if (edge_loop(r.nests[n].as<SparseIterationNode>())) n = hoist_independent(n);
+    std::vector<Stmt> unmoved;  // the order before a hoist, to undo it
+    if (edge_loop(r.nests[n].as<SparseIterationNode>())) n = hoist_independent(n, unmoved);
     auto next = [&] {
       if (n != start) r.nests = unmoved;
       n = start + 1;
