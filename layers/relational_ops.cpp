@@ -52,7 +52,7 @@ sc::RgmsOrder RelationalKernels::choose(const sc::RelationalGraph& g, const sc::
   }
   if (!runtime_.tuning || runtime_.backend != sc::Backend::Generated) {
     rec.origin = "default";
-    return sc::RgmsOrder::Fused;
+    return sc::rgms_default_order(g, spec);
   }
   const sc::RgmsTuneResult t = sc::tune_rgms(g, spec);
   rec.tune_ms = t.tune_ms;

@@ -44,7 +44,7 @@ struct RelationalKernelRecord {
   std::string graph;     // "G" or "Gᵀ"
   std::string order;     // "fused", ...
   std::string describe;  // RgmsKernels::describe()
-  std::string origin;    // "default" | "tuned (fused 1.2 ms, ...)" | "tuning record"
+  std::string origin;    // "default" (rgms_default_order) | "tuned (fused 1.2 ms, ...)" | "tuning record"
   double compile_ms = 0, tune_ms = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "core/timer.h"
 #include "sparse_compiler/codegen/interpreter.h"
@@ -21,6 +22,7 @@ const char* rgms_order_name(RgmsOrder o) {
     case RgmsOrder::AggregateFirst: return "aggregate-first";
     case RgmsOrder::TransformFirst: return "transform-first";
     case RgmsOrder::AggregateFirstEll3d: return "aggregate-first-ell3d";
+    case RgmsOrder::Mixed: return "mixed";
   }
   return "?";
 }
@@ -30,11 +32,44 @@ RgmsOrder parse_rgms_order(const std::string& s, const std::string& what) {
   if (s == "aggregate-first") return RgmsOrder::AggregateFirst;
   if (s == "transform-first") return RgmsOrder::TransformFirst;
   if (s == "aggregate-first-ell3d") return RgmsOrder::AggregateFirstEll3d;
-  STRATA_FAIL("{}: unknown RGMS order '{}' (expected fused, aggregate-first, transform-first or aggregate-first-ell3d)",
-              what, s);
+  if (s == "mixed") return RgmsOrder::Mixed;
+  STRATA_FAIL(
+      "{}: unknown RGMS order '{}' (expected fused, aggregate-first, transform-first, aggregate-first-ell3d or mixed)",
+      what, s);
 }
 
 // ---- the inspector ----------------------------------------------------------------
+
+namespace {
+// Owner tasks: destination rows balanced by non-zeros; each relation's share of
+// a task is the run of its row list inside the task's rows.
+void assign_owner_tasks(RelationalGraph& g, const std::vector<int64_t>& rel_ptr, const std::vector<int64_t>& rel_rows,
+                        const std::vector<int64_t>& row_ptr, int64_t grain) {
+  const int64_t rows = g.rows;
+  std::vector<int64_t> row_nnz(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t q = 0; q < g.pairs; ++q) row_nnz[rel_rows[q] + 1] += row_ptr[q + 1] - row_ptr[q];
+  std::partial_sum(row_nnz.begin(), row_nnz.end(), row_nnz.begin());
+  const int64_t T = std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(rows, 1), (g.nnz + grain - 1) / grain));
+  g.num_tasks = T;
+  std::vector<int64_t> tr(static_cast<size_t>(T) + 1);
+  tr[0] = 0;
+  tr[T] = rows;
+  for (int64_t t = 1; t < T; ++t)
+    tr[t] = std::max(tr[t - 1], static_cast<int64_t>(std::lower_bound(row_nnz.begin(), row_nnz.end(), g.nnz * t / T) -
+                                                     row_nnz.begin()));
+  g.task_rows = Tensor::from_vector(tr);
+  std::vector<int64_t> rt(static_cast<size_t>(g.relations * (T + 1)));
+  for (int64_t r = 0; r < g.relations; ++r) {
+    const auto b = rel_rows.begin() + rel_ptr[r], e = rel_rows.begin() + rel_ptr[r + 1];
+    for (int64_t t = 0; t <= T; ++t) rt[r * (T + 1) + t] = rel_ptr[r] + (std::lower_bound(b, e, tr[t]) - b);
+  }
+  g.rel_tasks = Tensor::from_vector(rt);
+}
+
+int64_t index_at(const Tensor& t, int64_t k) {
+  return t.dtype() == DType::I32 ? t.data<int32_t>()[k] : t.data<int64_t>()[k];
+}
+}  // namespace
 
 RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::vector<Graph>& rels, RgmsNormalization norm,
                                        int64_t grain, std::vector<std::string> names) {
@@ -92,27 +127,79 @@ RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::ve
   g.src_ptr = Tensor::from_vector(src_ptr);
   g.src_ids = idx(src_ids);
   g.jloc = idx(jloc);
-  // Owner tasks: destination rows balanced by non-zeros; each relation's share of
-  // a task is the run of its row list inside the task's rows.
-  std::vector<int64_t> row_nnz(static_cast<size_t>(rows) + 1, 0);
-  for (int64_t q = 0; q < g.pairs; ++q) row_nnz[rel_rows[q] + 1] += row_ptr[q + 1] - row_ptr[q];
-  std::partial_sum(row_nnz.begin(), row_nnz.end(), row_nnz.begin());
-  const int64_t T = std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(rows, 1), (g.nnz + grain - 1) / grain));
-  g.num_tasks = T;
-  std::vector<int64_t> tr(static_cast<size_t>(T) + 1);
-  tr[0] = 0;
-  tr[T] = rows;
-  for (int64_t t = 1; t < T; ++t)
-    tr[t] = std::max(tr[t - 1], static_cast<int64_t>(std::lower_bound(row_nnz.begin(), row_nnz.end(), g.nnz * t / T) -
-                                                     row_nnz.begin()));
-  g.task_rows = Tensor::from_vector(tr);
-  std::vector<int64_t> rt(static_cast<size_t>(g.relations * (T + 1)));
-  for (int64_t r = 0; r < g.relations; ++r) {
-    const auto b = rel_rows.begin() + rel_ptr[r], e = rel_rows.begin() + rel_ptr[r + 1];
-    for (int64_t t = 0; t <= T; ++t) rt[r * (T + 1) + t] = rel_ptr[r] + (std::lower_bound(b, e, tr[t]) - b);
-  }
-  g.rel_tasks = Tensor::from_vector(rt);
+  assign_owner_tasks(g, rel_ptr, rel_rows, row_ptr, grain);
   return g;
+}
+
+RelationalGraph RelationalGraph::subset(const std::vector<int64_t>& keep, int64_t grain) const {
+  RelationalGraph g;
+  g.rows = rows;
+  g.cols = cols;
+  g.index_dtype = index_dtype;
+  g.relations = static_cast<int64_t>(keep.size());
+  const int64_t* rp = rel_ptr.data<int64_t>();
+  const int64_t* qp = row_ptr.data<int64_t>();
+  const int64_t* sp = src_ptr.data<int64_t>();
+  std::vector<int64_t> rel_ptr_v{0}, rel_rows_v, row_ptr_v{0}, cols_v, eids, src_ptr_v{0}, src_ids_v, jloc_v;
+  std::vector<float> vals;
+  for (size_t k = 0; k < keep.size(); ++k) {
+    const int64_t r = keep[k];
+    STRATA_CHECK(r >= 0 && r < relations && (k == 0 || r > keep[k - 1]),
+                 "relational graph subset: relation {} at position {} is out of range [0, {}) or not increasing", r,
+                 k, relations);
+    if (!relation_names.empty()) g.relation_names.push_back(relation_names[r]);
+    for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
+      rel_rows_v.push_back(index_at(rel_rows, q));
+      for (int64_t p = qp[q]; p < qp[q + 1]; ++p) {
+        cols_v.push_back(index_at(col_ids, p));
+        jloc_v.push_back(index_at(jloc, p));  // positions in the relation's own source list
+        vals.push_back(values.data<float>()[p]);
+        eids.push_back(edge_ids.data<int64_t>()[p]);
+      }
+      row_ptr_v.push_back(static_cast<int64_t>(cols_v.size()));
+    }
+    rel_ptr_v.push_back(static_cast<int64_t>(rel_rows_v.size()));
+    for (int64_t q = sp[r]; q < sp[r + 1]; ++q) src_ids_v.push_back(index_at(src_ids, q));
+    src_ptr_v.push_back(static_cast<int64_t>(src_ids_v.size()));
+  }
+  g.pairs = static_cast<int64_t>(rel_rows_v.size());
+  g.nnz = static_cast<int64_t>(cols_v.size());
+  g.sources = static_cast<int64_t>(src_ids_v.size());
+  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
+  g.rel_ptr = Tensor::from_vector(rel_ptr_v);
+  g.rel_rows = idx(rel_rows_v);
+  g.row_ptr = Tensor::from_vector(row_ptr_v);
+  g.col_ids = idx(cols_v);
+  g.values = Tensor::from_vector(vals);
+  g.edge_ids = Tensor::from_vector(eids);
+  g.src_ptr = Tensor::from_vector(src_ptr_v);
+  g.src_ids = idx(src_ids_v);
+  g.jloc = idx(jloc_v);
+  assign_owner_tasks(g, rel_ptr_v, rel_rows_v, row_ptr_v, grain);
+  return g;
+}
+
+std::vector<bool> rgms_mixed_split(const RelationalGraph& g, const RgmsSpec& spec) {
+  std::vector<bool> transform_first(static_cast<size_t>(g.relations), false);
+  const int64_t* rp = g.rel_ptr.data<int64_t>();
+  const int64_t* qp = g.row_ptr.data<int64_t>();
+  const int64_t* sp = g.src_ptr.data<int64_t>();
+  const double fin = static_cast<double>(spec.fin), fout = static_cast<double>(spec.fout);
+  for (int64_t r = 0; r < g.relations; ++r) {
+    const double pairs = static_cast<double>(rp[r + 1] - rp[r]), sources = static_cast<double>(sp[r + 1] - sp[r]);
+    const double nnz = static_cast<double>(qp[rp[r + 1]] - qp[rp[r]]);
+    const double fused = pairs * fin * fout + nnz * fin;
+    const double transform = sources * fin * fout + sources * fout + nnz * fout;
+    transform_first[static_cast<size_t>(r)] = transform < fused;
+  }
+  return transform_first;
+}
+
+RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec) {
+  const std::vector<bool> split = rgms_mixed_split(g, spec);
+  const auto transform_first = std::count(split.begin(), split.end(), true);
+  if (transform_first == 0) return RgmsOrder::Fused;
+  return transform_first == g.relations ? RgmsOrder::TransformFirst : RgmsOrder::Mixed;
 }
 
 RelationalGraph RelationalGraph::from_hetero(const HeteroGraph& h, RgmsNormalization norm, int64_t grain) {
@@ -277,6 +364,15 @@ Kernel schedule_gather(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
+// The gather without Y's init: a row's staged accumulator starts from Y's value.
+Kernel schedule_gather_add(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
+  s.cache_write("Y", "i");
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
 // Relations in chunks balanced by `indptr` (sources or rows per relation); each
 // relation's output block has one owner.
 Kernel schedule_per_relation(const Kernel& loops, const std::string& indptr, const std::string& out,
@@ -331,7 +427,19 @@ Kernel schedule_ell3d(const Kernel& loops, int B, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
-enum Which { kFused, kAggregate, kTransform, kSourceTransform, kGather, kWeightGrad, kEll3d, kEmbed, kEmbedGrad, kCount };
+enum Which {
+  kFused,
+  kAggregate,
+  kTransform,
+  kSourceTransform,
+  kGather,
+  kWeightGrad,
+  kEll3d,
+  kEmbed,
+  kEmbedGrad,
+  kGatherAdd,
+  kCount
+};
 
 Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
   // Each (relation, source) row of dW has one writer: relations in balanced chunks.
@@ -392,14 +500,19 @@ struct RgmsKernels::Impl {
   std::vector<CompiledKernel> compiled;
   std::vector<Kernel> reference;
   InspectedEll3d ell3d;
-  ReusedTensor intermediate;  // H (aggregate-first) or T (transform-first)
+  ReusedTensor intermediate;  // H (aggregate-first) or T (transform-first, the mixed order's second part)
+  // The mixed order's parts (either absent when no relation falls in it) and the
+  // relations of g each holds: its kernels index W by the part's relation numbers.
+  std::optional<RelationalGraph> fused_part, transform_part;
+  std::vector<int64_t> fused_relations, transform_relations;
   int blocks[3] = {1, 1, 1};  // rows per register block: fused, transform, source transform
 };
 
 const std::vector<std::string>& rgms_kernel_names() {
   // In the order of `Which`.
-  static const std::vector<std::string> names = {"fused",  "aggregate",   "transform", "source_transform", "gather",
-                                                  "weight_grad", "ell3d", "embed",     "embed_grad"};
+  static const std::vector<std::string> names = {"fused", "aggregate", "transform", "source_transform",
+                                                  "gather", "weight_grad", "ell3d", "embed", "embed_grad",
+                                                  "gather_add"};
   return names;
 }
 
@@ -419,6 +532,7 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kWeightGrad: out.program = rgms_weight_grad_program(spec); break;
     case kEll3d: out.program = decompose_ell3d(rgms_aggregate_program(spec), RgmsKernels::kEll3dMaxBucket); break;
     case kEmbed: out.program = with_task_params(rgms_embed_program(spec)); break;
+    case kGatherAdd: out.program = with_task_params(rgms_gather_add_program(spec)); break;
     default: out.program = rgms_embed_grad_program(spec); break;
   }
   const Kernel loops = lower_to_loops(out.program);
@@ -431,6 +545,7 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kEmbed: out.scheduled = schedule_gather(loops, knobs); break;
     case kWeightGrad: out.scheduled = schedule_per_relation(loops, "rel_ptr", "dW", "r", knobs); break;
     case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
+    case kGatherAdd: out.scheduled = schedule_gather_add(loops, knobs); break;
     default: out.scheduled = schedule_embed_grad(loops, knobs); break;
   }
   return out;
@@ -445,6 +560,15 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   Timer t;
   CpuKnobs k = knobs ? *knobs : CpuKnobs{};
   impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
+  if (order_ == RgmsOrder::Mixed) {
+    const std::vector<bool> split = rgms_mixed_split(g_, spec_);
+    std::vector<int64_t> fused, transform;
+    for (int64_t r = 0; r < g_.relations; ++r) (split[static_cast<size_t>(r)] ? transform : fused).push_back(r);
+    if (!fused.empty()) impl_->fused_part = g_.subset(fused, k.grain);
+    if (!transform.empty()) impl_->transform_part = g_.subset(transform, k.grain);
+    impl_->fused_relations = std::move(fused);
+    impl_->transform_relations = std::move(transform);
+  }
   if (!knobs) {
     k.vector_lanes = host_vector_lanes();
     // Default prefetch: the X rows ~16 KiB ahead in the non-zero stream once X
@@ -475,21 +599,27 @@ std::string RgmsKernels::code_key() const {
 }
 
 std::string RgmsKernels::describe() const {
+  std::string order = rgms_order_name(order_);
+  if (order_ == RgmsOrder::Mixed) {
+    const auto count = [](const std::optional<RelationalGraph>& p) { return p ? p->relations : int64_t{0}; };
+    order += fmt::format(" (fused on {} of {} relations, transform-first on {})", count(impl_->fused_part),
+                         g_.relations, count(impl_->transform_part));
+  }
   if (backend_ != Backend::Generated)
-    return fmt::format("rgms {} {} ({})", spec_.suffix(), rgms_order_name(order_), backend_name(backend_));
+    return fmt::format("rgms {} {} ({})", spec_.suffix(), order, backend_name(backend_));
   const int* b = impl_->blocks;
   return fmt::format("rgms {} {} ({}; rows per register block: fused {}, transform {}, source transform {})",
-                     spec_.suffix(), rgms_order_name(order_), backend_name(backend_), b[0], b[1], b[2]);
+                     spec_.suffix(), order, backend_name(backend_), b[0], b[1], b[2]);
 }
 
-void RgmsKernels::run(int which, KernelArgs& a) const {
-  g_.bind(a);
+void RgmsKernels::run_on(const RelationalGraph& part, int which, KernelArgs& a) const {
+  part.bind(a);
   if (which == kEll3d) impl_->ell3d.bind(a);
   const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[which].kernel : impl_->reference[which];
   std::vector<Tensor> workspaces;
   for (const auto& p : k.params)
     if (p.role == ParamRole::Workspace) {
-      workspaces.push_back(Tensor::empty({p.name == "H" ? g_.pairs * spec_.fin : 1}, p.dtype));
+      workspaces.push_back(Tensor::empty({p.name == "H" ? part.pairs * spec_.fin : 1}, p.dtype));
       a.buffer(p.name, workspaces.back());
     }
   if (backend_ == Backend::Generated) {
@@ -500,6 +630,18 @@ void RgmsKernels::run(int which, KernelArgs& a) const {
   a.bind(interp, k);
   interp.run(k);
 }
+
+namespace {
+// W's [fin, fout] blocks of the given relations, in that order: the weights of a
+// mixed-order part, whose kernels number its relations from 0.
+Tensor relation_rows(const Tensor& W, const std::vector<int64_t>& relations) {
+  const int64_t block = W.dim(1) * W.dim(2);
+  Tensor out = Tensor::empty({static_cast<int64_t>(relations.size()), W.dim(1), W.dim(2)}, DType::F32);
+  for (size_t k = 0; k < relations.size(); ++k)
+    std::copy_n(W.data<float>() + relations[k] * block, block, out.data<float>() + static_cast<int64_t>(k) * block);
+  return out;
+}
+}  // namespace
 
 void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
   check_host_f32(X, "rgms input X", {g_.cols, spec_.fin});
@@ -528,6 +670,28 @@ void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
       run(kSourceTransform, tr);
       a.buffer("T", T);
       run(kGather, a);
+      return;
+    }
+    case RgmsOrder::Mixed: {
+      if (impl_->fused_part) {
+        const Tensor Wf = relation_rows(W, impl_->fused_relations);
+        KernelArgs f;
+        f.buffer("X", X).buffer("W", Wf).buffer("Y", Y);
+        run_on(*impl_->fused_part, kFused, f);
+      } else {
+        Y.zero();
+      }
+      if (!impl_->transform_part) return;
+      const RelationalGraph& part = *impl_->transform_part;
+      const Tensor Wt = relation_rows(W, impl_->transform_relations);
+      auto lease = impl_->intermediate.acquire({std::max<int64_t>(part.sources, 1), spec_.fout});
+      Tensor& T = lease.get();
+      KernelArgs tr;
+      tr.buffer("X", X).buffer("W", Wt).buffer("T", T);
+      run_on(part, kSourceTransform, tr);
+      KernelArgs ga;
+      ga.buffer("T", T).buffer("Y", Y);
+      run_on(part, kGatherAdd, ga);
       return;
     }
   }

@@ -44,15 +44,32 @@ struct RelationalGraph {
   static RelationalGraph from_hetero(const HeteroGraph& h, RgmsNormalization norm, int64_t grain = 4096);
   // Every relation reversed (sources become rows), values carried per edge.
   RelationalGraph reversed(int64_t grain = 4096) const;
+  // Only the relations `keep` (increasing indices), in that order, over the same
+  // rows and columns: their arrays copied as they are (values, edge ids, source
+  // lists), owner tasks built anew, the index type kept.
+  RelationalGraph subset(const std::vector<int64_t>& keep, int64_t grain = 4096) const;
   // The relations as separate CSR graphs (rows x cols each), values included.
   std::vector<Graph> relation_graphs() const;
   void bind(KernelArgs& a) const;
 };
 
 // AggregateFirstEll3d aggregates over the ELL3D decomposition (formats/ell3d.h).
-enum class RgmsOrder : uint8_t { Fused, AggregateFirst, TransformFirst, AggregateFirstEll3d };
+// Mixed picks per relation (rgms_mixed_split): fused for the relations that reach
+// fewer rows than they have sources, transform-first for the others, as two parts
+// of the relational graph whose kernels write one Y.
+enum class RgmsOrder : uint8_t { Fused, AggregateFirst, TransformFirst, AggregateFirstEll3d, Mixed };
 const char* rgms_order_name(RgmsOrder o);
 RgmsOrder parse_rgms_order(const std::string& s, const std::string& what);
+
+// The mixed order's choice per relation: true where transform-first costs fewer
+// multiply-adds than the fused order, counted on the graph (fused: its (relation,
+// row) pairs times fin x fout, plus nnz x fin to aggregate; transform-first: its
+// sources times fin x fout, plus nnz x fout to gather, plus writing T).
+std::vector<bool> rgms_mixed_split(const RelationalGraph& g, const RgmsSpec& spec);
+// The order a graph gets without tuning, from that count: fused where every
+// relation is cheaper fused, transform-first where every one is cheaper that way,
+// mixed otherwise.
+RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec);
 
 class RgmsKernels {
  public:
@@ -83,7 +100,9 @@ class RgmsKernels {
 
  private:
   struct Impl;
-  void run(int which, KernelArgs& a) const;
+  void run(int which, KernelArgs& a) const { run_on(g_, which, a); }
+  // Runs kernel `which` with `part`'s arrays bound (g_, or a part of the mixed order).
+  void run_on(const RelationalGraph& part, int which, KernelArgs& a) const;
   RelationalGraph g_;
   RgmsSpec spec_;
   RgmsOrder order_;
@@ -94,7 +113,7 @@ class RgmsKernels {
 
 // One RGMS kernel as RgmsKernels compiles it for the CPU, by name (rgms_kernel_names():
 // fused, aggregate, transform, source_transform, gather, weight_grad, ell3d, embed,
-// embed_grad): its stage-I program (with the task parameters its schedule uses) and
+// embed_grad, gather_add): its stage-I program (with the task parameters its schedule uses) and
 // its scheduled loops before lower_schedule; `block` is the rows per register block
 // of the transforms (1: unblocked). `strata compile rgms` prints them.
 struct RgmsCpuKernel {

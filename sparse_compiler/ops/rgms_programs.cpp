@@ -135,9 +135,10 @@ Kernel rgms_source_transform_program(const RgmsSpec& s) {
   return k;
 }
 
-Kernel rgms_gather_program(const RgmsSpec& s) {
+namespace {
+Kernel gather_program(const RgmsSpec& s, bool init) {
   Axes a = axes_for(s);
-  Kernel k = base("rgms_gather", s, a, true);
+  Kernel k = base(init ? "rgms_gather" : "rgms_gather_add", s, a, true);
   k.params.push_back(Param::buffer("src_ptr", DType::I64));
   SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
   SparseBuffer jloc = buffer(k, "jloc", {a.R, a.I, a.J}, ParamRole::Input, s.index_dtype);
@@ -149,10 +150,14 @@ Kernel rgms_gather_program(const RgmsSpec& s) {
                                sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
                                                             mul(sparse_load(A, {r, i, j}),
                                                                 sparse_load(T, {r, sparse_load(jloc, {r, i, j}), fo})))));
-  k.body = seq({init_y(a, Y), body});
+  k.body = init ? seq({init_y(a, Y), body}) : body;
   finish(k, true);
   return k;
 }
+}  // namespace
+
+Kernel rgms_gather_program(const RgmsSpec& s) { return gather_program(s, true); }
+Kernel rgms_gather_add_program(const RgmsSpec& s) { return gather_program(s, false); }
 
 Kernel rgms_weight_grad_program(const RgmsSpec& s) {
   Axes a = axes_for(s);

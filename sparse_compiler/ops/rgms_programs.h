@@ -15,6 +15,10 @@
 //   transform, then aggregate   T[r,s,:] = X[src_r(s),:] W_r for the sources s of
 //                               relation r only, then Y[i,:] += a T[r, s(j), :]
 //                               (rgms_source_transform + rgms_gather)
+//   mixed                       per relation the cheaper of the two: fused where a
+//                               relation reaches fewer rows than it has sources,
+//                               transform-first elsewhere (rgms_gather_add adds
+//                               those relations into the fused part's Y)
 // and the weight gradient dW[r] = sum_i H[r,i,:]^T dY[i,:] (rgms_weight_grad).
 // The input gradient is the forward over the reversed relations with W_r^T.
 // Y's init is a dense iteration of its own: rows receive from several relations.
@@ -37,6 +41,9 @@ Kernel rgms_transform_program(const RgmsSpec& s);       // H, W -> Y [m, fout] (
 Kernel rgms_fused_program(const RgmsSpec& s);           // X, A, W -> Y (aggregate + transform in one kernel)
 Kernel rgms_source_transform_program(const RgmsSpec& s);  // X, W -> T [sources, fout] (src_ptr, src_ids)
 Kernel rgms_gather_program(const RgmsSpec& s);          // T, A, jloc -> Y
+// The same without Y's init: adds into Y (the mixed order's transform-first part
+// adds its relations to what the fused part wrote).
+Kernel rgms_gather_add_program(const RgmsSpec& s);      // T, A, jloc -> Y +=
 Kernel rgms_weight_grad_program(const RgmsSpec& s);     // H, dY -> dW [R, fin, fout]
 // One-hot (featureless) input, R-GCN's first layer: X is the identity, so the
 // layer gathers weight rows: Y[i, fo] = sum_r sum_j a_r(i, j) W[r, j, fo] with W

@@ -67,8 +67,11 @@ RgmsTuneResult tune_rgms(const RelationalGraph& g, const RgmsSpec& spec, bool us
   };
   std::vector<Candidate> live;
   std::vector<MeasuredCandidate> measured;
-  for (RgmsOrder order :
-       {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst, RgmsOrder::AggregateFirstEll3d}) {
+  std::vector<RgmsOrder> orders = {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst,
+                                   RgmsOrder::AggregateFirstEll3d};
+  // Mixed only where it differs from both pure orders: some relations each way.
+  if (rgms_default_order(g, spec) == RgmsOrder::Mixed) orders.push_back(RgmsOrder::Mixed);
+  for (RgmsOrder order : orders) {
     auto k = order == RgmsOrder::Fused ? std::move(first) : std::make_unique<RgmsKernels>(g, spec, order);
     Tensor Y = Tensor::empty({g.rows, spec.fout}, DType::F32);
     k->forward(X, W, Y);

@@ -1,4 +1,4 @@
-// Choosing the RGMS order (fused, aggregate-first, transform-first) per relational
+// Choosing the RGMS order (fused, aggregate-first, transform-first, mixed) per relational
 // graph and feature sizes: each order's kernels are compiled together, checked
 // against the reference loops on random inputs, timed, and the fastest kept; the
 // choice is recorded like any tuning record (so a second load measures nothing).

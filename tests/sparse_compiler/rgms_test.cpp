@@ -1,4 +1,4 @@
-// RGMS: every order (fused, aggregate-first, transform-first), generated and
+// RGMS: every order (fused, aggregate-first, transform-first, mixed), generated and
 // interpreted, against the reference loops; the weight gradient and the input
 // gradient (forward over the reversed relations with W transposed) against dense
 // formulas; the inspector's owner tasks.
@@ -101,7 +101,7 @@ TEST_P(RgmsTest, EveryOrderMatchesTheReferenceAndGradientsMatchDenseFormulas) {
     reference_rgms(g, X, W, want);
     const std::string dims = " fin=" + std::to_string(fin) + " fout=" + std::to_string(fout);
     for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst,
-                            RgmsOrder::AggregateFirstEll3d}) {
+                            RgmsOrder::AggregateFirstEll3d, RgmsOrder::Mixed}) {
       RgmsKernels k(g, {fin, fout, g.index_dtype}, order, GetParam());
       Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);
       k.forward(X, W, Y);
@@ -170,6 +170,128 @@ TEST(RelationalGraph, FromHeteroAndOwnerTasks) {
   EXPECT_EQ(g.relation_names[1], "paper-rev-writes->author");
 }
 
+// Relations of very different shapes, as in HGB's DBLP (a venue relation: 20
+// sources, 14,328 destination rows): relation 0 reaches most rows from 3 sources
+// (transform-first is cheaper), relation 1 reaches 4 rows from many sources (fused
+// is cheaper), relation 2 is in between and random.
+RelationalGraph make_skewed_graph(int64_t n, uint64_t seed, int64_t grain) {
+  Rng rng(seed);
+  std::vector<Graph> rels;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<int64_t> dst, src;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool receives = r == 0 ? i % 5 != 0 : r == 1 ? i % (n / 4) == 1 : rng.uniform() < 0.5;
+      if (!receives) continue;
+      const int64_t d = r == 1 ? n / 3 : 1 + static_cast<int64_t>(rng.uniform() * 3);
+      for (int64_t e = 0; e < d; ++e) {
+        dst.push_back(i);
+        src.push_back(r == 0 ? static_cast<int64_t>(rng.uniform() * 3) : static_cast<int64_t>(rng.uniform() * n));
+      }
+    }
+    CooOptions o;
+    o.duplicates = DuplicatePolicy::Sum;
+    rels.push_back(Graph::from_coo(n, n, Tensor::from_vector(dst), Tensor::from_vector(src), o));
+  }
+  return RelationalGraph::build(n, n, rels, RgmsNormalization::RightByRelation, grain, {"few-sources", "few-rows", "random"});
+}
+
+RelationalGraph with_int64_indices(RelationalGraph g) {
+  g.index_dtype = DType::I64;
+  for (Tensor* t : {&g.rel_rows, &g.col_ids, &g.src_ids, &g.jloc}) *t = t->cast(DType::I64);
+  return g;
+}
+
+TEST(RgmsMixedOrder, SplitsRelationsByTheirCostAndMatchesTheReference) {
+  for (DType idx : {DType::I32, DType::I64}) {
+    RelationalGraph g = make_skewed_graph(120, 3, 48);
+    if (idx == DType::I64) g = with_int64_indices(g);
+    ASSERT_GT(g.num_tasks, 1);
+    const std::vector<bool> split = rgms_mixed_split(g, {16, 16, g.index_dtype});
+    ASSERT_EQ(split.size(), 3u);
+    EXPECT_TRUE(split[0]) << "3 sources for ~96 rows: transform-first";
+    EXPECT_FALSE(split[1]) << "4 rows from ~100 sources: fused";
+    Rng rng(9);
+    for (auto [fin, fout] : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {3, 5}, {20, 33}}) {
+      Tensor X = Tensor::uniform({g.cols, fin}, -1, 1, rng), W = Tensor::uniform({g.relations, fin, fout}, -1, 1, rng);
+      Tensor want = Tensor::empty({g.rows, fout}, DType::F32);
+      reference_rgms(g, X, W, want);
+      for (Backend backend : {Backend::Generated, Backend::Interpreter}) {
+        const std::string what =
+            fmt::format("mixed fin={} fout={} {} {}", fin, fout, dtype_name(idx), backend_name(backend));
+        RgmsKernels k(g, {fin, fout, g.index_dtype}, RgmsOrder::Mixed, backend);
+        const std::vector<bool> s = rgms_mixed_split(g, {fin, fout, g.index_dtype});
+        const int64_t tf = std::count(s.begin(), s.end(), true);
+        EXPECT_NE(k.describe().find(fmt::format("mixed (fused on {} of 3 relations, transform-first on {})", 3 - tf, tf)),
+                  std::string::npos)
+            << k.describe();
+        Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);  // every row written, none read first
+        k.forward(X, W, Y);
+        expect_close(Y, want, what);
+        Tensor Z = Tensor::full({g.rows, fout}, DType::F32, 7.0f);
+        k.forward(X, W, Z);
+        EXPECT_EQ(max_abs_diff(Y, Z), 0.0) << what << ": deterministic";
+      }
+    }
+  }
+}
+
+TEST(RgmsMixedOrder, OnePartAloneIsStillTheWholeSum) {
+  // Only relation 0 (transform-first) or only relation 1 (fused): the mixed
+  // order then runs one part, and rows no relation reaches are zero.
+  const RelationalGraph g = make_skewed_graph(60, 5, 32);
+  Rng rng(4);
+  for (int64_t keep : {0, 1}) {
+    const RelationalGraph one = g.subset({keep}, 32);
+    EXPECT_EQ(one.relations, 1);
+    EXPECT_EQ(one.relation_names, std::vector<std::string>{g.relation_names[static_cast<size_t>(keep)]});
+    const int64_t fin = 16, fout = 16;
+    EXPECT_EQ(rgms_mixed_split(one, {fin, fout, one.index_dtype}).front(), keep == 0);
+    Tensor X = Tensor::uniform({g.cols, fin}, -1, 1, rng), W = Tensor::uniform({1, fin, fout}, -1, 1, rng);
+    Tensor want = Tensor::empty({g.rows, fout}, DType::F32);
+    reference_rgms(one, X, W, want);
+    RgmsKernels k(one, {fin, fout, one.index_dtype}, RgmsOrder::Mixed);
+    Tensor Y = Tensor::full({g.rows, fout}, DType::F32, NAN);
+    k.forward(X, W, Y);
+    expect_close(Y, want, "mixed with relation " + std::to_string(keep) + " only");
+  }
+}
+
+TEST(RelationalGraph, SubsetKeepsEachRelationsArraysAndItsEdges) {
+  const RelationalGraph g = make_graph(70, 4, 21, 16);
+  const RelationalGraph s = g.subset({1, 3}, 16);
+  const int64_t* rp = g.rel_ptr.data<int64_t>();
+  const int64_t* qp = g.row_ptr.data<int64_t>();
+  EXPECT_EQ(s.relations, 2);
+  EXPECT_EQ(s.pairs, (rp[2] - rp[1]) + (rp[4] - rp[3]));
+  EXPECT_EQ(s.nnz, (qp[rp[2]] - qp[rp[1]]) + (qp[rp[4]] - qp[rp[3]]));
+  EXPECT_EQ(s.sources, (g.src_ptr.data<int64_t>()[2] - g.src_ptr.data<int64_t>()[1]) +
+                           (g.src_ptr.data<int64_t>()[4] - g.src_ptr.data<int64_t>()[3]));
+  // The subset's non-zeros are relation 1's then relation 3's, with their values
+  // and input edge ids.
+  for (int64_t p = 0; p < s.nnz; ++p) {
+    const int64_t from = p < qp[rp[2]] - qp[rp[1]] ? qp[rp[1]] + p : qp[rp[3]] + p - (qp[rp[2]] - qp[rp[1]]);
+    EXPECT_EQ(s.edge_ids.data<int64_t>()[p], g.edge_ids.data<int64_t>()[from]) << p;
+    EXPECT_EQ(s.values.data<float>()[p], g.values.data<float>()[from]) << p;
+    EXPECT_EQ(s.col_ids.item_as_double(p), g.col_ids.item_as_double(from)) << p;
+  }
+  // Owner tasks cover every row once.
+  EXPECT_EQ(s.task_rows.data<int64_t>()[0], 0);
+  EXPECT_EQ(s.task_rows.data<int64_t>()[s.num_tasks], g.rows);
+  testing::expect_user_error([&] { (void)g.subset({2, 1}); }, {"relation 1 at position 1", "not increasing"});
+  testing::expect_user_error([&] { (void)g.subset({4}); }, {"relation 4 at position 0", "out of range [0, 4)"});
+}
+
+TEST(RgmsTuner, MeasuresTheMixedOrderWhereRelationsDifferInShape) {
+  const testing::ScopedCacheRoot cache("rgms-tuner-mixed");
+  const RelationalGraph g = make_skewed_graph(150, 8, 64);
+  const RgmsSpec spec{16, 16, g.index_dtype};
+  ASSERT_EQ(rgms_default_order(g, spec), RgmsOrder::Mixed);
+  const RgmsTuneResult t = tune_rgms(g, spec, false);
+  ASSERT_EQ(t.measured_ms.size(), 5u);
+  EXPECT_EQ(t.measured_ms.back().first, RgmsOrder::Mixed);
+  EXPECT_GT(t.measured_ms.back().second, 0.0);
+}
+
 TEST(RgmsErrorTest, ArgumentsAreNamed) {
   const RelationalGraph g = make_graph(20, 2, 1, 64);
   RgmsKernels k(g, {4, 4, g.index_dtype}, RgmsOrder::Fused, Backend::Interpreter);
@@ -177,7 +299,7 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
   testing::expect_user_error([&] { k.forward(X, Tensor::zeros({3, 4, 4}, DType::F32), Y); },
                              {"rgms weights W", "expected shape [2, 4, 4]"});
   testing::expect_user_error([] { parse_rgms_order("sideways", "model.rgms_order"); },
-                             {"model.rgms_order", "unknown RGMS order 'sideways'"});
+                             {"model.rgms_order", "unknown RGMS order 'sideways'", "or mixed"});
 }
 
 
@@ -189,7 +311,8 @@ TEST(RgmsTuner, MeasuresEveryOrderAndReusesTheRecordOfTheSameCode) {
   const RgmsSpec spec{8, 8, g.index_dtype};
   const RgmsTuneResult first = tune_rgms(g, spec);
   EXPECT_FALSE(first.from_record);
-  EXPECT_EQ(first.measured_ms.size(), 4u);
+  // Four orders, and mixed where its split has relations each way.
+  EXPECT_EQ(first.measured_ms.size(), rgms_default_order(g, spec) == RgmsOrder::Mixed ? 5u : 4u);
   double best = 1e30;
   for (const auto& [o, ms] : first.measured_ms) best = std::min(best, ms);
   for (const auto& [o, ms] : first.measured_ms)

@@ -110,7 +110,7 @@ TEST_P(RgcnOpTest, EveryOrderGivesTheSameGradients) {
   const Tensor seed = testing::away_from_zero({g.rows, 4}, 0.1, 1.0, rng);
   Tensor ref_dx, ref_dw;
   for (sc::RgmsOrder order : {sc::RgmsOrder::Fused, sc::RgmsOrder::AggregateFirst, sc::RgmsOrder::TransformFirst,
-                              sc::RgmsOrder::AggregateFirstEll3d}) {
+                              sc::RgmsOrder::AggregateFirstEll3d, sc::RgmsOrder::Mixed}) {
     const nn::RelationalKernels k(g, req, {}, order);
     Tape tape;
     const Var x = Var::parameter(X.clone(), "x"), w = Var::parameter(W.clone(), "w");
