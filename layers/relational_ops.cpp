@@ -74,16 +74,19 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   rev_ = g_.reversed();
   if (g_.index_dtype == DType::I64) widen_indices(rev_);  // keep both directions on the same index type
   const sc::Backend backend = runtime.backend == sc::Backend::Reference ? sc::Backend::Interpreter : runtime.backend;
+  // A matmul's kernels (every order, tuned when tuning is on) or a one-hot layer's
+  // (fin = 1: embed and its gradient, nothing else, no order to choose).
   auto make = [&](const sc::RelationalGraph& graph, const char* gname, sc::RgmsSpec spec, const std::string& role,
-                  bool tunable) {
+                  sc::RgmsKernelSet set) {
     RelationalKernelRecord rec;
     rec.role = role;
     rec.graph = gname;
     spec.index_dtype = graph.index_dtype;
-    const sc::RgmsOrder order = tunable ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
-    if (!tunable) rec.origin = "-";
-    auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend);
-    rec.order = tunable ? sc::rgms_order_name(order) : "-";
+    const bool matmul = set == sc::RgmsKernelSet::All;
+    const sc::RgmsOrder order = matmul ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
+    if (!matmul) rec.origin = "-";
+    auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend, std::nullopt, set);
+    rec.order = matmul ? sc::rgms_order_name(order) : "-";
     rec.describe = k->describe();
     rec.compile_ms = k->compile_ms();
     compile_ms_ += k->compile_ms();
@@ -92,14 +95,15 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   };
   for (const auto& [fin, fout] : req.matmuls) {
     Pair p;
-    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), true);
-    p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), true);
+    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), sc::RgmsKernelSet::All);
+    p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), sc::RgmsKernelSet::All);
     mm_.emplace(std::make_pair(fin, fout), std::move(p));
   }
   for (int64_t fout : req.embeds) {
     Pair p;
-    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), false);
-    p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout), false);
+    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), sc::RgmsKernelSet::OneHot);
+    p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout),
+                 sc::RgmsKernelSet::OneHot);
     emb_.emplace(fout, std::move(p));
   }
   build_ms_ = total.ms();

@@ -497,8 +497,10 @@ class ReusedTensor {
 }  // namespace
 
 struct RgmsKernels::Impl {
-  std::vector<CompiledKernel> compiled;
+  std::vector<CompiledKernel> compiled;  // the set's kernels, in the order of `Which`
   std::vector<Kernel> reference;
+  std::vector<int> slot = std::vector<int>(kCount, -1);  // a kernel's index in compiled/reference, -1: not built
+  RgmsKernelSet set = RgmsKernelSet::All;
   InspectedEll3d ell3d;
   ReusedTensor intermediate;  // H (aggregate-first) or T (transform-first, the mixed order's second part)
   // The mixed order's parts (either absent when no relation falls in it) and the
@@ -552,15 +554,17 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
 }
 
 RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend,
-                         std::optional<CpuKnobs> knobs)
+                         std::optional<CpuKnobs> knobs, RgmsKernelSet set)
     : g_(g), spec_(spec), order_(order), backend_(backend), impl_(std::make_unique<Impl>()) {
   STRATA_CHECK(spec.fin >= 1 && spec.fout >= 1, "rgms: feature sizes must be at least 1, got {} and {}", spec.fin,
                spec.fout);
   spec_.index_dtype = g.index_dtype;
   Timer t;
   CpuKnobs k = knobs ? *knobs : CpuKnobs{};
-  impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
-  if (order_ == RgmsOrder::Mixed) {
+  impl_->set = set;
+  if (set == RgmsKernelSet::All && order_ == RgmsOrder::AggregateFirstEll3d)
+    impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
+  if (set == RgmsKernelSet::All && order_ == RgmsOrder::Mixed) {
     const std::vector<bool> split = rgms_mixed_split(g_, spec_);
     std::vector<int64_t> fused, transform;
     for (int64_t r = 0; r < g_.relations; ++r) (split[static_cast<size_t>(r)] ? transform : fused).push_back(r);
@@ -577,7 +581,11 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
     if (g_.cols * spec_.fin * 4 > (int64_t{2} << 20)) k.prefetch = std::max<int64_t>(16, 4096 / spec_.fin);
   }
   std::vector<Kernel> lowered;
-  for (const std::string& name : rgms_kernel_names()) {
+  const auto& names = rgms_kernel_names();
+  for (int which = 0; which < kCount; ++which) {
+    if (set == RgmsKernelSet::OneHot && which != kEmbed && which != kEmbedGrad) continue;
+    const std::string& name = names[static_cast<size_t>(which)];
+    impl_->slot[static_cast<size_t>(which)] = static_cast<int>(std::max(impl_->reference.size(), lowered.size()));
     RgmsCpuKernel c = rgms_cpu_kernel(name, spec_, k);
     if (backend_ != Backend::Generated) {
       impl_->reference.push_back(lower_to_loops(c.program));
@@ -599,6 +607,8 @@ std::string RgmsKernels::code_key() const {
 }
 
 std::string RgmsKernels::describe() const {
+  if (impl_->set == RgmsKernelSet::OneHot)
+    return fmt::format("rgms {} one-hot input: embed and its gradient only ({})", spec_.suffix(), backend_name(backend_));
   std::string order = rgms_order_name(order_);
   if (order_ == RgmsOrder::Mixed) {
     const auto count = [](const std::optional<RelationalGraph>& p) { return p ? p->relations : int64_t{0}; };
@@ -613,9 +623,12 @@ std::string RgmsKernels::describe() const {
 }
 
 void RgmsKernels::run_on(const RelationalGraph& part, int which, KernelArgs& a) const {
+  const int slot = impl_->slot[static_cast<size_t>(which)];
+  STRATA_CHECK(slot >= 0, "rgms: kernel {} was not built: these kernels ({}) serve one-hot input only",
+               rgms_kernel_names()[static_cast<size_t>(which)], spec_.suffix());
   part.bind(a);
   if (which == kEll3d) impl_->ell3d.bind(a);
-  const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[which].kernel : impl_->reference[which];
+  const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[slot].kernel : impl_->reference[slot];
   std::vector<Tensor> workspaces;
   for (const auto& p : k.params)
     if (p.role == ParamRole::Workspace) {
@@ -623,7 +636,7 @@ void RgmsKernels::run_on(const RelationalGraph& part, int which, KernelArgs& a) 
       a.buffer(p.name, workspaces.back());
     }
   if (backend_ == Backend::Generated) {
-    impl_->compiled[which].run(a);
+    impl_->compiled[slot].run(a);
     return;
   }
   Interpreter interp;

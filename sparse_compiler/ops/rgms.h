@@ -71,10 +71,15 @@ std::vector<bool> rgms_mixed_split(const RelationalGraph& g, const RgmsSpec& spe
 // mixed otherwise.
 RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec);
 
+// Which kernels an RgmsKernels object compiles: all of them (every order, the
+// gradients), or only the one-hot input's pair (embed, embed_grad), which is all a
+// featureless first layer runs: its kernels for fin = 1 serve nothing else.
+enum class RgmsKernelSet : uint8_t { All, OneHot };
+
 class RgmsKernels {
  public:
   RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder order, Backend backend = Backend::Generated,
-              std::optional<CpuKnobs> knobs = {});
+              std::optional<CpuKnobs> knobs = {}, RgmsKernelSet set = RgmsKernelSet::All);
   ~RgmsKernels();
 
   // X [cols, fin], W [relations, fin, fout] -> Y [rows, fout].

@@ -298,6 +298,13 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
   Tensor X = Tensor::zeros({20, 4}, DType::F32), Y = Tensor::zeros({20, 4}, DType::F32);
   testing::expect_user_error([&] { k.forward(X, Tensor::zeros({3, 4, 4}, DType::F32), Y); },
                              {"rgms weights W", "expected shape [2, 4, 4]"});
+  // A one-hot set builds embed and its gradient only, and says so when asked for more.
+  RgmsKernels one_hot(g, {1, 4, g.index_dtype}, RgmsOrder::Fused, Backend::Interpreter, std::nullopt,
+                      RgmsKernelSet::OneHot);
+  EXPECT_EQ(one_hot.describe(), "rgms i1_o4_i32 one-hot input: embed and its gradient only (interpreter)");
+  Tensor X1 = Tensor::zeros({20, 1}, DType::F32);
+  testing::expect_user_error([&] { one_hot.forward(X1, Tensor::zeros({2, 1, 4}, DType::F32), Y); },
+                             {"rgms: kernel fused was not built", "i1_o4_i32", "one-hot input only"});
   testing::expect_user_error([] { parse_rgms_order("sideways", "model.rgms_order"); },
                              {"model.rgms_order", "unknown RGMS order 'sideways'", "or mixed"});
 }
@@ -369,7 +376,8 @@ TEST_P(RgmsTest, OneHotInputGathersWeightRowsAndItsGradientScattersThem) {
   Rng rng(3);
   Tensor W = Tensor::uniform({g.relations, g.cols, F}, -1, 1, rng), dY = Tensor::uniform({g.rows, F}, -1, 1, rng);
   RgmsKernels k(g, {1, F, g.index_dtype}, RgmsOrder::Fused, GetParam());
-  RgmsKernels kr(rev, {1, F, rev.index_dtype}, RgmsOrder::Fused, GetParam());
+  // The gradient's kernels as the layers build them: the one-hot set only.
+  RgmsKernels kr(rev, {1, F, rev.index_dtype}, RgmsOrder::Fused, GetParam(), std::nullopt, RgmsKernelSet::OneHot);
   Tensor Y = Tensor::empty({g.rows, F}, DType::F32), dW = Tensor::full({g.relations, g.cols, F}, DType::F32, NAN);
   k.forward_embed(W, Y);
   kr.embed_grad(dY, dW);
