@@ -400,8 +400,8 @@ TEST(SearchSpace, PlanDistanceCountsTheKnobsThatDiffer) {
   EXPECT_EQ(plan_distance(a, b), 3);
 }
 
-// The neighbours of a prefetching plan start with its distance halved and
-// quadrupled, then the untried one-knob plans in rank order, at most n in all.
+// The neighbours of a prefetching plan start with its distance halved, doubled
+// and quadrupled, then the untried one-knob plans in rank order, at most n in all.
 TEST(SearchSpace, NeighboursTryOtherPrefetchDistancesFirst) {
   KernelPlan best;
   best.knobs.vector_lanes = 16;
@@ -414,20 +414,21 @@ TEST(SearchSpace, NeighboursTryOtherPrefetchDistancesFirst) {
   two_knobs.knobs.grain = 16384;
   two_knobs.knobs.stream_stores = true;
   const std::vector<KernelPlan> untried = {two_knobs, streamed, far, coarse};
-  const auto n = neighbour_plans(best, untried, {}, 4);
-  ASSERT_EQ(n.size(), 4u);
+  const auto n = neighbour_plans(best, untried, {}, 5);
+  ASSERT_EQ(n.size(), 5u);
   EXPECT_EQ(n[0].knobs.prefetch, 16);
-  EXPECT_EQ(n[1].knobs.prefetch, 128);
-  EXPECT_TRUE(n[2] == streamed) << n[2].str();
-  EXPECT_TRUE(n[3] == coarse) << n[3].str();
+  EXPECT_EQ(n[1].knobs.prefetch, 64);
+  EXPECT_EQ(n[2].knobs.prefetch, 128);
+  EXPECT_TRUE(n[3] == streamed) << n[3].str();
+  EXPECT_TRUE(n[4] == coarse) << n[4].str();
   for (const auto& p : n) EXPECT_EQ(plan_distance(p, best), 1) << p.str();
   EXPECT_EQ(neighbour_plans(best, untried, {}, 1).size(), 1u);
   // A plan measured already is never offered again; the next one takes its place.
   KernelPlan near = best;
   near.knobs.prefetch = 16;
-  const auto without = neighbour_plans(best, untried, {near}, 4);
-  ASSERT_EQ(without.size(), 3u);
-  EXPECT_EQ(without[0].knobs.prefetch, 128);
+  const auto without = neighbour_plans(best, untried, {near}, 5);
+  ASSERT_EQ(without.size(), 4u);
+  EXPECT_EQ(without[0].knobs.prefetch, 64);
   // No prefetch, no distances to vary: only the space's neighbours.
   KernelPlan plain = best;
   plain.knobs.prefetch = 0;
