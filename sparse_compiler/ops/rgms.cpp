@@ -41,6 +41,12 @@ RgmsOrder parse_rgms_order(const std::string& s, const std::string& what) {
 // ---- the inspector ----------------------------------------------------------------
 
 namespace {
+// The 3-level format's arrays as the inspectors build them, relation by relation.
+struct RelationalArrays {
+  std::vector<int64_t> rel_ptr{0}, rel_rows, row_ptr{0}, cols, edge_ids, src_ptr{0}, src_ids, jloc;
+  std::vector<float> values;
+};
+
 // Owner tasks: destination rows balanced by non-zeros; each relation's share of
 // a task is the run of its row list inside the task's rows.
 void assign_owner_tasks(RelationalGraph& g, const std::vector<int64_t>& rel_ptr, const std::vector<int64_t>& rel_rows,
@@ -66,6 +72,24 @@ void assign_owner_tasks(RelationalGraph& g, const std::vector<int64_t>& rel_ptr,
   g.rel_tasks = Tensor::from_vector(rt);
 }
 
+// g's arrays from `a` (indices in g.index_dtype), its sizes, and its owner tasks.
+void set_arrays(RelationalGraph& g, const RelationalArrays& a, int64_t grain) {
+  g.pairs = static_cast<int64_t>(a.rel_rows.size());
+  g.nnz = static_cast<int64_t>(a.cols.size());
+  g.sources = static_cast<int64_t>(a.src_ids.size());
+  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
+  g.rel_ptr = Tensor::from_vector(a.rel_ptr);
+  g.rel_rows = idx(a.rel_rows);
+  g.row_ptr = Tensor::from_vector(a.row_ptr);
+  g.col_ids = idx(a.cols);
+  g.values = Tensor::from_vector(a.values);
+  g.edge_ids = Tensor::from_vector(a.edge_ids);
+  g.src_ptr = Tensor::from_vector(a.src_ptr);
+  g.src_ids = idx(a.src_ids);
+  g.jloc = idx(a.jloc);
+  assign_owner_tasks(g, a.rel_ptr, a.rel_rows, a.row_ptr, grain);
+}
+
 int64_t index_at(const Tensor& t, int64_t k) {
   return t.dtype() == DType::I32 ? t.data<int32_t>()[k] : t.data<int64_t>()[k];
 }
@@ -86,9 +110,7 @@ RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::ve
   }
   g.index_dtype = (std::max(rows, cols) > INT32_MAX || g.nnz > INT32_MAX) ? DType::I64 : DType::I32;
   // Pairs: the rows each relation reaches.
-  std::vector<int64_t> rel_ptr{0}, rel_rows, row_ptr{0}, cols_v, eids;
-  std::vector<float> vals;
-  std::vector<int64_t> src_ptr{0}, src_ids, jloc;
+  RelationalArrays a;
   for (int64_t r = 0; r < g.relations; ++r) {
     const Graph& A = rels[r];
     const Tensor eid = A.edge_ids();
@@ -96,38 +118,26 @@ RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::ve
     for (int64_t i = 0; i < rows; ++i) {
       const int64_t d = A.degree(i);
       if (d == 0) continue;
-      rel_rows.push_back(i);
+      a.rel_rows.push_back(i);
       for (int64_t p = A.row_begin(i); p < A.row_end(i); ++p) {
-        cols_v.push_back(A.column(p));
+        a.cols.push_back(A.column(p));
         srcs.push_back(A.column(p));
-        eids.push_back(eid.data<int64_t>()[p]);
+        a.edge_ids.push_back(eid.data<int64_t>()[p]);
         float v = norm == RgmsNormalization::RightByRelation ? 1.0f / static_cast<float>(d) : 1.0f;
         if (A.has_values()) v *= A.values().data<float>()[p];
-        vals.push_back(v);
+        a.values.push_back(v);
       }
-      row_ptr.push_back(static_cast<int64_t>(cols_v.size()));
+      a.row_ptr.push_back(static_cast<int64_t>(a.cols.size()));
     }
-    rel_ptr.push_back(static_cast<int64_t>(rel_rows.size()));
+    a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
     std::sort(srcs.begin(), srcs.end());
     srcs.erase(std::unique(srcs.begin(), srcs.end()), srcs.end());
-    for (int64_t p = row_ptr[rel_ptr[r]]; p < row_ptr[rel_ptr[r + 1]]; ++p)
-      jloc.push_back(std::lower_bound(srcs.begin(), srcs.end(), cols_v[p]) - srcs.begin());
-    src_ids.insert(src_ids.end(), srcs.begin(), srcs.end());
-    src_ptr.push_back(static_cast<int64_t>(src_ids.size()));
+    for (int64_t p = a.row_ptr[a.rel_ptr[r]]; p < a.row_ptr[a.rel_ptr[r + 1]]; ++p)
+      a.jloc.push_back(std::lower_bound(srcs.begin(), srcs.end(), a.cols[p]) - srcs.begin());
+    a.src_ids.insert(a.src_ids.end(), srcs.begin(), srcs.end());
+    a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
   }
-  g.pairs = static_cast<int64_t>(rel_rows.size());
-  g.sources = static_cast<int64_t>(src_ids.size());
-  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
-  g.rel_ptr = Tensor::from_vector(rel_ptr);
-  g.rel_rows = idx(rel_rows);
-  g.row_ptr = Tensor::from_vector(row_ptr);
-  g.col_ids = idx(cols_v);
-  g.values = Tensor::from_vector(vals);
-  g.edge_ids = Tensor::from_vector(eids);
-  g.src_ptr = Tensor::from_vector(src_ptr);
-  g.src_ids = idx(src_ids);
-  g.jloc = idx(jloc);
-  assign_owner_tasks(g, rel_ptr, rel_rows, row_ptr, grain);
+  set_arrays(g, a, grain);
   return g;
 }
 
@@ -140,8 +150,7 @@ RelationalGraph RelationalGraph::subset(const std::vector<int64_t>& keep, int64_
   const int64_t* rp = rel_ptr.data<int64_t>();
   const int64_t* qp = row_ptr.data<int64_t>();
   const int64_t* sp = src_ptr.data<int64_t>();
-  std::vector<int64_t> rel_ptr_v{0}, rel_rows_v, row_ptr_v{0}, cols_v, eids, src_ptr_v{0}, src_ids_v, jloc_v;
-  std::vector<float> vals;
+  RelationalArrays a;
   for (size_t k = 0; k < keep.size(); ++k) {
     const int64_t r = keep[k];
     STRATA_CHECK(r >= 0 && r < relations && (k == 0 || r > keep[k - 1]),
@@ -149,33 +158,20 @@ RelationalGraph RelationalGraph::subset(const std::vector<int64_t>& keep, int64_
                  k, relations);
     if (!relation_names.empty()) g.relation_names.push_back(relation_names[r]);
     for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
-      rel_rows_v.push_back(index_at(rel_rows, q));
+      a.rel_rows.push_back(index_at(rel_rows, q));
       for (int64_t p = qp[q]; p < qp[q + 1]; ++p) {
-        cols_v.push_back(index_at(col_ids, p));
-        jloc_v.push_back(index_at(jloc, p));  // positions in the relation's own source list
-        vals.push_back(values.data<float>()[p]);
-        eids.push_back(edge_ids.data<int64_t>()[p]);
+        a.cols.push_back(index_at(col_ids, p));
+        a.jloc.push_back(index_at(jloc, p));  // positions in the relation's own source list
+        a.values.push_back(values.data<float>()[p]);
+        a.edge_ids.push_back(edge_ids.data<int64_t>()[p]);
       }
-      row_ptr_v.push_back(static_cast<int64_t>(cols_v.size()));
+      a.row_ptr.push_back(static_cast<int64_t>(a.cols.size()));
     }
-    rel_ptr_v.push_back(static_cast<int64_t>(rel_rows_v.size()));
-    for (int64_t q = sp[r]; q < sp[r + 1]; ++q) src_ids_v.push_back(index_at(src_ids, q));
-    src_ptr_v.push_back(static_cast<int64_t>(src_ids_v.size()));
+    a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
+    for (int64_t q = sp[r]; q < sp[r + 1]; ++q) a.src_ids.push_back(index_at(src_ids, q));
+    a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
   }
-  g.pairs = static_cast<int64_t>(rel_rows_v.size());
-  g.nnz = static_cast<int64_t>(cols_v.size());
-  g.sources = static_cast<int64_t>(src_ids_v.size());
-  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
-  g.rel_ptr = Tensor::from_vector(rel_ptr_v);
-  g.rel_rows = idx(rel_rows_v);
-  g.row_ptr = Tensor::from_vector(row_ptr_v);
-  g.col_ids = idx(cols_v);
-  g.values = Tensor::from_vector(vals);
-  g.edge_ids = Tensor::from_vector(eids);
-  g.src_ptr = Tensor::from_vector(src_ptr_v);
-  g.src_ids = idx(src_ids_v);
-  g.jloc = idx(jloc_v);
-  assign_owner_tasks(g, rel_ptr_v, rel_rows_v, row_ptr_v, grain);
+  set_arrays(g, a, grain);
   return g;
 }
 
