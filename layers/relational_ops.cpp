@@ -158,8 +158,11 @@ ag::Var relational_matmul(ag::Tape& tape, const RelationalKernels& k, const ag::
         x.accumulate_grad(dx, true);
       }
       if (w.requires_grad()) {
+        Tensor H = ag::empty({g.pairs, fin});
+        const sc::RgmsKernels& f = kp->forward(fin, fout);
+        f.aggregate(x.value(), H);
         Tensor dw = ag::empty({R, fin, fout});
-        kp->forward(fin, fout).weight_grad_from(x.value(), dy, dw);
+        f.weight_grad(H, dy, dw);
         w.accumulate_grad(dw.reshape(w.shape()), true);
       }
     };

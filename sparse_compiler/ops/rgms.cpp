@@ -434,22 +434,8 @@ enum Which {
   kEmbed,
   kEmbedGrad,
   kGatherAdd,
-  kSourceGrad,
-  kSourceWeightGrad,
   kCount
 };
-
-// G's rows of relation r are written only by relation r's non-zeros (at their
-// source's position): relations in balanced chunks, each one task's, as for dW.
-Kernel schedule_source_grad(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
-  const std::string zc = s.balance("rz", "src_ptr", std::max<int64_t>(1, knobs.grain / 64));
-  s.parallel(zc);
-  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
-  s.parallel(chunk);
-  vectorize_axis(s, "FO", knobs.vector_lanes);
-  return s.kernel();
-}
 
 Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
   // Each (relation, source) row of dW has one writer: relations in balanced chunks.
@@ -517,10 +503,6 @@ struct RgmsKernels::Impl {
   // relations of g each holds: its kernels index W by the part's relation numbers.
   std::optional<RelationalGraph> fused_part, transform_part;
   std::vector<int64_t> fused_relations, transform_relations;
-  // The weight gradient's split (weight_grad_from): the same, less the transform-
-  // first relations whose sources are more than a quarter of their rows.
-  std::optional<RelationalGraph> grad_fused_part, grad_source_part;
-  std::vector<int64_t> grad_fused_relations, grad_source_relations;
   int blocks[3] = {1, 1, 1};  // rows per register block: fused, transform, source transform
 };
 
@@ -528,7 +510,7 @@ const std::vector<std::string>& rgms_kernel_names() {
   // In the order of `Which`.
   static const std::vector<std::string> names = {"fused", "aggregate", "transform", "source_transform",
                                                   "gather", "weight_grad", "ell3d", "embed", "embed_grad",
-                                                  "gather_add", "source_grad", "source_weight_grad"};
+                                                  "gather_add"};
   return names;
 }
 
@@ -549,8 +531,6 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kEll3d: out.program = decompose_ell3d(rgms_aggregate_program(spec), RgmsKernels::kEll3dMaxBucket); break;
     case kEmbed: out.program = with_task_params(rgms_embed_program(spec)); break;
     case kGatherAdd: out.program = with_task_params(rgms_gather_add_program(spec)); break;
-    case kSourceGrad: out.program = rgms_source_grad_program(spec); break;
-    case kSourceWeightGrad: out.program = rgms_source_weight_grad_program(spec); break;
     default: out.program = rgms_embed_grad_program(spec); break;
   }
   const Kernel loops = lower_to_loops(out.program);
@@ -564,8 +544,6 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kWeightGrad: out.scheduled = schedule_per_relation(loops, "rel_ptr", "dW", "r", knobs); break;
     case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
     case kGatherAdd: out.scheduled = schedule_gather_add(loops, knobs); break;
-    case kSourceGrad: out.scheduled = schedule_source_grad(loops, knobs); break;
-    case kSourceWeightGrad: out.scheduled = schedule_per_relation(loops, "src_ptr", "dW", "r", knobs); break;
     default: out.scheduled = schedule_embed_grad(loops, knobs); break;
   }
   return out;
@@ -588,24 +566,6 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
     for (int64_t r = 0; r < g_.relations; ++r) (split[static_cast<size_t>(r)] ? transform : fused).push_back(r);
     if (!fused.empty()) impl_->fused_part = g_.subset(fused, k.grain);
     if (!transform.empty()) impl_->transform_part = g_.subset(transform, k.grain);
-    // The weight gradient's source side sums dY onto the sources with one task per
-    // relation (no atomics), so one long relation runs on one thread: measured on
-    // ACM (its paper-term relation, 255,619 non-zeros, 1,902 sources for 3,025 rows)
-    // the forward's split ran 0.67-0.79x the fused side; with sources at most a
-    // quarter of the rows, the transform saved outweighs it.
-    const int64_t* rp = g_.rel_ptr.data<int64_t>();
-    const int64_t* sp = g_.src_ptr.data<int64_t>();
-    for (int64_t r = 0; r < g_.relations; ++r) {
-      const bool source_side = split[static_cast<size_t>(r)] && 4 * (sp[r + 1] - sp[r]) <= rp[r + 1] - rp[r];
-      (source_side ? impl_->grad_source_relations : impl_->grad_fused_relations).push_back(r);
-    }
-    auto same_or_subset = [&](const std::vector<int64_t>& rels, const std::vector<int64_t>& as,
-                              const std::optional<RelationalGraph>& part) -> std::optional<RelationalGraph> {
-      if (rels.empty()) return std::nullopt;
-      return rels == as ? part : std::optional<RelationalGraph>(g_.subset(rels, k.grain));
-    };
-    impl_->grad_fused_part = same_or_subset(impl_->grad_fused_relations, fused, impl_->fused_part);
-    impl_->grad_source_part = same_or_subset(impl_->grad_source_relations, transform, impl_->transform_part);
     impl_->fused_relations = std::move(fused);
     impl_->transform_relations = std::move(transform);
   }
@@ -761,49 +721,6 @@ void RgmsKernels::weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) con
   KernelArgs a;
   a.buffer("H", H).buffer("dY", dY).buffer("dW", dW);
   run(kWeightGrad, a);
-}
-
-void RgmsKernels::weight_grad_from(const Tensor& X, const Tensor& dY, Tensor& dW) const {
-  check_host_f32(X, "rgms weight grad X", {g_.cols, spec_.fin});
-  check_host_f32(dY, "rgms weight grad dY", {g_.rows, spec_.fout});
-  check_host_f32(dW, "rgms weight grad dW", {g_.relations, spec_.fin, spec_.fout});
-  if (order_ != RgmsOrder::Mixed) {
-    Tensor H = Tensor::empty({g_.pairs, spec_.fin}, DType::F32);
-    aggregate(X, H);
-    weight_grad(H, dY, dW);
-    return;
-  }
-  // Each part's relations get their blocks of dW, numbered within the part.
-  const int64_t block = spec_.fin * spec_.fout;
-  auto scatter = [&](const Tensor& part_dW, const std::vector<int64_t>& relations) {
-    for (size_t k = 0; k < relations.size(); ++k)
-      std::copy_n(part_dW.data<float>() + static_cast<int64_t>(k) * block, block,
-                  dW.data<float>() + relations[k] * block);
-  };
-  if (impl_->grad_fused_part) {
-    const RelationalGraph& part = *impl_->grad_fused_part;
-    Tensor H = Tensor::empty({std::max<int64_t>(part.pairs, 1), spec_.fin}, DType::F32);
-    Tensor part_dW = Tensor::empty({part.relations, spec_.fin, spec_.fout}, DType::F32);
-    KernelArgs agg;
-    agg.buffer("X", X).buffer("H", H);
-    run_on(part, kAggregate, agg);
-    KernelArgs wg;
-    wg.buffer("H", H).buffer("dY", dY).buffer("dW", part_dW);
-    run_on(part, kWeightGrad, wg);
-    scatter(part_dW, impl_->grad_fused_relations);
-  }
-  if (impl_->grad_source_part) {
-    const RelationalGraph& part = *impl_->grad_source_part;
-    Tensor G = Tensor::empty({std::max<int64_t>(part.sources, 1), spec_.fout}, DType::F32);
-    Tensor part_dW = Tensor::empty({part.relations, spec_.fin, spec_.fout}, DType::F32);
-    KernelArgs sg;
-    sg.buffer("dY", dY).buffer("G", G);
-    run_on(part, kSourceGrad, sg);
-    KernelArgs sw;
-    sw.buffer("X", X).buffer("G", G).buffer("dW", part_dW);
-    run_on(part, kSourceWeightGrad, sw);
-    scatter(part_dW, impl_->grad_source_relations);
-  }
 }
 
 void RgmsKernels::forward_embed(const Tensor& W, Tensor& Y) const {

@@ -88,11 +88,6 @@ class RgmsKernels {
   void aggregate(const Tensor& X, Tensor& H) const;
   // dW [relations, fin, fout] from H and dY [rows, fout].
   void weight_grad(const Tensor& H, const Tensor& dY, Tensor& dW) const;
-  // dW from the layer's input X [cols, fin] and dY: aggregate + weight_grad, except
-  // in the mixed order, whose transform-first relations with sources at most a
-  // quarter of their rows sum dY onto their sources instead (G = A_r^T dY on the
-  // sources, then X_S^T G): one transformed row per source, as in the forward.
-  void weight_grad_from(const Tensor& X, const Tensor& dY, Tensor& dW) const;
   // One-hot input (spec.fin unused): W [relations, cols, fout] -> Y [rows, fout].
   void forward_embed(const Tensor& W, Tensor& Y) const;
   // Built on the reversed graph: dY [cols, fout] -> dW [relations, rows, fout],
@@ -123,7 +118,7 @@ class RgmsKernels {
 
 // One RGMS kernel as RgmsKernels compiles it for the CPU, by name (rgms_kernel_names():
 // fused, aggregate, transform, source_transform, gather, weight_grad, ell3d, embed,
-// embed_grad, gather_add, source_grad, source_weight_grad): its stage-I program (with the task parameters its schedule uses) and
+// embed_grad, gather_add): its stage-I program (with the task parameters its schedule uses) and
 // its scheduled loops before lower_schedule; `block` is the rows per register block
 // of the transforms (1: unblocked). `strata compile rgms` prints them.
 struct RgmsCpuKernel {

@@ -174,45 +174,6 @@ Kernel rgms_weight_grad_program(const RgmsSpec& s) {
   return k;
 }
 
-Kernel rgms_source_grad_program(const RgmsSpec& s) {
-  Axes a = axes_for(s);
-  Kernel k = base("rgms_source_grad", s, a, true);
-  k.params.push_back(Param::buffer("src_ptr", DType::I64));
-  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
-  SparseBuffer jloc = buffer(k, "jloc", {a.R, a.I, a.J}, ParamRole::Input, s.index_dtype);
-  SparseBuffer dY = buffer(k, "dY", {a.Idense, a.FO}, ParamRole::Input);
-  SparseBuffer G = buffer(k, "G", {a.R, a.S, a.FO}, ParamRole::Output);
-  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
-  Stmt init = sparse_iteration("source_grad_init", {it("rz", a.R), it("sz", a.S), it("fz", a.FO)}, Stmt(),
-                               sparse_store(G, {var("rz"), var("sz"), var("fz")}, make_float(0)));
-  const Expr at = sparse_load(jloc, {r, i, j});
-  Stmt body = sparse_iteration("rgms_source_grad", {it("r", a.R), it("i", a.I, true), it("j", a.J, true), it("fo", a.FO)},
-                               Stmt(),
-                               sparse_store(G, {r, at, fo}, add(sparse_load(G, {r, at, fo}),
-                                                                mul(sparse_load(A, {r, i, j}), sparse_load(dY, {i, fo})))));
-  k.body = seq({init, body});
-  finish(k, true);
-  return k;
-}
-
-Kernel rgms_source_weight_grad_program(const RgmsSpec& s) {
-  Axes a = axes_for(s);
-  Kernel k = base("rgms_source_weight_grad", s, a, true);
-  k.params.push_back(Param::buffer("src_ptr", DType::I64));
-  SparseBuffer src = buffer(k, "src_ids", {a.R, a.S}, ParamRole::Input, s.index_dtype);
-  SparseBuffer X = buffer(k, "X", {a.Jdense, a.FI}, ParamRole::Input);
-  SparseBuffer G = buffer(k, "G", {a.R, a.S, a.FO}, ParamRole::Input);
-  SparseBuffer dW = buffer(k, "dW", {a.R, a.FI, a.FO}, ParamRole::Output);
-  Expr r = var("r"), sv = var("s"), fi = var("fi"), fo = var("fo");
-  k.body = sparse_iteration("rgms_source_weight_grad", {it("r", a.R), it("s", a.S, true), it("fi", a.FI), it("fo", a.FO)},
-                            sparse_store(dW, {r, fi, fo}, make_float(0)),
-                            sparse_store(dW, {r, fi, fo}, add(sparse_load(dW, {r, fi, fo}),
-                                                              mul(sparse_load(X, {sparse_load(src, {r, sv}), fi}),
-                                                                  sparse_load(G, {r, sv, fo})))));
-  finish(k, true);
-  return k;
-}
-
 Kernel rgms_embed_program(const RgmsSpec& s) {
   Axes a = axes_for(s);
   Kernel k = base("rgms_embed", s, a, false);

@@ -45,12 +45,6 @@ Kernel rgms_gather_program(const RgmsSpec& s);          // T, A, jloc -> Y
 // adds its relations to what the fused part wrote).
 Kernel rgms_gather_add_program(const RgmsSpec& s);      // T, A, jloc -> Y +=
 Kernel rgms_weight_grad_program(const RgmsSpec& s);     // H, dY -> dW [R, fin, fout]
-// The weight gradient from the sources' side, for relations with fewer sources
-// than rows (the mixed order's transform-first part):
-//   G[r, s, fo] = sum over relation r's non-zeros (i, j) with j = src_r(s) of a dY[i, fo]
-//   dW[r]       = sum_s X[src_r(s), :]^T G[r, s, :]
-Kernel rgms_source_grad_program(const RgmsSpec& s);        // dY, A, jloc -> G [sources, fout]
-Kernel rgms_source_weight_grad_program(const RgmsSpec& s); // X, G -> dW [R, fin, fout]
 // One-hot (featureless) input, R-GCN's first layer: X is the identity, so the
 // layer gathers weight rows: Y[i, fo] = sum_r sum_j a_r(i, j) W[r, j, fo] with W
 // [R, n, fout]. Its weight gradient runs over the reversed relations (rows are
