@@ -578,10 +578,11 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   }
   std::vector<Kernel> lowered;
   const auto& names = rgms_kernel_names();
+  int built = 0;
   for (int which = 0; which < kCount; ++which) {
     if (set == RgmsKernelSet::OneHot && which != kEmbed && which != kEmbedGrad) continue;
     const std::string& name = names[static_cast<size_t>(which)];
-    impl_->slot[static_cast<size_t>(which)] = static_cast<int>(std::max(impl_->reference.size(), lowered.size()));
+    impl_->slot[static_cast<size_t>(which)] = built++;
     RgmsCpuKernel c = rgms_cpu_kernel(name, spec_, k);
     if (backend_ != Backend::Generated) {
       impl_->reference.push_back(lower_to_loops(c.program));
@@ -607,9 +608,8 @@ std::string RgmsKernels::describe() const {
     return fmt::format("rgms {} one-hot input: embed and its gradient only ({})", spec_.suffix(), backend_name(backend_));
   std::string order = rgms_order_name(order_);
   if (order_ == RgmsOrder::Mixed) {
-    const auto count = [](const std::optional<RelationalGraph>& p) { return p ? p->relations : int64_t{0}; };
-    order += fmt::format(" (fused on {} of {} relations, transform-first on {})", count(impl_->fused_part),
-                         g_.relations, count(impl_->transform_part));
+    order += fmt::format(" (fused on {} of {} relations, transform-first on {})", impl_->fused_relations.size(),
+                         g_.relations, impl_->transform_relations.size());
   }
   if (backend_ != Backend::Generated)
     return fmt::format("rgms {} {} ({})", spec_.suffix(), order, backend_name(backend_));
@@ -671,16 +671,7 @@ void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
       run(kTransform, a);
       return;
     }
-    case RgmsOrder::TransformFirst: {
-      auto lease = impl_->intermediate.acquire({std::max<int64_t>(g_.sources, 1), spec_.fout});
-      Tensor& T = lease.get();
-      KernelArgs tr;
-      tr.buffer("X", X).buffer("W", W).buffer("T", T);
-      run(kSourceTransform, tr);
-      a.buffer("T", T);
-      run(kGather, a);
-      return;
-    }
+    case RgmsOrder::TransformFirst: transform_first_on(g_, X, W, Y, kGather); return;
     case RgmsOrder::Mixed: {
       if (impl_->fused_part) {
         const Tensor Wf = relation_rows(W, impl_->fused_relations);
@@ -690,20 +681,23 @@ void RgmsKernels::forward(const Tensor& X, const Tensor& W, Tensor& Y) const {
       } else {
         Y.zero();
       }
-      if (!impl_->transform_part) return;
-      const RelationalGraph& part = *impl_->transform_part;
-      const Tensor Wt = relation_rows(W, impl_->transform_relations);
-      auto lease = impl_->intermediate.acquire({std::max<int64_t>(part.sources, 1), spec_.fout});
-      Tensor& T = lease.get();
-      KernelArgs tr;
-      tr.buffer("X", X).buffer("W", Wt).buffer("T", T);
-      run_on(part, kSourceTransform, tr);
-      KernelArgs ga;
-      ga.buffer("T", T).buffer("Y", Y);
-      run_on(part, kGatherAdd, ga);
+      if (impl_->transform_part)
+        transform_first_on(*impl_->transform_part, X, relation_rows(W, impl_->transform_relations), Y, kGatherAdd);
       return;
     }
   }
+}
+
+void RgmsKernels::transform_first_on(const RelationalGraph& part, const Tensor& X, const Tensor& W, Tensor& Y,
+                                     int gather) const {
+  auto lease = impl_->intermediate.acquire({std::max<int64_t>(part.sources, 1), spec_.fout});
+  Tensor& T = lease.get();
+  KernelArgs tr;
+  tr.buffer("X", X).buffer("W", W).buffer("T", T);
+  run_on(part, kSourceTransform, tr);
+  KernelArgs ga;
+  ga.buffer("T", T).buffer("Y", Y);
+  run_on(part, gather, ga);
 }
 
 void RgmsKernels::aggregate(const Tensor& X, Tensor& H) const {

@@ -108,6 +108,9 @@ class RgmsKernels {
   void run(int which, KernelArgs& a) const { run_on(g_, which, a); }
   // Runs kernel `which` with `part`'s arrays bound (g_, or a part of the mixed order).
   void run_on(const RelationalGraph& part, int which, KernelArgs& a) const;
+  // Transform-first over `part` (W holds its relations' blocks): the source
+  // transform into T, then kernel `gather` (gather, or gather_add into Y).
+  void transform_first_on(const RelationalGraph& part, const Tensor& X, const Tensor& W, Tensor& Y, int gather) const;
   RelationalGraph g_;
   RgmsSpec spec_;
   RgmsOrder order_;
