@@ -161,7 +161,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
                        app.add_option("--kernel", a->kernel,
                                       "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
-                                      "ell3d, embed, embed_grad or gather_add; gat: fused, fused_online, score, softmax (or its "
+                                      "ell3d, embed, embed_grad, gather_add, basis_transform, pair_sum, basis_grad or "
+                                      "basis_coeff_grad (--feat: bases); gat: fused, fused_online, score, softmax (or its "
                                       "stages softmax_max, softmax_exp, softmax_sum, softmax_norm), aggregate, "
                                       "aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
                            ->capture_default_str();

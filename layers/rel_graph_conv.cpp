@@ -39,7 +39,9 @@ RelGraphConv::RelGraphConv(const RelGraphConvOptions& o, Rng& rng, int index) : 
 }
 
 void RelGraphConv::request_kernels(RelationalKernelRequests& r) const {
-  if (o_.one_hot)
+  if (o_.one_hot && o_.num_bases > 0)
+    r.add_basis_embed(o_.num_bases, o_.out);
+  else if (o_.one_hot)
     r.add_embed(o_.out);
   else
     r.add_matmul(o_.in, o_.out);
@@ -51,18 +53,20 @@ ag::Var RelGraphConv::relation_weights(ag::Tape& tape) const {
 
 ag::Var RelGraphConv::forward(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x,
                               uint64_t dropout_seed) const {
-  const ag::Var w = relation_weights(tape);
   ag::Var h;
   if (o_.one_hot) {
     STRATA_ASSERT(k.graph().cols == o_.in, "{} on a graph of {} nodes", describe(), k.graph().cols);
-    h = relational_embed(tape, k, w, o_.out);
+    // With bases the per-relation weights are never formed: R x N x out of them,
+    // where the relations read far fewer rows (MUTAG: 46 x 23,644 rows).
+    h = weight_.defined() ? relational_embed(tape, k, weight_, o_.out)
+                          : relational_basis_embed(tape, k, coeff_, basis_, o_.out);
     if (weight_self_.defined()) {
       STRATA_ASSERT(k.graph().rows == o_.in, "{}: a one-hot self loop needs a square graph", describe());
       h = ag::add(tape, h, weight_self_);
     }
   } else {
     STRATA_ASSERT(x.defined() && x.dim(1) == o_.in, "{} applied to {} features", describe(), x.defined() ? x.dim(1) : 0);
-    h = relational_matmul(tape, k, x, w, o_.out);
+    h = relational_matmul(tape, k, x, relation_weights(tape), o_.out);
     if (weight_self_.defined()) h = ag::add(tape, h, ag::matmul(tape, x, weight_self_));
   }
   if (bias_.defined()) h = ag::bias_add(tape, h, bias_);

@@ -44,6 +44,11 @@ void RelationalKernelRequests::add_embed(int64_t fout) {
   if (std::find(embeds.begin(), embeds.end(), fout) == embeds.end()) embeds.push_back(fout);
 }
 
+void RelationalKernelRequests::add_basis_embed(int64_t bases, int64_t fout) {
+  const auto key = std::make_pair(bases, fout);
+  if (std::find(basis_embeds.begin(), basis_embeds.end(), key) == basis_embeds.end()) basis_embeds.push_back(key);
+}
+
 sc::RgmsOrder RelationalKernels::choose(const sc::RelationalGraph& g, const sc::RgmsSpec& spec,
                                         RelationalKernelRecord& rec) {
   if (force_) {
@@ -106,6 +111,14 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
                  sc::RgmsKernelSet::OneHot);
     emb_.emplace(fout, std::move(p));
   }
+  for (const auto& [bases, fout] : req.basis_embeds) {
+    Pair p;
+    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} forward", bases, fout),
+                 sc::RgmsKernelSet::BasisEmbed);
+    p.bwd = make(rev_, "Gᵀ", {bases, fout}, fmt::format("rgms {} bases->{} backward", bases, fout),
+                 sc::RgmsKernelSet::BasisEmbedGrad);
+    basis_.emplace(std::make_pair(bases, fout), std::move(p));
+  }
   build_ms_ = total.ms();
 }
 
@@ -127,6 +140,19 @@ const sc::RgmsKernels& RelationalKernels::embed(int64_t fout) const {
 const sc::RgmsKernels& RelationalKernels::embed_backward(int64_t fout) const {
   auto it = emb_.find(fout);
   STRATA_ASSERT(it != emb_.end(), "relational kernels: no one-hot kernels of width {} were requested", fout);
+  return *it->second.bwd;
+}
+
+const sc::RgmsKernels& RelationalKernels::basis_embed(int64_t bases, int64_t fout) const {
+  auto it = basis_.find({bases, fout});
+  STRATA_ASSERT(it != basis_.end(),
+                "relational kernels: no basis embedding kernels ({} bases, width {}) were requested", bases, fout);
+  return *it->second.fwd;
+}
+const sc::RgmsKernels& RelationalKernels::basis_embed_backward(int64_t bases, int64_t fout) const {
+  auto it = basis_.find({bases, fout});
+  STRATA_ASSERT(it != basis_.end(),
+                "relational kernels: no basis embedding kernels ({} bases, width {}) were requested", bases, fout);
   return *it->second.bwd;
 }
 
@@ -194,6 +220,37 @@ ag::Var relational_embed(ag::Tape& tape, const RelationalKernels& k, const ag::V
     };
   }
   tape.record("relational_embed", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+ag::Var relational_basis_embed(ag::Tape& tape, const RelationalKernels& k, const ag::Var& coeff, const ag::Var& basis,
+                               int64_t fout) {
+  Timer t;
+  const sc::RelationalGraph& g = k.graph();
+  const int64_t R = g.relations, B = coeff.dim(1);
+  STRATA_ASSERT(coeff.value().ndim() == 2 && coeff.dim(0) == R,
+                "relational_basis_embed: coefficients {} for {} relations", shape_str(coeff.shape()), R);
+  const Tensor V = as_3d(basis.value(), B, g.cols, fout, "relational_basis_embed");
+  Tensor y = ag::empty({g.rows, fout});
+  {
+    ag::SerialIfSmall serial(g.nnz * fout + g.sources * B * fout);
+    k.basis_embed(B, fout).forward_basis_embed(coeff.value(), V, y);
+  }
+  ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&coeff, &basis}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const RelationalKernels* kp = &k;
+    back = [kp, coeff, basis, out, fout, R, B] {
+      const sc::RelationalGraph& g = kp->graph();
+      ag::SerialIfSmall serial(g.nnz * fout + 2 * g.sources * B * fout);
+      Tensor dc = ag::empty({R, B}), dv = ag::empty({B, g.cols, fout});
+      kp->basis_embed_backward(B, fout).basis_embed_grad(coeff.value(), basis.value().reshape({B, g.cols, fout}),
+                                                         out.grad(), dc, dv);
+      if (coeff.requires_grad()) coeff.accumulate_grad(dc, true);
+      if (basis.requires_grad()) basis.accumulate_grad(dv.reshape(basis.shape()), true);
+    };
+  }
+  tape.record("relational_basis_embed", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
   return out;
 }
 

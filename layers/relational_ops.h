@@ -3,20 +3,23 @@
 //
 //   Y[i] = Σ_r Σ_{j ∈ N_r(i)} a_r(i, j) · X[j] · W_r        (relational_matmul)
 //   Y[i] = Σ_r Σ_{j ∈ N_r(i)} a_r(i, j) · W_r[j]            (relational_embed: one-hot X)
+//   the same with W_r = Σ_b c_rb V_b                         (relational_basis_embed)
 //
 // Backward:
 //   dX = Σ_r A_rᵀ dY W_rᵀ: the forward kernels built on the reversed graph, with each
 //        W_r transposed;
 //   dW_r = H_rᵀ dY with H = aggregate(X) (per (relation, row) pair): the forward
 //        kernels' aggregate + weight_grad;
-//   one-hot: dW_r[j] = Σ_i a_r(i, j) dY[i]: embed_grad on the reversed graph.
+//   one-hot: dW_r[j] = Σ_i a_r(i, j) dY[i]: embed_grad on the reversed graph;
+//   one-hot with bases: dV_b = Σ_r c_rb dW_r and dc_rb = <dW_r, V_b>, with dW_r
+//        formed only at the rows relation r reads (the basis embedding kernels).
 // W is a Var of shape [R, fin, fout] or [R, fin·fout] (the latter is what a basis
 // decomposition W = c·V produces with ag::matmul, whose backward then gives the
 // dense gradients of V and c).
 //
 // RelationalKernels builds, once per graph, every kernel the layers ask for: per
 // (fin, fout) the forward kernels on g and the backward ones on g.reversed(); per
-// one-hot width the embedding kernels. With tuning on, each kernel set gets
+// one-hot width the embedding kernels; per (bases, width) the basis embedding's. With tuning on, each kernel set gets
 // sc::tune_rgms's order (measured on this graph, recorded); otherwise Fused.
 #pragma once
 
@@ -34,8 +37,10 @@ namespace strata::nn {
 struct RelationalKernelRequests {
   std::vector<std::pair<int64_t, int64_t>> matmuls;  // (fin, fout)
   std::vector<int64_t> embeds;                       // fout of one-hot layers
+  std::vector<std::pair<int64_t, int64_t>> basis_embeds;  // (bases, fout) of one-hot layers with bases
   void add_matmul(int64_t fin, int64_t fout);
   void add_embed(int64_t fout);
+  void add_basis_embed(int64_t bases, int64_t fout);
 };
 
 // What the header / infer print for one kernel set.
@@ -59,6 +64,8 @@ class RelationalKernels {
   const sc::RgmsKernels& backward(int64_t fin, int64_t fout) const;  // built on reversed(), spec (fout, fin)
   const sc::RgmsKernels& embed(int64_t fout) const;
   const sc::RgmsKernels& embed_backward(int64_t fout) const;
+  const sc::RgmsKernels& basis_embed(int64_t bases, int64_t fout) const;
+  const sc::RgmsKernels& basis_embed_backward(int64_t bases, int64_t fout) const;  // built on reversed()
   bool has_matmul(int64_t fin, int64_t fout) const { return mm_.count({fin, fout}) > 0; }
 
   const std::vector<RelationalKernelRecord>& records() const { return records_; }
@@ -77,6 +84,7 @@ class RelationalKernels {
   std::optional<sc::RgmsOrder> force_;
   std::map<std::pair<int64_t, int64_t>, Pair> mm_;
   std::map<int64_t, Pair> emb_;
+  std::map<std::pair<int64_t, int64_t>, Pair> basis_;
   std::vector<RelationalKernelRecord> records_;
   double compile_ms_ = 0, tune_ms_ = 0, build_ms_ = 0;
 };
@@ -90,6 +98,11 @@ ag::Var relational_matmul(ag::Tape& tape, const RelationalKernels& k, const ag::
                           int64_t fout);
 // Y [rows, fout] = Σ_r A_r W_r (one-hot input); w [R, cols, fout] or [R, cols·fout].
 ag::Var relational_embed(ag::Tape& tape, const RelationalKernels& k, const ag::Var& w, int64_t fout);
+// Y [rows, fout] = Σ_r A_r W_r with W_r = Σ_b coeff[r, b] basis[b] (one-hot input);
+// coeff [R, B], basis [B, cols·fout]. Never forms W: only the rows each relation
+// reads are composed, in the forward and in the gradients.
+ag::Var relational_basis_embed(ag::Tape& tape, const RelationalKernels& k, const ag::Var& coeff, const ag::Var& basis,
+                               int64_t fout);
 // The rows of the inputs stacked (equal column counts).
 ag::Var concat_rows(ag::Tape& tape, const std::vector<ag::Var>& xs);
 

@@ -434,8 +434,64 @@ enum Which {
   kEmbed,
   kEmbedGrad,
   kGatherAdd,
+  kBasisTransform,
+  kPairSum,
+  kBasisGrad,
+  kBasisCoeffGrad,
   kCount
 };
+
+}  // namespace
+
+const char* rgms_kernel_set_name(RgmsKernelSet set) {
+  switch (set) {
+    case RgmsKernelSet::All:
+      return "full set";
+    case RgmsKernelSet::OneHot:
+      return "one-hot set (embed, embed_grad)";
+    case RgmsKernelSet::BasisEmbed:
+      return "basis embedding set (basis_transform, gather)";
+    case RgmsKernelSet::BasisEmbedGrad:
+      return "basis embedding gradient set (pair_sum, basis_grad, basis_coeff_grad)";
+  }
+  return "?";
+}
+
+namespace {
+
+// Which kernels each set compiles (RgmsKernelSet).
+bool in_set(RgmsKernelSet set, int which) {
+  switch (set) {
+    case RgmsKernelSet::All:
+      return which <= kGatherAdd;
+    case RgmsKernelSet::OneHot:
+      return which == kEmbed || which == kEmbedGrad;
+    case RgmsKernelSet::BasisEmbed:
+      return which == kBasisTransform || which == kGather;
+    case RgmsKernelSet::BasisEmbedGrad:
+      return which == kPairSum || which == kBasisGrad || which == kBasisCoeffGrad;
+  }
+  return false;
+}
+
+// G[r, i, :] = sum_j a dY[j, :] per (relation, row) pair, as the aggregation.
+Kernel schedule_pair_sum(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
+  s.cache_write("G", "i");
+  prefetch_gathers(s, "J", knobs.prefetch);
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
+// dV's rows have one owner task each (task_rows), which zeroes them and adds every
+// relation's pair of that row, as the transform does Y's.
+Kernel schedule_basis_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
 
 Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
   // Each (relation, source) row of dW has one writer: relations in balanced chunks.
@@ -508,9 +564,9 @@ struct RgmsKernels::Impl {
 
 const std::vector<std::string>& rgms_kernel_names() {
   // In the order of `Which`.
-  static const std::vector<std::string> names = {"fused", "aggregate", "transform", "source_transform",
-                                                  "gather", "weight_grad", "ell3d", "embed", "embed_grad",
-                                                  "gather_add"};
+  static const std::vector<std::string> names = {
+      "fused", "aggregate",  "transform",  "source_transform", "gather",   "weight_grad", "ell3d",
+      "embed", "embed_grad", "gather_add", "basis_transform",  "pair_sum", "basis_grad",  "basis_coeff_grad"};
   return names;
 }
 
@@ -531,6 +587,18 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kEll3d: out.program = decompose_ell3d(rgms_aggregate_program(spec), RgmsKernels::kEll3dMaxBucket); break;
     case kEmbed: out.program = with_task_params(rgms_embed_program(spec)); break;
     case kGatherAdd: out.program = with_task_params(rgms_gather_add_program(spec)); break;
+    case kBasisTransform:
+      out.program = rgms_basis_transform_program(spec);
+      break;
+    case kPairSum:
+      out.program = with_task_params(rgms_pair_sum_program(spec));
+      break;
+    case kBasisGrad:
+      out.program = with_task_params(rgms_basis_grad_program(spec));
+      break;
+    case kBasisCoeffGrad:
+      out.program = rgms_basis_coeff_grad_program(spec);
+      break;
     default: out.program = rgms_embed_grad_program(spec); break;
   }
   const Kernel loops = lower_to_loops(out.program);
@@ -544,6 +612,18 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kWeightGrad: out.scheduled = schedule_per_relation(loops, "rel_ptr", "dW", "r", knobs); break;
     case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
     case kGatherAdd: out.scheduled = schedule_gather_add(loops, knobs); break;
+    case kBasisTransform:
+      out.scheduled = schedule_source_transform(loops, knobs, 1, out.block);
+      break;
+    case kPairSum:
+      out.scheduled = schedule_pair_sum(loops, knobs);
+      break;
+    case kBasisGrad:
+      out.scheduled = schedule_basis_grad(loops, knobs);
+      break;
+    case kBasisCoeffGrad:
+      out.scheduled = schedule_per_relation(loops, "rel_ptr", "dC", "r", knobs);
+      break;
     default: out.scheduled = schedule_embed_grad(loops, knobs); break;
   }
   return out;
@@ -580,7 +660,7 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   const auto& names = rgms_kernel_names();
   int built = 0;
   for (int which = 0; which < kCount; ++which) {
-    if (set == RgmsKernelSet::OneHot && which != kEmbed && which != kEmbedGrad) continue;
+    if (!in_set(set, which)) continue;
     const std::string& name = names[static_cast<size_t>(which)];
     impl_->slot[static_cast<size_t>(which)] = built++;
     RgmsCpuKernel c = rgms_cpu_kernel(name, spec_, k);
@@ -606,6 +686,13 @@ std::string RgmsKernels::code_key() const {
 std::string RgmsKernels::describe() const {
   if (impl_->set == RgmsKernelSet::OneHot)
     return fmt::format("rgms {} one-hot input: embed and its gradient only ({})", spec_.suffix(), backend_name(backend_));
+  if (impl_->set == RgmsKernelSet::BasisEmbed)
+    return fmt::format(
+        "rgms {} one-hot input, {} bases: composes the {} weight rows the relations read, then gathers ({})",
+        spec_.suffix(), spec_.fin, g_.sources, backend_name(backend_));
+  if (impl_->set == RgmsKernelSet::BasisEmbedGrad)
+    return fmt::format("rgms {} one-hot input, {} bases: gradients over the {} (relation, source) pairs ({})",
+                       spec_.suffix(), spec_.fin, g_.pairs, backend_name(backend_));
   std::string order = rgms_order_name(order_);
   if (order_ == RgmsOrder::Mixed) {
     order += fmt::format(" (fused on {} of {} relations, transform-first on {})", impl_->fused_relations.size(),
@@ -620,8 +707,8 @@ std::string RgmsKernels::describe() const {
 
 void RgmsKernels::run_on(const RelationalGraph& part, int which, KernelArgs& a) const {
   const int slot = impl_->slot[static_cast<size_t>(which)];
-  STRATA_CHECK(slot >= 0, "rgms: kernel {} was not built: these kernels ({}) serve one-hot input only",
-               rgms_kernel_names()[static_cast<size_t>(which)], spec_.suffix());
+  STRATA_CHECK(slot >= 0, "rgms: kernel {} was not built: these kernels ({}) are the {}",
+               rgms_kernel_names()[static_cast<size_t>(which)], spec_.suffix(), rgms_kernel_set_name(impl_->set));
   part.bind(a);
   if (which == kEll3d) impl_->ell3d.bind(a);
   const Kernel& k = backend_ == Backend::Generated ? impl_->compiled[slot].kernel : impl_->reference[slot];
@@ -731,6 +818,39 @@ void RgmsKernels::embed_grad(const Tensor& dY, Tensor& dW) const {
   KernelArgs a;
   a.buffer("dY", dY).buffer("dW", dW);
   run(kEmbedGrad, a);
+}
+
+void RgmsKernels::forward_basis_embed(const Tensor& C, const Tensor& V, Tensor& Y) const {
+  check_host_f32(C, "rgms basis coefficients C", {g_.relations, spec_.fin});
+  check_host_f32(V, "rgms bases V", {spec_.fin, g_.cols, spec_.fout});
+  check_host_f32(Y, "rgms output Y", {g_.rows, spec_.fout});
+  auto lease = impl_->intermediate.acquire({std::max<int64_t>(g_.sources, 1), spec_.fout});
+  Tensor& T = lease.get();
+  KernelArgs tr;
+  tr.buffer("C", C).buffer("V", V).buffer("T", T);
+  run(kBasisTransform, tr);
+  KernelArgs ga;
+  ga.buffer("T", T).buffer("Y", Y);
+  run(kGather, ga);
+}
+
+void RgmsKernels::basis_embed_grad(const Tensor& C, const Tensor& V, const Tensor& dY, Tensor& dC, Tensor& dV) const {
+  check_host_f32(C, "rgms basis coefficients C", {g_.relations, spec_.fin});
+  check_host_f32(V, "rgms bases V", {spec_.fin, g_.rows, spec_.fout});
+  check_host_f32(dY, "rgms basis embedding grad dY", {g_.cols, spec_.fout});
+  check_host_f32(dC, "rgms basis coefficients grad dC", {g_.relations, spec_.fin});
+  check_host_f32(dV, "rgms bases grad dV", {spec_.fin, g_.rows, spec_.fout});
+  auto lease = impl_->intermediate.acquire({std::max<int64_t>(g_.pairs, 1), spec_.fout});
+  Tensor& G = lease.get();
+  KernelArgs ps;
+  ps.buffer("dY", dY).buffer("G", G);
+  run(kPairSum, ps);
+  KernelArgs bg;
+  bg.buffer("C", C).buffer("G", G).buffer("dV", dV);
+  run(kBasisGrad, bg);
+  KernelArgs cg;
+  cg.buffer("G", G).buffer("V", V).buffer("dC", dC);
+  run(kBasisCoeffGrad, cg);
 }
 
 void reference_rgms(const RelationalGraph& g, const Tensor& X, const Tensor& W, Tensor& Y) {

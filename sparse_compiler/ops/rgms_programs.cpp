@@ -209,4 +209,74 @@ Kernel rgms_embed_grad_program(const RgmsSpec& s) {
   return k;
 }
 
+Kernel rgms_basis_transform_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_basis_transform", s, a, true);
+  k.params.push_back(Param::buffer("src_ptr", DType::I64));
+  SparseBuffer src = buffer(k, "src_ids", {a.R, a.S}, ParamRole::Input, s.index_dtype);
+  SparseBuffer C = buffer(k, "C", {a.R, a.FI}, ParamRole::Input);
+  SparseBuffer V = buffer(k, "V", {a.FI, a.Jdense, a.FO}, ParamRole::Input);
+  SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Output);
+  Expr r = var("r"), sv = var("s"), b = var("fi"), fo = var("fo");
+  k.body = sparse_iteration(
+      "rgms_basis_transform", {it("r", a.R), it("s", a.S), it("fi", a.FI, true), it("fo", a.FO)},
+      sparse_store(T, {r, sv, fo}, make_float(0)),
+      sparse_store(T, {r, sv, fo},
+                   add(sparse_load(T, {r, sv, fo}),
+                       mul(sparse_load(C, {r, b}), sparse_load(V, {b, sparse_load(src, {r, sv}), fo})))));
+  finish(k, true);
+  return k;
+}
+
+Kernel rgms_pair_sum_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_pair_sum", s, a, false);
+  SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
+  SparseBuffer dY = buffer(k, "dY", {a.Jdense, a.FO}, ParamRole::Input);
+  SparseBuffer G = buffer(k, "G", {a.R, a.I, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
+  k.body = sparse_iteration(
+      "rgms_pair_sum", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
+      sparse_store(G, {r, i, fo}, make_float(0)),
+      sparse_store(G, {r, i, fo},
+                   add(sparse_load(G, {r, i, fo}), mul(sparse_load(A, {r, i, j}), sparse_load(dY, {j, fo})))));
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_basis_grad_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_basis_grad", s, a, false);
+  SparseBuffer C = buffer(k, "C", {a.R, a.FI}, ParamRole::Input);
+  SparseBuffer G = buffer(k, "G", {a.R, a.I, a.FO}, ParamRole::Input);
+  SparseBuffer dV = buffer(k, "dV", {a.FI, a.Idense, a.FO}, ParamRole::Output);
+  // Row-major over the rows, as Y's init, so that each row's owner task zeroes it.
+  Stmt init = sparse_iteration("basis_grad_init", {it("iy", a.Idense), it("bz", a.FI), it("fy", a.FO)}, Stmt(),
+                               sparse_store(dV, {var("bz"), var("iy"), var("fy")}, make_float(0)));
+  Expr r = var("r2"), i = var("i2"), b = var("fi2"), fo = var("fo");
+  Stmt body = sparse_iteration(
+      "rgms_basis_grad", {it("r2", a.R, true), it("i2", a.I), it("fi2", a.FI), it("fo", a.FO)}, Stmt(),
+      sparse_store(dV, {b, i, fo},
+                   add(sparse_load(dV, {b, i, fo}), mul(sparse_load(C, {r, b}), sparse_load(G, {r, i, fo})))));
+  k.body = seq({init, body});
+  finish(k, false);
+  return k;
+}
+
+Kernel rgms_basis_coeff_grad_program(const RgmsSpec& s) {
+  Axes a = axes_for(s);
+  Kernel k = base("rgms_basis_coeff_grad", s, a, false);
+  SparseBuffer G = buffer(k, "G", {a.R, a.I, a.FO}, ParamRole::Input);
+  SparseBuffer V = buffer(k, "V", {a.FI, a.Idense, a.FO}, ParamRole::Input);
+  SparseBuffer dC = buffer(k, "dC", {a.R, a.FI}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), b = var("fi"), fo = var("fo");
+  k.body = sparse_iteration(
+      "rgms_basis_coeff_grad", {it("r", a.R), it("i", a.I, true), it("fi", a.FI), it("fo", a.FO, true)},
+      sparse_store(dC, {r, b}, make_float(0)),
+      sparse_store(dC, {r, b},
+                   add(sparse_load(dC, {r, b}), mul(sparse_load(G, {r, i, fo}), sparse_load(V, {b, i, fo})))));
+  finish(k, false);
+  return k;
+}
+
 }  // namespace strata::sc

@@ -16,18 +16,20 @@
 namespace strata::sc {
 namespace {
 
-RelationalGraph make_graph(int64_t n, int rels, uint64_t seed, int64_t grain) {
+RelationalGraph make_graph(int64_t n, int rels, uint64_t seed, int64_t grain, int64_t cols = 0) {
+  if (cols == 0) cols = n;
   std::vector<Graph> g;
   for (int r = 0; r < rels; ++r) {
     testing::RandomGraphSpec s;
-    s.rows = s.cols = n;
+    s.rows = n;
+    s.cols = cols;
     s.avg_degree = 1 + r % 3;
     s.empty_row_fraction = 0.4;
     s.long_row_length = r == 1 ? n / 2 : 0;
     s.seed = seed + r;
     g.push_back(testing::random_graph(s));
   }
-  return RelationalGraph::build(n, n, g, RgmsNormalization::RightByRelation, grain);
+  return RelationalGraph::build(n, cols, g, RgmsNormalization::RightByRelation, grain);
 }
 
 Tensor transpose_weights(const Tensor& W) {
@@ -303,8 +305,11 @@ TEST(RgmsErrorTest, ArgumentsAreNamed) {
                       RgmsKernelSet::OneHot);
   EXPECT_EQ(one_hot.describe(), "rgms i1_o4_i32 one-hot input: embed and its gradient only (interpreter)");
   Tensor X1 = Tensor::zeros({20, 1}, DType::F32);
-  testing::expect_user_error([&] { one_hot.forward(X1, Tensor::zeros({2, 1, 4}, DType::F32), Y); },
-                             {"rgms: kernel fused was not built", "i1_o4_i32", "one-hot input only"});
+  testing::expect_user_error(
+      [&] {
+        one_hot.forward(X1, Tensor::zeros({2, 1, 4}, DType::F32), Y);
+      },
+      {"rgms: kernel fused was not built", "i1_o4_i32", "are the one-hot set (embed, embed_grad)"});
   testing::expect_user_error([] { parse_rgms_order("sideways", "model.rgms_order"); },
                              {"model.rgms_order", "unknown RGMS order 'sideways'", "or mixed"});
 }
@@ -396,6 +401,90 @@ TEST_P(RgmsTest, OneHotInputGathersWeightRowsAndItsGradientScattersThem) {
     }
   expect_close(Y, wY, "embed forward");
   expect_close(dW, wdW, "embed grad");
+}
+
+// One-hot input with bases: the composed rows, gathered, against W_r = sum_b C[r,b] V_b
+// composed densely in float64; the gradients of C and V against the float64 chain
+// rule through that composition. On the skewed graph (a relation with 3 sources, one
+// with 4 rows) and on a graph with empty rows and 250 columns for 70 rows, int32 and int64, outputs pre-filled
+// with NaN; every column of V no relation reads gets a zero gradient.
+TEST_P(RgmsTest, BasisEmbeddingComposesOnlyTheRowsRelationsReadAndItsGradientsMatchDenseFormulas) {
+  for (int shape = 0; shape < 2; ++shape)
+    for (DType idx : {DType::I32, DType::I64}) {
+      RelationalGraph g = shape == 0 ? make_skewed_graph(90, 5, 32) : make_graph(70, 4, 11, 24, 250);
+      if (idx == DType::I64) g = with_int64_indices(g);
+      RelationalGraph rev = g.reversed(24);
+      if (idx == DType::I64) rev = with_int64_indices(rev);
+      ASSERT_EQ(rev.pairs, g.sources);
+      const int64_t B = 3, F = shape == 0 ? 16 : 9, R = g.relations, N = g.cols;
+      Rng rng(21 + shape);
+      const Tensor C = Tensor::uniform({R, B}, -1, 1, rng), V = Tensor::uniform({B, N, F}, -1, 1, rng);
+      const Tensor dY = Tensor::uniform({g.rows, F}, -1, 1, rng);
+      RgmsKernels k(g, {B, F, g.index_dtype}, RgmsOrder::Fused, GetParam(), std::nullopt, RgmsKernelSet::BasisEmbed);
+      RgmsKernels kr(rev, {B, F, rev.index_dtype}, RgmsOrder::Fused, GetParam(), std::nullopt,
+                     RgmsKernelSet::BasisEmbedGrad);
+      Tensor Y = Tensor::full({g.rows, F}, DType::F32, NAN), dC = Tensor::full({R, B}, DType::F32, NAN),
+             dV = Tensor::full({B, N, F}, DType::F32, NAN);
+      k.forward_basis_embed(C, V, Y);
+      kr.basis_embed_grad(C, V, dY, dC, dV);
+      // Dense float64: W_r = sum_b C[r,b] V_b; Y = sum_r A_r W_r; dW_r = A_r^T dY;
+      // dV_b = sum_r C[r,b] dW_r; dC[r,b] = <dW_r, V_b>.
+      const float* c = C.data<float>();
+      const float* v = V.data<float>();
+      std::vector<double> W(static_cast<size_t>(R * N * F), 0.0), dW(W.size(), 0.0);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t x = 0; x < N * F; ++x) W[r * N * F + x] += double(c[r * B + b]) * v[b * N * F + x];
+      std::vector<double> wY(static_cast<size_t>(g.rows * F), 0.0);
+      std::vector<bool> read(static_cast<size_t>(N), false);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t q = g.rel_ptr.data<int64_t>()[r]; q < g.rel_ptr.data<int64_t>()[r + 1]; ++q) {
+          const int64_t i = static_cast<int64_t>(g.rel_rows.item_as_double(q));
+          for (int64_t p = g.row_ptr.data<int64_t>()[q]; p < g.row_ptr.data<int64_t>()[q + 1]; ++p) {
+            const int64_t j = static_cast<int64_t>(g.col_ids.item_as_double(p));
+            const double a = g.values.data<float>()[p];
+            read[static_cast<size_t>(j)] = true;
+            for (int64_t f = 0; f < F; ++f) {
+              wY[i * F + f] += a * W[(r * N + j) * F + f];
+              dW[(r * N + j) * F + f] += a * dY.data<float>()[i * F + f];
+            }
+          }
+        }
+      std::vector<double> wdV(static_cast<size_t>(B * N * F), 0.0), wdC(static_cast<size_t>(R * B), 0.0);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t x = 0; x < N * F; ++x) {
+            wdV[b * N * F + x] += c[r * B + b] * dW[r * N * F + x];
+            wdC[r * B + b] += dW[r * N * F + x] * v[b * N * F + x];
+          }
+      auto as_tensor = [](const std::vector<double>& d, Shape shape) {
+        Tensor t = Tensor::empty(std::move(shape), DType::F32);
+        for (size_t x = 0; x < d.size(); ++x) t.data<float>()[x] = static_cast<float>(d[x]);
+        return t;
+      };
+      const std::string what = fmt::format("graph {} {}", shape, dtype_name(idx));
+      expect_close(Y, as_tensor(wY, {g.rows, F}), what + " forward");
+      expect_close(dV, as_tensor(wdV, {B, N, F}), what + " dV");
+      expect_close(dC, as_tensor(wdC, {R, B}), what + " dC");
+      int64_t unread = 0;
+      for (int64_t j = 0; j < N; ++j)
+        if (!read[static_cast<size_t>(j)]) {
+          ++unread;
+          for (int64_t b = 0; b < B; ++b)
+            for (int64_t f = 0; f < F; ++f)
+              ASSERT_EQ(dV.data<float>()[(b * N + j) * F + f], 0.0f) << what << " column " << j;
+        }
+      if (shape == 1) {
+        EXPECT_GT(unread, 0) << "the graph should leave some columns unread";
+      }
+      // The forward set builds only its two kernels.
+      Tensor dW2 = Tensor::empty({R, B, F}, DType::F32);
+      testing::expect_user_error(
+          [&] {
+            k.weight_grad(Tensor::empty({g.pairs, B}, DType::F32), dY, dW2);
+          },
+          {"rgms: kernel weight_grad was not built", "basis embedding set (basis_transform, gather)"});
+    }
 }
 
 }  // namespace

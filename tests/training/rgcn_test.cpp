@@ -1,8 +1,8 @@
-// R-GCN on the tape: relational_matmul / relational_embed (generated RGMS kernels)
-// against the reference loops and against central finite differences (X, full W,
-// basis V and c, one-hot weights), on random small relational graphs with an empty
-// relation and isolated nodes, int32 and int64 indices; RelGraphConv and RgcnModel
-// parameter gradients; tuned orders; the model's error texts.
+// R-GCN on the tape: relational_matmul / relational_embed / relational_basis_embed
+// (generated RGMS kernels) against the reference loops and against central finite
+// differences (X, full W, basis V and c, one-hot weights, one-hot bases), on random small relational graphs with an
+// empty relation and isolated nodes, int32 and int64 indices; RelGraphConv and RgcnModel parameter gradients; tuned
+// orders; the model's error texts.
 #include <gtest/gtest.h>
 
 #include "core/autograd_ops.h"
@@ -100,6 +100,44 @@ TEST_P(RgcnOpTest, ForwardMatchesReferenceAndGradientsMatchFiniteDifferences) {
   EXPECT_TRUE(rep2.ok) << rep2.str();
 }
 
+// One-hot input with bases: the basis embedding kernels (never forming W) give the
+// composition's values and gradients (matmul then relational_embed), and their
+// gradients of c and V match finite differences; node 13 (no edge) and the empty
+// relation 2 read no rows, so V's rows of node 13 get zero gradient.
+TEST_P(RgcnOpTest, BasisEmbeddingMatchesTheComposedWeightsAndFiniteDifferences) {
+  const sc::RelationalGraph g = small_graph(GetParam());
+  nn::RelationalKernelRequests req;
+  req.add_embed(4);
+  req.add_basis_embed(3, 4);
+  const nn::RelationalKernels k(g, req, {});
+  Rng rng(8);
+  const Tensor V = testing::away_from_zero({3, g.cols * 4}, 0.1, 1.0, rng);
+  const Tensor c = testing::away_from_zero({g.relations, 3}, 0.1, 1.0, rng);
+  const Tensor seed = testing::away_from_zero({g.rows, 4}, 0.1, 1.0, rng);
+  auto run = [&](bool basis_kernels, Tensor& dc, Tensor& dv) {
+    Tape tape;
+    const Var cv = Var::parameter(c.clone(), "c"), vv = Var::parameter(V.clone(), "V");
+    const Var y = basis_kernels ? nn::relational_basis_embed(tape, k, cv, vv, 4)
+                                : nn::relational_embed(tape, k, ag::matmul(tape, cv, vv), 4);
+    tape.backward(y, seed);
+    dc = cv.grad().clone();
+    dv = vv.grad().clone();
+    return y.value().clone();
+  };
+  Tensor dc1, dv1, dc2, dv2;
+  const Tensor y1 = run(true, dc1, dv1), y2 = run(false, dc2, dv2);
+  for (const auto& [got, want, what] : {std::tuple{y1, y2, "Y"}, {dc1, dc2, "dc"}, {dv1, dv2, "dV"}}) {
+    const CloseReport rep = all_close(got, want, 1e-5, 1e-5);
+    EXPECT_TRUE(rep.ok) << what << ": " << rep.str();
+  }
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t f = 0; f < 4; ++f) EXPECT_EQ(dv1.data<float>()[b * g.cols * 4 + 13 * 4 + f], 0.0f);
+  const int64_t n = testing::check_gradients(
+      [&](Tape& t, const std::vector<Var>& in) { return nn::relational_basis_embed(t, k, in[0], in[1], 4); }, {c, V},
+      {true, true});
+  EXPECT_GT(n, 100);
+}
+
 TEST_P(RgcnOpTest, EveryOrderGivesTheSameGradients) {
   const sc::RelationalGraph g = small_graph(GetParam());
   nn::RelationalKernelRequests req;
@@ -134,6 +172,7 @@ TEST(RelGraphConv, ParameterGradientsFullBasisAndOneHot) {
   nn::RelationalKernelRequests req;
   req.add_matmul(3, 4);
   req.add_embed(4);
+  req.add_basis_embed(2, 4);  // a one-hot layer with bases runs the basis embedding kernels
   const nn::RelationalKernels k(g, req, {});
   Rng rng(8);
   const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
@@ -154,6 +193,9 @@ TEST(RelGraphConv, ParameterGradientsFullBasisAndOneHot) {
         params.push_back(p.var);
       }
       EXPECT_EQ(params.size(), bases ? 4u : 3u) << conv.describe();
+      nn::RelationalKernelRequests asked;
+      conv.request_kernels(asked);
+      EXPECT_EQ(asked.basis_embeds.size(), one_hot && bases ? 1u : 0u) << conv.describe();
       const int64_t n = testing::check_parameter_gradients(
           [&](Tape& t) { return conv.forward(t, k, one_hot ? Var() : Var::constant(X), 0); }, params);
       EXPECT_GT(n, 40) << conv.describe();
