@@ -484,6 +484,18 @@ Kernel schedule_pair_sum(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
+// dC[r, b]: relations in balanced chunks (one owner each); per (relation, basis)
+// one accumulator whose per-lane partial sums run over all the relation's pairs
+// and features, reduced across lanes once.
+Kernel schedule_basis_coeff_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  const std::string acc = s.cache_write("dC", "fi");
+  vectorize_reduction_loop(s, "fo", acc, knobs.vector_lanes);
+  return s.kernel();
+}
+
 // dV's rows have one owner task each (task_rows), which zeroes them and adds every
 // relation's pair of that row, as the transform does Y's.
 Kernel schedule_basis_grad(const Kernel& loops, const CpuKnobs& knobs) {
@@ -622,7 +634,7 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
       out.scheduled = schedule_basis_grad(loops, knobs);
       break;
     case kBasisCoeffGrad:
-      out.scheduled = schedule_per_relation(loops, "rel_ptr", "dC", "r", knobs);
+      out.scheduled = schedule_basis_coeff_grad(loops, knobs);
       break;
     default: out.scheduled = schedule_embed_grad(loops, knobs); break;
   }

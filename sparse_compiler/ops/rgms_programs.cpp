@@ -271,7 +271,9 @@ Kernel rgms_basis_coeff_grad_program(const RgmsSpec& s) {
   SparseBuffer dC = buffer(k, "dC", {a.R, a.FI}, ParamRole::Output);
   Expr r = var("r"), i = var("i"), b = var("fi"), fo = var("fo");
   k.body = sparse_iteration(
-      "rgms_basis_coeff_grad", {it("r", a.R), it("i", a.I, true), it("fi", a.FI), it("fo", a.FO, true)},
+      // Bases outside the pairs: one basis's rows of V are read in row order, and the
+      // sum over (pair, feature) can stay in vector lanes until its end.
+      "rgms_basis_coeff_grad", {it("r", a.R), it("fi", a.FI), it("i", a.I, true), it("fo", a.FO, true)},
       sparse_store(dC, {r, b}, make_float(0)),
       sparse_store(dC, {r, b},
                    add(sparse_load(dC, {r, b}), mul(sparse_load(G, {r, i, fo}), sparse_load(V, {b, i, fo})))));
