@@ -484,6 +484,17 @@ Kernel schedule_pair_sum(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
+// T[r, :, :] += C[r, b] V[b, sources of r, :], one basis at a time: relations in
+// chunks balanced by their source counts; T's rows of a relation stay in cache
+// while each basis's rows of V are read in row order (sources are sorted).
+Kernel schedule_basis_transform(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("r", "src_ptr", std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
 // dC[r, b]: relations in balanced chunks (one owner each); per (relation, basis)
 // one accumulator whose per-lane partial sums run over all the relation's pairs
 // and features, reduced across lanes once.
@@ -625,7 +636,7 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
     case kGatherAdd: out.scheduled = schedule_gather_add(loops, knobs); break;
     case kBasisTransform:
-      out.scheduled = schedule_source_transform(loops, knobs, 1, out.block);
+      out.scheduled = schedule_basis_transform(loops, knobs);
       break;
     case kPairSum:
       out.scheduled = schedule_pair_sum(loops, knobs);

@@ -219,7 +219,7 @@ Kernel rgms_basis_transform_program(const RgmsSpec& s) {
   SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Output);
   Expr r = var("r"), sv = var("s"), b = var("fi"), fo = var("fo");
   k.body = sparse_iteration(
-      "rgms_basis_transform", {it("r", a.R), it("s", a.S), it("fi", a.FI, true), it("fo", a.FO)},
+      "rgms_basis_transform", {it("r", a.R), it("fi", a.FI, true), it("s", a.S), it("fo", a.FO)},
       sparse_store(T, {r, sv, fo}, make_float(0)),
       sparse_store(T, {r, sv, fo},
                    add(sparse_load(T, {r, sv, fo}),
