@@ -168,4 +168,24 @@ std::vector<std::pair<std::string, Tensor>> snapshot_parameters(const std::vecto
   return out;
 }
 
+void refresh_snapshot(std::vector<std::pair<std::string, Tensor>>& snap,
+                      const std::vector<std::pair<std::string, Tensor>>& values) {
+  bool same = snap.size() == values.size();
+  for (size_t i = 0; same && i < values.size(); ++i)
+    same = snap[i].first == values[i].first && snap[i].second.shape() == values[i].second.shape() &&
+           snap[i].second.dtype() == values[i].second.dtype();
+  if (!same) {
+    snap.clear();
+    for (const auto& [name, t] : values) snap.emplace_back(name, t.clone());
+    return;
+  }
+  for (size_t i = 0; i < values.size(); ++i) snap[i].second.copy_from(values[i].second);
+}
+
+void refresh_snapshot(std::vector<std::pair<std::string, Tensor>>& snap, const std::vector<Parameter>& params) {
+  std::vector<std::pair<std::string, Tensor>> values;
+  for (const Parameter& p : params) values.emplace_back(p.name, p.var.value());
+  refresh_snapshot(snap, values);
+}
+
 }  // namespace strata::nn

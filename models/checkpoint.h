@@ -48,5 +48,12 @@ void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& param
 
 // Deep copies of the current parameter values (snapshots of the best epoch).
 std::vector<std::pair<std::string, Tensor>> snapshot_parameters(const std::vector<Parameter>& params);
+// Takes the snapshot again into `snap`: when it already holds the same names and
+// shapes its tensors are overwritten (a run's best epoch moves often, and fresh
+// copies of large parameters cost page faults every time), otherwise deep copies.
+// Nothing else may share `snap`'s tensors.
+void refresh_snapshot(std::vector<std::pair<std::string, Tensor>>& snap,
+                      const std::vector<std::pair<std::string, Tensor>>& values);
+void refresh_snapshot(std::vector<std::pair<std::string, Tensor>>& snap, const std::vector<Parameter>& params);
 
 }  // namespace strata::nn

@@ -383,7 +383,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         if (selection.offer(epoch, last.val_acc, last.val_loss)) {
           best = last;
           rr.best_epoch = epoch;
-          if (c.output.checkpoint == CheckpointPolicy::Best) best_params = nn::snapshot_parameters(model->parameters());
+          if (c.output.checkpoint == CheckpointPolicy::Best) nn::refresh_snapshot(best_params, model->parameters());
         }
       }
       dir.append_metrics(m.dump());

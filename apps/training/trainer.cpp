@@ -272,9 +272,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
           rr.best = last;
           rr.best_epoch = epoch;
           if (c.output.checkpoint == CheckpointPolicy::Best) {
-            best_params = nn::snapshot_parameters(state.model->parameters());
-            best_optim.clear();
-            for (const auto& [name, t] : state.optimizer->state()) best_optim.emplace_back(name, t.clone());
+            nn::refresh_snapshot(best_params, state.model->parameters());
+            nn::refresh_snapshot(best_optim, state.optimizer->state());
           }
         }
       }

@@ -48,6 +48,33 @@ class CheckpointFixture : public ::testing::Test {
 class CheckpointTest : public CheckpointFixture {};
 class CheckpointErrorTest : public CheckpointFixture {};
 
+// A best-epoch snapshot taken again overwrites its own tensors (no new memory) with
+// the current values, and stays apart from the parameters; a different set of
+// parameters (another shape) gets fresh copies.
+TEST_F(CheckpointTest, RefreshedSnapshotsReuseTheirTensorsAndCopyTheValues) {
+  sample();
+  const auto params = model_->parameters();
+  std::vector<std::pair<std::string, Tensor>> snap;
+  nn::refresh_snapshot(snap, params);
+  ASSERT_EQ(snap.size(), params.size());
+  const float* storage = snap[0].second.data<float>();
+  EXPECT_NE(storage, params[0].var.value().data<float>());
+  params[0].var.mutable_value().data<float>()[0] = 42.0f;
+  EXPECT_NE(snap[0].second.data<float>()[0], 42.0f);
+  nn::refresh_snapshot(snap, params);
+  EXPECT_EQ(snap[0].second.data<float>(), storage);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(snap[i].first, params[i].name);
+    const CloseReport rep = all_close(snap[i].second, params[i].var.value(), 0, 0);
+    EXPECT_TRUE(rep.ok) << params[i].name << ": " << rep.str();
+  }
+  std::vector<std::pair<std::string, Tensor>> other = {{params[0].name, Tensor::zeros({3}, DType::F32)}};
+  nn::refresh_snapshot(snap, other);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].second.shape(), Shape({3}));
+  EXPECT_NE(snap[0].second.data<float>(), other[0].second.data<float>());
+}
+
 TEST_F(CheckpointTest, RoundTripIsExact) {
   const nn::Checkpoint ck = sample();
   const fs::path path = dir_ / "a.ckpt";
