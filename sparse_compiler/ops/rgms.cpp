@@ -343,13 +343,19 @@ Kernel schedule_transform(const Kernel& loops, const CpuKnobs& knobs, int block,
   return s.kernel();
 }
 
-Kernel schedule_aggregate(const Kernel& loops, const CpuKnobs& knobs) {
+// A sum over each (relation, row) pair's non-zeros into `out` (features on `axis`):
+// pairs in owner tasks, each pair's row staged in registers.
+Kernel schedule_pair_sums(const Kernel& loops, const CpuKnobs& knobs, const std::string& out, const std::string& axis) {
   Schedule s(loops);
   s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
-  s.cache_write("H", "i");
+  s.cache_write(out, "i");
   prefetch_gathers(s, "J", knobs.prefetch);
-  vectorize_axis(s, "FI", knobs.vector_lanes);
+  vectorize_axis(s, axis, knobs.vector_lanes);
   return s.kernel();
+}
+
+Kernel schedule_aggregate(const Kernel& loops, const CpuKnobs& knobs) {
+  return schedule_pair_sums(loops, knobs, "H", "FI");
 }
 
 Kernel schedule_gather(const Kernel& loops, const CpuKnobs& knobs) {
@@ -472,16 +478,6 @@ bool in_set(RgmsKernelSet set, int which) {
       return which == kPairSum || which == kBasisGrad || which == kBasisCoeffGrad;
   }
   return false;
-}
-
-// G[r, i, :] = sum_j a dY[j, :] per (relation, row) pair, as the aggregation.
-Kernel schedule_pair_sum(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
-  s.partition_tasks({"r/i"}, {"rel_tasks"}, "num_tasks");
-  s.cache_write("G", "i");
-  prefetch_gathers(s, "J", knobs.prefetch);
-  vectorize_axis(s, "FO", knobs.vector_lanes);
-  return s.kernel();
 }
 
 // T[r, :, :] += C[r, b] V[b, sources of r, :], one basis at a time: relations in
@@ -639,7 +635,7 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
       out.scheduled = schedule_basis_transform(loops, knobs);
       break;
     case kPairSum:
-      out.scheduled = schedule_pair_sum(loops, knobs);
+      out.scheduled = schedule_pair_sums(loops, knobs, "G", "FO");  // dT: as the aggregation, on dY
       break;
     case kBasisGrad:
       out.scheduled = schedule_basis_grad(loops, knobs);
