@@ -159,12 +159,13 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
                        app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
-                       app.add_option("--kernel", a->kernel,
-                                      "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
-                                      "ell3d, embed, embed_grad, gather_add, basis_transform, pair_sum, basis_grad or "
-                                      "basis_coeff_grad (--feat: bases); gat: fused, fused_online, score, softmax (or its "
-                                      "stages softmax_max, softmax_exp, softmax_sum, softmax_norm), aggregate, "
-                                      "aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
+                       app.add_option(
+                              "--kernel", a->kernel,
+                              "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "
+                              "ell3d, embed, embed_grad, gather_add, basis_rows, pair_sum, basis_grad or "
+                              "basis_coeff_grad (--feat: bases); gat: fused, fused_online, score, softmax (or its "
+                              "stages softmax_max, softmax_exp, softmax_sum, softmax_norm), aggregate, "
+                              "aggregate_eid, recompute, sddmm, softmax_backward or col_sum")
                            ->capture_default_str();
                        app.add_option("--heads", a->heads, "gat: attention heads (--feat: features per head)")
                            ->capture_default_str()

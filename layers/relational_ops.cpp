@@ -113,10 +113,10 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   }
   for (const auto& [bases, fout] : req.basis_embeds) {
     Pair p;
-    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} forward", bases, fout),
-                 sc::RgmsKernelSet::BasisEmbed);
-    p.bwd = make(rev_, "Gᵀ", {bases, fout}, fmt::format("rgms {} bases->{} backward", bases, fout),
-                 sc::RgmsKernelSet::BasisEmbedGrad);
+    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} gather", bases, fout),
+                 sc::RgmsKernelSet::BasisGather);
+    p.bwd = make(rev_, "Gᵀ", {bases, fout}, fmt::format("rgms {} bases->{} rows, grads", bases, fout),
+                 sc::RgmsKernelSet::BasisPairs);
     basis_.emplace(std::make_pair(bases, fout), std::move(p));
   }
   build_ms_ = total.ms();
@@ -143,13 +143,13 @@ const sc::RgmsKernels& RelationalKernels::embed_backward(int64_t fout) const {
   return *it->second.bwd;
 }
 
-const sc::RgmsKernels& RelationalKernels::basis_embed(int64_t bases, int64_t fout) const {
+const sc::RgmsKernels& RelationalKernels::basis_gather(int64_t bases, int64_t fout) const {
   auto it = basis_.find({bases, fout});
   STRATA_ASSERT(it != basis_.end(),
                 "relational kernels: no basis embedding kernels ({} bases, width {}) were requested", bases, fout);
   return *it->second.fwd;
 }
-const sc::RgmsKernels& RelationalKernels::basis_embed_backward(int64_t bases, int64_t fout) const {
+const sc::RgmsKernels& RelationalKernels::basis_pairs(int64_t bases, int64_t fout) const {
   auto it = basis_.find({bases, fout});
   STRATA_ASSERT(it != basis_.end(),
                 "relational kernels: no basis embedding kernels ({} bases, width {}) were requested", bases, fout);
@@ -234,7 +234,9 @@ ag::Var relational_basis_embed(ag::Tape& tape, const RelationalKernels& k, const
   Tensor y = ag::empty({g.rows, fout});
   {
     ag::SerialIfSmall serial(g.nnz * fout + g.sources * B * fout);
-    k.basis_embed(B, fout).forward_basis_embed(coeff.value(), V, y);
+    Tensor rows = ag::empty({g.sources, fout});
+    k.basis_pairs(B, fout).basis_rows(coeff.value(), V, rows);
+    k.basis_gather(B, fout).gather(rows, y);
   }
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&coeff, &basis}));
   std::function<void()> back;
@@ -244,8 +246,8 @@ ag::Var relational_basis_embed(ag::Tape& tape, const RelationalKernels& k, const
       const sc::RelationalGraph& g = kp->graph();
       ag::SerialIfSmall serial(g.nnz * fout + 2 * g.sources * B * fout);
       Tensor dc = ag::empty({R, B}), dv = ag::empty({B, g.cols, fout});
-      kp->basis_embed_backward(B, fout).basis_embed_grad(coeff.value(), basis.value().reshape({B, g.cols, fout}),
-                                                         out.grad(), dc, dv);
+      kp->basis_pairs(B, fout).basis_embed_grad(coeff.value(), basis.value().reshape({B, g.cols, fout}), out.grad(), dc,
+                                                dv);
       if (coeff.requires_grad()) coeff.accumulate_grad(dc, true);
       if (basis.requires_grad()) basis.accumulate_grad(dv.reshape(basis.shape()), true);
     };

@@ -64,8 +64,9 @@ class RelationalKernels {
   const sc::RgmsKernels& backward(int64_t fin, int64_t fout) const;  // built on reversed(), spec (fout, fin)
   const sc::RgmsKernels& embed(int64_t fout) const;
   const sc::RgmsKernels& embed_backward(int64_t fout) const;
-  const sc::RgmsKernels& basis_embed(int64_t bases, int64_t fout) const;
-  const sc::RgmsKernels& basis_embed_backward(int64_t bases, int64_t fout) const;  // built on reversed()
+  // One-hot layers with bases: the gather on g, the weight rows and gradients on reversed().
+  const sc::RgmsKernels& basis_gather(int64_t bases, int64_t fout) const;
+  const sc::RgmsKernels& basis_pairs(int64_t bases, int64_t fout) const;
   bool has_matmul(int64_t fin, int64_t fout) const { return mm_.count({fin, fout}) > 0; }
 
   const std::vector<RelationalKernelRecord>& records() const { return records_; }

@@ -440,10 +440,10 @@ enum Which {
   kEmbed,
   kEmbedGrad,
   kGatherAdd,
-  kBasisTransform,
   kPairSum,
   kBasisGrad,
   kBasisCoeffGrad,
+  kBasisRows,
   kCount
 };
 
@@ -455,9 +455,9 @@ const char* rgms_kernel_set_name(RgmsKernelSet set) {
       return "full set";
     case RgmsKernelSet::OneHot:
       return "one-hot set (embed, embed_grad)";
-    case RgmsKernelSet::BasisEmbed:
-      return "basis embedding set (basis_transform, gather)";
-    case RgmsKernelSet::BasisEmbedGrad:
+    case RgmsKernelSet::BasisGather:
+      return "basis gather set (gather)";
+    case RgmsKernelSet::BasisPairs:
       return "basis embedding gradient set (pair_sum, basis_grad, basis_coeff_grad)";
   }
   return "?";
@@ -472,23 +472,12 @@ bool in_set(RgmsKernelSet set, int which) {
       return which <= kGatherAdd;
     case RgmsKernelSet::OneHot:
       return which == kEmbed || which == kEmbedGrad;
-    case RgmsKernelSet::BasisEmbed:
-      return which == kBasisTransform || which == kGather;
-    case RgmsKernelSet::BasisEmbedGrad:
-      return which == kPairSum || which == kBasisGrad || which == kBasisCoeffGrad;
+    case RgmsKernelSet::BasisGather:
+      return which == kGather;
+    case RgmsKernelSet::BasisPairs:
+      return which == kPairSum || which == kBasisGrad || which == kBasisCoeffGrad || which == kBasisRows;
   }
   return false;
-}
-
-// T[r, :, :] += C[r, b] V[b, sources of r, :], one basis at a time: relations in
-// chunks balanced by their source counts; T's rows of a relation stay in cache
-// while each basis's rows of V are read in row order (sources are sorted).
-Kernel schedule_basis_transform(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
-  const std::string chunk = s.balance("r", "src_ptr", std::max<int64_t>(1, knobs.grain / 64));
-  s.parallel(chunk);
-  vectorize_axis(s, "FO", knobs.vector_lanes);
-  return s.kernel();
 }
 
 // dC[r, b]: relations in balanced chunks (one owner each); per (relation, basis)
@@ -584,8 +573,9 @@ struct RgmsKernels::Impl {
 const std::vector<std::string>& rgms_kernel_names() {
   // In the order of `Which`.
   static const std::vector<std::string> names = {
-      "fused", "aggregate",  "transform",  "source_transform", "gather",   "weight_grad", "ell3d",
-      "embed", "embed_grad", "gather_add", "basis_transform",  "pair_sum", "basis_grad",  "basis_coeff_grad"};
+      "fused", "aggregate",  "transform",  "source_transform", "gather",     "weight_grad",      "ell3d",
+      "embed", "embed_grad", "gather_add", "pair_sum",         "basis_grad", "basis_coeff_grad", "basis_rows"};
+  STRATA_ASSERT(names.size() == kCount, "rgms: {} kernel names for {} kernels", names.size(), static_cast<int>(kCount));
   return names;
 }
 
@@ -606,8 +596,8 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kEll3d: out.program = decompose_ell3d(rgms_aggregate_program(spec), RgmsKernels::kEll3dMaxBucket); break;
     case kEmbed: out.program = with_task_params(rgms_embed_program(spec)); break;
     case kGatherAdd: out.program = with_task_params(rgms_gather_add_program(spec)); break;
-    case kBasisTransform:
-      out.program = rgms_basis_transform_program(spec);
+    case kBasisRows:
+      out.program = with_task_params(rgms_basis_rows_program(spec));
       break;
     case kPairSum:
       out.program = with_task_params(rgms_pair_sum_program(spec));
@@ -631,8 +621,8 @@ RgmsCpuKernel rgms_cpu_kernel(const std::string& name, const RgmsSpec& spec, con
     case kWeightGrad: out.scheduled = schedule_per_relation(loops, "rel_ptr", "dW", "r", knobs); break;
     case kEll3d: out.scheduled = schedule_ell3d(loops, RgmsKernels::kEll3dMaxBucket, knobs); break;
     case kGatherAdd: out.scheduled = schedule_gather_add(loops, knobs); break;
-    case kBasisTransform:
-      out.scheduled = schedule_basis_transform(loops, knobs);
+    case kBasisRows:
+      out.scheduled = schedule_pair_sums(loops, knobs, "T", "FO");
       break;
     case kPairSum:
       out.scheduled = schedule_pair_sums(loops, knobs, "G", "FO");  // dT: as the aggregation, on dY
@@ -705,13 +695,13 @@ std::string RgmsKernels::code_key() const {
 std::string RgmsKernels::describe() const {
   if (impl_->set == RgmsKernelSet::OneHot)
     return fmt::format("rgms {} one-hot input: embed and its gradient only ({})", spec_.suffix(), backend_name(backend_));
-  if (impl_->set == RgmsKernelSet::BasisEmbed)
+  if (impl_->set == RgmsKernelSet::BasisGather)
+    return fmt::format("rgms {} one-hot input, {} bases: gathers the composed weight rows ({})", spec_.suffix(),
+                       spec_.fin, backend_name(backend_));
+  if (impl_->set == RgmsKernelSet::BasisPairs)
     return fmt::format(
-        "rgms {} one-hot input, {} bases: composes the {} weight rows the relations read, then gathers ({})",
-        spec_.suffix(), spec_.fin, g_.sources, backend_name(backend_));
-  if (impl_->set == RgmsKernelSet::BasisEmbedGrad)
-    return fmt::format("rgms {} one-hot input, {} bases: gradients over the {} (relation, source) pairs ({})",
-                       spec_.suffix(), spec_.fin, g_.pairs, backend_name(backend_));
+        "rgms {} one-hot input, {} bases: composes the {} weight rows the relations read, and their gradients ({})",
+        spec_.suffix(), spec_.fin, g_.pairs, backend_name(backend_));
   std::string order = rgms_order_name(order_);
   if (order_ == RgmsOrder::Mixed) {
     order += fmt::format(" (fused on {} of {} relations, transform-first on {})", impl_->fused_relations.size(),
@@ -839,18 +829,21 @@ void RgmsKernels::embed_grad(const Tensor& dY, Tensor& dW) const {
   run(kEmbedGrad, a);
 }
 
-void RgmsKernels::forward_basis_embed(const Tensor& C, const Tensor& V, Tensor& Y) const {
+void RgmsKernels::basis_rows(const Tensor& C, const Tensor& V, Tensor& T) const {
   check_host_f32(C, "rgms basis coefficients C", {g_.relations, spec_.fin});
-  check_host_f32(V, "rgms bases V", {spec_.fin, g_.cols, spec_.fout});
+  check_host_f32(V, "rgms bases V", {spec_.fin, g_.rows, spec_.fout});
+  check_host_f32(T, "rgms basis rows T", {g_.pairs, spec_.fout});
+  KernelArgs a;
+  a.buffer("C", C).buffer("V", V).buffer("T", T);
+  run(kBasisRows, a);
+}
+
+void RgmsKernels::gather(const Tensor& T, Tensor& Y) const {
+  check_host_f32(T, "rgms gather T", {g_.sources, spec_.fout});
   check_host_f32(Y, "rgms output Y", {g_.rows, spec_.fout});
-  auto lease = impl_->intermediate.acquire({std::max<int64_t>(g_.sources, 1), spec_.fout});
-  Tensor& T = lease.get();
-  KernelArgs tr;
-  tr.buffer("C", C).buffer("V", V).buffer("T", T);
-  run(kBasisTransform, tr);
-  KernelArgs ga;
-  ga.buffer("T", T).buffer("Y", Y);
-  run(kGather, ga);
+  KernelArgs a;
+  a.buffer("T", T).buffer("Y", Y);
+  run(kGather, a);
 }
 
 void RgmsKernels::basis_embed_grad(const Tensor& C, const Tensor& V, const Tensor& dY, Tensor& dC, Tensor& dV) const {

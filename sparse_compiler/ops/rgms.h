@@ -74,9 +74,10 @@ RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec);
 // Which kernels an RgmsKernels object compiles: all of them (every order, the
 // gradients), or only the one-hot input's pair (embed, embed_grad), which is all a
 // featureless first layer runs: its kernels for fin = 1 serve nothing else. A
-// one-hot layer with a basis decomposition runs BasisEmbed on the graph and
-// BasisEmbedGrad on its reverse (spec.fin = the number of bases).
-enum class RgmsKernelSet : uint8_t { All, OneHot, BasisEmbed, BasisEmbedGrad };
+// one-hot layer with a basis decomposition (spec.fin = the number of bases) runs
+// BasisPairs on the reversed graph (the weight rows the relations read, and all
+// the gradients) and BasisGather on the graph (the gather of those rows).
+enum class RgmsKernelSet : uint8_t { All, OneHot, BasisGather, BasisPairs };
 const char* rgms_kernel_set_name(RgmsKernelSet set);  // "one-hot set (embed, embed_grad)", ...
 
 class RgmsKernels {
@@ -96,13 +97,16 @@ class RgmsKernels {
   // Built on the reversed graph: dY [cols, fout] -> dW [relations, rows, fout],
   // the weight gradient of forward_embed on the original graph.
   void embed_grad(const Tensor& dY, Tensor& dW) const;
-  // One-hot input with bases (set BasisEmbed, spec.fin = B): W_r = sum_b C[r, b] V_b
-  // with C [relations, B], V [B, cols, fout] -> Y [rows, fout]. Composes only the
-  // rows of W_r that relation r reads (its sources, not all cols), then gathers.
-  void forward_basis_embed(const Tensor& C, const Tensor& V, Tensor& Y) const;
-  // Set BasisEmbedGrad, built on the reversed graph (rows = the forward's sources):
-  // dY [cols, fout] (the forward's rows) -> dC [relations, B], dV [B, rows, fout],
-  // the gradients of forward_basis_embed on the original graph.
+  // One-hot input with bases, W_r = sum_b C[r, b] V_b (spec.fin = B). On the
+  // reversed graph (set BasisPairs; rows = the forward's sources): C [relations, B],
+  // V [B, rows, fout] -> T [pairs, fout], the rows of W_r that relation r reads,
+  // pair q of the reversed graph being source slot q of the graph.
+  void basis_rows(const Tensor& C, const Tensor& V, Tensor& T) const;
+  // On the graph (set BasisGather or All): T [sources, fout] -> Y [rows, fout],
+  // Y[i] = sum_r sum_j a_r(i, j) T[slot of (r, j)] (transform-first's gather).
+  void gather(const Tensor& T, Tensor& Y) const;
+  // Set BasisPairs, on the reversed graph: dY [cols, fout] (the forward's rows) ->
+  // dC [relations, B], dV [B, rows, fout], the gradients of gather(basis_rows(C, V)).
   void basis_embed_grad(const Tensor& C, const Tensor& V, const Tensor& dY, Tensor& dC, Tensor& dV) const;
 
   RgmsOrder order() const { return order_; }
@@ -132,8 +136,8 @@ class RgmsKernels {
 
 // One RGMS kernel as RgmsKernels compiles it for the CPU, by name (rgms_kernel_names():
 // fused, aggregate, transform, source_transform, gather, weight_grad, ell3d, embed,
-// embed_grad, gather_add, basis_transform, pair_sum, basis_grad,
-// basis_coeff_grad): its stage-I program (with the task parameters its schedule uses) and
+// embed_grad, gather_add, pair_sum, basis_grad, basis_coeff_grad,
+// basis_rows): its stage-I program (with the task parameters its schedule uses) and
 // its scheduled loops before lower_schedule; `block` is the rows per register block
 // of the transforms (1: unblocked). `strata compile rgms` prints them.
 struct RgmsCpuKernel {

@@ -209,22 +209,19 @@ Kernel rgms_embed_grad_program(const RgmsSpec& s) {
   return k;
 }
 
-Kernel rgms_basis_transform_program(const RgmsSpec& s) {
+Kernel rgms_basis_rows_program(const RgmsSpec& s) {
   Axes a = axes_for(s);
-  Kernel k = base("rgms_basis_transform", s, a, true);
-  k.params.push_back(Param::buffer("src_ptr", DType::I64));
-  SparseBuffer src = buffer(k, "src_ids", {a.R, a.S}, ParamRole::Input, s.index_dtype);
+  Kernel k = base("rgms_basis_rows", s, a, false);
   SparseBuffer C = buffer(k, "C", {a.R, a.FI}, ParamRole::Input);
-  SparseBuffer V = buffer(k, "V", {a.FI, a.Jdense, a.FO}, ParamRole::Input);
-  SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Output);
-  Expr r = var("r"), sv = var("s"), b = var("fi"), fo = var("fo");
+  SparseBuffer V = buffer(k, "V", {a.FI, a.Idense, a.FO}, ParamRole::Input);
+  SparseBuffer T = buffer(k, "T", {a.R, a.I, a.FO}, ParamRole::Output);
+  Expr r = var("r"), i = var("i"), b = var("fi"), fo = var("fo");
   k.body = sparse_iteration(
-      "rgms_basis_transform", {it("r", a.R), it("fi", a.FI, true), it("s", a.S), it("fo", a.FO)},
-      sparse_store(T, {r, sv, fo}, make_float(0)),
-      sparse_store(T, {r, sv, fo},
-                   add(sparse_load(T, {r, sv, fo}),
-                       mul(sparse_load(C, {r, b}), sparse_load(V, {b, sparse_load(src, {r, sv}), fo})))));
-  finish(k, true);
+      "rgms_basis_rows", {it("r", a.R), it("i", a.I), it("fi", a.FI, true), it("fo", a.FO)},
+      sparse_store(T, {r, i, fo}, make_float(0)),
+      sparse_store(T, {r, i, fo},
+                   add(sparse_load(T, {r, i, fo}), mul(sparse_load(C, {r, b}), sparse_load(V, {b, i, fo})))));
+  finish(k, false);
   return k;
 }
 

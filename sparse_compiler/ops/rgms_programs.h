@@ -54,16 +54,18 @@ Kernel rgms_embed_program(const RgmsSpec& s);           // W, A -> Y (uses s.fou
 Kernel rgms_embed_grad_program(const RgmsSpec& s);      // reversed A, dY -> dW [R, rows, fout]
 // One-hot input with R-GCN's basis decomposition W_r = sum_b C[r, b] V_b (s.fin is
 // the number of bases B; C [R, B], V [B, n, fout]). Materialising every W_r costs
-// R x n x B x fout; only the rows relation r reads (its sources) are needed:
-//   T[r, s, fo] = sum_b C[r, b] V[b, src_r(s), fo]        (rgms_basis_transform)
-// then rgms_gather. The gradients run over the reversed relations, whose (relation,
-// row) pairs are the forward's (relation, source) slots in the same order:
+// R x n x B x fout; only the rows relation r reads (its sources) are needed. The
+// reversed relations' (relation, row) pairs are exactly those (relation, source)
+// slots, in the order of the forward's source lists, so these run on the reversed
+// graph, in its owner tasks (a task's rows of V serve every relation):
+//   T[r, i, fo] = sum_b C[r, b] V[b, i, fo]               (rgms_basis_rows; then
+//                                                          rgms_gather on the graph)
 //   G[r, i, fo] = sum_j a_r(j, i) dY[j, fo]               (rgms_pair_sum: dT)
 //   dV[b, i, fo] = sum_r C[r, b] G[r, i, fo]              (rgms_basis_grad; rows no
 //                                                          relation reads stay zero)
 //   dC[r, b] = sum_i sum_fo G[r, i, fo] V[b, i, fo]       (rgms_basis_coeff_grad)
-Kernel rgms_basis_transform_program(const RgmsSpec& s);   // C, V -> T [sources, fout] (src_ptr, src_ids)
-Kernel rgms_pair_sum_program(const RgmsSpec& s);          // reversed A, dY -> G [pairs, fout]
+Kernel rgms_basis_rows_program(const RgmsSpec& s);        // C, V -> T [pairs, fout]
+Kernel rgms_pair_sum_program(const RgmsSpec& s);          // A, dY -> G [pairs, fout]
 Kernel rgms_basis_grad_program(const RgmsSpec& s);        // C, G -> dV [B, rows, fout]
 Kernel rgms_basis_coeff_grad_program(const RgmsSpec& s);  // G, V -> dC [R, B]
 
