@@ -87,7 +87,7 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
     rec.role = role;
     rec.graph = gname;
     spec.index_dtype = graph.index_dtype;
-    const bool matmul = set == sc::RgmsKernelSet::All;
+    const bool matmul = set == sc::RgmsKernelSet::All || set == sc::RgmsKernelSet::Forward;
     const sc::RgmsOrder order = matmul ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
     if (!matmul) rec.origin = "-";
     auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend, std::nullopt, set);
@@ -98,25 +98,29 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
     records_.push_back(rec);
     return k;
   };
+  // Without gradients (inference) only what the forward passes run is compiled:
+  // the chosen order's kernels, embed, the basis rows, and nothing on the reverse
+  // but those rows.
+  const bool grads = req.backward;
+  using Set = sc::RgmsKernelSet;
   for (const auto& [fin, fout] : req.matmuls) {
     Pair p;
-    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), sc::RgmsKernelSet::All);
-    p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), sc::RgmsKernelSet::All);
+    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), grads ? Set::All : Set::Forward);
+    if (grads) p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), Set::All);
     mm_.emplace(std::make_pair(fin, fout), std::move(p));
   }
   for (int64_t fout : req.embeds) {
     Pair p;
-    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), sc::RgmsKernelSet::OneHot);
-    p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout),
-                 sc::RgmsKernelSet::OneHot);
+    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), grads ? Set::OneHot : Set::Embed);
+    if (grads) p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout), Set::OneHot);
     emb_.emplace(fout, std::move(p));
   }
   for (const auto& [bases, fout] : req.basis_embeds) {
     Pair p;
-    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} gather", bases, fout),
-                 sc::RgmsKernelSet::BasisGather);
-    p.bwd = make(rev_, "Gᵀ", {bases, fout}, fmt::format("rgms {} bases->{} rows, grads", bases, fout),
-                 sc::RgmsKernelSet::BasisPairs);
+    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} gather", bases, fout), Set::BasisGather);
+    p.bwd = make(rev_, "Gᵀ", {bases, fout},
+                 fmt::format("rgms {} bases->{} {}", bases, fout, grads ? "rows, grads" : "rows"),
+                 grads ? Set::BasisPairs : Set::BasisRows);
     basis_.emplace(std::make_pair(bases, fout), std::move(p));
   }
   build_ms_ = total.ms();
@@ -130,6 +134,8 @@ const sc::RgmsKernels& RelationalKernels::forward(int64_t fin, int64_t fout) con
 const sc::RgmsKernels& RelationalKernels::backward(int64_t fin, int64_t fout) const {
   auto it = mm_.find({fin, fout});
   STRATA_ASSERT(it != mm_.end(), "relational kernels: no rgms kernels for {} -> {} were requested", fin, fout);
+  STRATA_ASSERT(it->second.bwd, "relational kernels: {} -> {} was built for inference (no backward kernels)", fin,
+                fout);
   return *it->second.bwd;
 }
 const sc::RgmsKernels& RelationalKernels::embed(int64_t fout) const {
@@ -140,6 +146,8 @@ const sc::RgmsKernels& RelationalKernels::embed(int64_t fout) const {
 const sc::RgmsKernels& RelationalKernels::embed_backward(int64_t fout) const {
   auto it = emb_.find(fout);
   STRATA_ASSERT(it != emb_.end(), "relational kernels: no one-hot kernels of width {} were requested", fout);
+  STRATA_ASSERT(it->second.bwd, "relational kernels: one-hot width {} was built for inference (no backward kernels)",
+                fout);
   return *it->second.bwd;
 }
 

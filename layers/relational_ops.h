@@ -38,6 +38,7 @@ struct RelationalKernelRequests {
   std::vector<std::pair<int64_t, int64_t>> matmuls;  // (fin, fout)
   std::vector<int64_t> embeds;                       // fout of one-hot layers
   std::vector<std::pair<int64_t, int64_t>> basis_embeds;  // (bases, fout) of one-hot layers with bases
+  bool backward = true;                                   // false (inference): compile only what the forward passes run
   void add_matmul(int64_t fin, int64_t fout);
   void add_embed(int64_t fout);
   void add_basis_embed(int64_t bases, int64_t fout);

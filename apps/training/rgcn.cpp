@@ -212,10 +212,11 @@ std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
   return std::make_unique<nn::RgcnModel>(config.model, data.types, data.graph->relations, data.num_classes, init);
 }
 
-void RgcnContext::build_kernels(const nn::RgcnModel& model) {
+void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
   Timer t;
   nn::RelationalKernelRequests req;
   model.request_kernels(req);
+  req.backward = backward;
   kernels = std::make_unique<nn::RelationalKernels>(*data.graph, req, config.runtime.kernels);
   feature_kernels.clear();
   for (size_t i = 0; i < data.types.size(); ++i) {
@@ -482,7 +483,7 @@ void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
 EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
   Loaded l;
   load_for(l, config, checkpoint);
-  l.ctx.build_kernels(*l.model);
+  l.ctx.build_kernels(*l.model, /*backward=*/false);
   print(fmt::format("strata eval {} --checkpoint {}", config.source(), checkpoint.string()));
   print_data(print, l.ctx.data);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
@@ -537,7 +538,7 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
     }
     STRATA_CHECK(!batch.empty(), "{}: no node ids (one integer per line; '#' starts a comment)", o.batch);
   }
-  l.ctx.build_kernels(*l.model);
+  l.ctx.build_kernels(*l.model, /*backward=*/false);
   print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
   print_data(print, d);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));

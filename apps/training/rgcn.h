@@ -53,7 +53,8 @@ struct RgcnContext {
   std::unique_ptr<nn::RelationalKernels> kernels;
   std::vector<std::unique_ptr<nn::GraphKernels>> feature_kernels;
   double build_ms = 0;
-  void build_kernels(const nn::RgcnModel& model);
+  // `backward` false (eval, infer): the relational kernels the forward pass runs only.
+  void build_kernels(const nn::RgcnModel& model, bool backward = true);
   std::unique_ptr<nn::RgcnModel> make_model(uint64_t seed) const;
 };
 

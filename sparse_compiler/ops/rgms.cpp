@@ -458,16 +458,45 @@ const char* rgms_kernel_set_name(RgmsKernelSet set) {
     case RgmsKernelSet::BasisGather:
       return "basis gather set (gather)";
     case RgmsKernelSet::BasisPairs:
-      return "basis embedding gradient set (pair_sum, basis_grad, basis_coeff_grad)";
+      return "basis pairs set (pair_sum, basis_grad, basis_coeff_grad, basis_rows)";
+    case RgmsKernelSet::Forward:
+      return "forward set (the order's forward kernels only)";
+    case RgmsKernelSet::Embed:
+      return "embedding set (embed)";
+    case RgmsKernelSet::BasisRows:
+      return "basis rows set (basis_rows)";
   }
   return "?";
 }
 
 namespace {
 
+// The kernels RgmsKernels::forward runs in each order.
+bool forward_uses(RgmsOrder order, int which) {
+  switch (order) {
+    case RgmsOrder::Fused:
+      return which == kFused;
+    case RgmsOrder::AggregateFirst:
+      return which == kAggregate || which == kTransform;
+    case RgmsOrder::TransformFirst:
+      return which == kSourceTransform || which == kGather;
+    case RgmsOrder::AggregateFirstEll3d:
+      return which == kEll3d || which == kTransform;
+    case RgmsOrder::Mixed:
+      return which == kFused || which == kSourceTransform || which == kGatherAdd;
+  }
+  return false;
+}
+
 // Which kernels each set compiles (RgmsKernelSet).
-bool in_set(RgmsKernelSet set, int which) {
+bool in_set(RgmsKernelSet set, RgmsOrder order, int which) {
   switch (set) {
+    case RgmsKernelSet::Forward:
+      return forward_uses(order, which);
+    case RgmsKernelSet::Embed:
+      return which == kEmbed;
+    case RgmsKernelSet::BasisRows:
+      return which == kBasisRows;
     case RgmsKernelSet::All:
       return which <= kGatherAdd;
     case RgmsKernelSet::OneHot:
@@ -647,9 +676,9 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   Timer t;
   CpuKnobs k = knobs ? *knobs : CpuKnobs{};
   impl_->set = set;
-  if (set == RgmsKernelSet::All && order_ == RgmsOrder::AggregateFirstEll3d)
-    impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
-  if (set == RgmsKernelSet::All && order_ == RgmsOrder::Mixed) {
+  const bool orders = set == RgmsKernelSet::All || set == RgmsKernelSet::Forward;  // the matmul's kernels
+  if (orders && order_ == RgmsOrder::AggregateFirstEll3d) impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
+  if (orders && order_ == RgmsOrder::Mixed) {
     const std::vector<bool> split = rgms_mixed_split(g_, spec_);
     std::vector<int64_t> fused, transform;
     for (int64_t r = 0; r < g_.relations; ++r) (split[static_cast<size_t>(r)] ? transform : fused).push_back(r);
@@ -669,7 +698,7 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   const auto& names = rgms_kernel_names();
   int built = 0;
   for (int which = 0; which < kCount; ++which) {
-    if (!in_set(set, which)) continue;
+    if (!in_set(set, order_, which)) continue;
     const std::string& name = names[static_cast<size_t>(which)];
     impl_->slot[static_cast<size_t>(which)] = built++;
     RgmsCpuKernel c = rgms_cpu_kernel(name, spec_, k);
@@ -695,6 +724,11 @@ std::string RgmsKernels::code_key() const {
 std::string RgmsKernels::describe() const {
   if (impl_->set == RgmsKernelSet::OneHot)
     return fmt::format("rgms {} one-hot input: embed and its gradient only ({})", spec_.suffix(), backend_name(backend_));
+  if (impl_->set == RgmsKernelSet::Embed)
+    return fmt::format("rgms {} one-hot input: embed only ({})", spec_.suffix(), backend_name(backend_));
+  if (impl_->set == RgmsKernelSet::BasisRows)
+    return fmt::format("rgms {} one-hot input, {} bases: composes the {} weight rows the relations read ({})",
+                       spec_.suffix(), spec_.fin, g_.pairs, backend_name(backend_));
   if (impl_->set == RgmsKernelSet::BasisGather)
     return fmt::format("rgms {} one-hot input, {} bases: gathers the composed weight rows ({})", spec_.suffix(),
                        spec_.fin, backend_name(backend_));
@@ -709,9 +743,16 @@ std::string RgmsKernels::describe() const {
   }
   if (backend_ != Backend::Generated)
     return fmt::format("rgms {} {} ({})", spec_.suffix(), order, backend_name(backend_));
-  const int* b = impl_->blocks;
-  return fmt::format("rgms {} {} ({}; rows per register block: fused {}, transform {}, source transform {})",
-                     spec_.suffix(), order, backend_name(backend_), b[0], b[1], b[2]);
+  // Rows per register block of the transforms this object built.
+  std::string blocks;
+  const int kinds[3] = {kFused, kTransform, kSourceTransform};
+  const char* names[3] = {"fused", "transform", "source transform"};
+  for (int k = 0; k < 3; ++k)
+    if (impl_->slot[static_cast<size_t>(kinds[k])] >= 0)
+      blocks += fmt::format("{}{} {}", blocks.empty() ? "" : ", ", names[k], impl_->blocks[k]);
+  return fmt::format("rgms {} {} ({}{}; rows per register block: {})", spec_.suffix(), order, backend_name(backend_),
+                     impl_->set == RgmsKernelSet::Forward ? ", forward kernels only" : "",
+                     blocks.empty() ? "none" : blocks);
 }
 
 void RgmsKernels::run_on(const RelationalGraph& part, int which, KernelArgs& a) const {

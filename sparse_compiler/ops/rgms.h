@@ -77,7 +77,10 @@ RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec);
 // one-hot layer with a basis decomposition (spec.fin = the number of bases) runs
 // BasisPairs on the reversed graph (the weight rows the relations read, and all
 // the gradients) and BasisGather on the graph (the gather of those rows).
-enum class RgmsKernelSet : uint8_t { All, OneHot, BasisGather, BasisPairs };
+// Inference compiles less: Forward (the kernels forward() of the object's order
+// runs, nothing for the gradients or the other orders), Embed (embed alone) and
+// BasisRows (basis_rows alone).
+enum class RgmsKernelSet : uint8_t { All, OneHot, BasisGather, BasisPairs, Forward, Embed, BasisRows };
 const char* rgms_kernel_set_name(RgmsKernelSet set);  // "one-hot set (embed, embed_grad)", ...
 
 class RgmsKernels {

@@ -489,5 +489,46 @@ TEST_P(RgmsTest, BasisEmbeddingComposesOnlyTheRowsRelationsReadAndItsGradientsMa
     }
 }
 
+// Inference's sets: Forward compiles the order's forward kernels only and gives the
+// full set's forward output bit for bit, in every order; it refuses the gradients
+// by name. Embed and BasisRows likewise build one kernel each.
+TEST(RgmsKernelSets, ForwardOnlySetsMatchTheFullSetsAndBuildNothingElse) {
+  const RelationalGraph g = make_skewed_graph(90, 5, 32);
+  const int64_t fin = 12, fout = 8;
+  Rng rng(31);
+  const Tensor X = Tensor::uniform({g.cols, fin}, -1, 1, rng),
+               W = Tensor::uniform({g.relations, fin, fout}, -1, 1, rng);
+  for (RgmsOrder order : {RgmsOrder::Fused, RgmsOrder::AggregateFirst, RgmsOrder::TransformFirst,
+                          RgmsOrder::AggregateFirstEll3d, RgmsOrder::Mixed}) {
+    RgmsKernels all(g, {fin, fout, g.index_dtype}, order);
+    RgmsKernels fwd(g, {fin, fout, g.index_dtype}, order, Backend::Generated, std::nullopt, RgmsKernelSet::Forward);
+    Tensor Y1 = Tensor::full({g.rows, fout}, DType::F32, NAN), Y2 = Tensor::full({g.rows, fout}, DType::F32, NAN);
+    all.forward(X, W, Y1);
+    fwd.forward(X, W, Y2);
+    const CloseReport rep = all_close(Y2, Y1, 0, 0);
+    EXPECT_TRUE(rep.ok) << rgms_order_name(order) << ": " << rep.str();
+    EXPECT_NE(fwd.describe().find("forward kernels only"), std::string::npos) << fwd.describe();
+    Tensor H = Tensor::zeros({g.pairs, fin}, DType::F32), dW = Tensor::empty({g.relations, fin, fout}, DType::F32);
+    testing::expect_user_error(
+        [&] {
+          fwd.weight_grad(H, Tensor::zeros({g.rows, fout}, DType::F32), dW);
+        },
+        {"kernel weight_grad was not built", "forward set (the order's forward kernels only)"});
+  }
+  RgmsKernels embed(g, {1, fout, g.index_dtype}, RgmsOrder::Fused, Backend::Generated, std::nullopt,
+                    RgmsKernelSet::Embed);
+  EXPECT_EQ(embed.describe(), "rgms i1_o8_i32 one-hot input: embed only (generated)");
+  const RelationalGraph rev = g.reversed(32);
+  RgmsKernels rows(rev, {3, fout, rev.index_dtype}, RgmsOrder::Fused, Backend::Generated, std::nullopt,
+                   RgmsKernelSet::BasisRows);
+  Tensor C = Tensor::zeros({g.relations, 3}, DType::F32), V = Tensor::zeros({3, g.cols, fout}, DType::F32);
+  Tensor dC = C.clone(), dV = V.clone();
+  testing::expect_user_error(
+      [&] {
+        rows.basis_embed_grad(C, V, Tensor::zeros({g.rows, fout}, DType::F32), dC, dV);
+      },
+      {"kernel pair_sum was not built", "basis rows set (basis_rows)"});
+}
+
 }  // namespace
 }  // namespace strata::sc

@@ -138,6 +138,50 @@ TEST_P(RgcnOpTest, BasisEmbeddingMatchesTheComposedWeightsAndFiniteDifferences) 
   EXPECT_GT(n, 100);
 }
 
+// Kernels built for inference (requests.backward = false) give the same forward
+// values and have no backward kernels to hand out.
+TEST_P(RgcnOpTest, InferenceKernelsRunTheForwardPassesOnly) {
+  const sc::RelationalGraph g = small_graph(GetParam());
+  nn::RelationalKernelRequests req;
+  req.add_matmul(3, 4);
+  req.add_embed(4);
+  req.add_basis_embed(2, 4);
+  const nn::RelationalKernels train(g, req, {});
+  req.backward = false;
+  const nn::RelationalKernels infer(g, req, {});
+  EXPECT_EQ(train.records().size(), 6u);
+  EXPECT_EQ(infer.records().size(), 4u);  // matmul and embed forwards, the basis gather and rows
+  Rng rng(12);
+  const Tensor X = testing::away_from_zero({g.cols, 3}, 0.1, 1.0, rng);
+  const Tensor W = testing::away_from_zero({g.relations, 12}, 0.1, 1.0, rng);
+  const Tensor E = testing::away_from_zero({g.relations, g.cols * 4}, 0.1, 1.0, rng);
+  const Tensor c = testing::away_from_zero({g.relations, 2}, 0.1, 1.0, rng);
+  const Tensor V = testing::away_from_zero({2, g.cols * 4}, 0.1, 1.0, rng);
+  auto outputs = [&](const nn::RelationalKernels& k) {
+    Tape tape;
+    return std::vector<Tensor>{
+        nn::relational_matmul(tape, k, Var::constant(X), Var::constant(W), 4).value().clone(),
+        nn::relational_embed(tape, k, Var::constant(E), 4).value().clone(),
+        nn::relational_basis_embed(tape, k, Var::constant(c), Var::constant(V), 4).value().clone()};
+  };
+  const std::vector<Tensor> a = outputs(train), b = outputs(infer);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const CloseReport rep = all_close(b[i], a[i], 0, 0);
+    EXPECT_TRUE(rep.ok) << i << ": " << rep.str();
+  }
+  EXPECT_THROW(
+      {
+        try {
+          (void)infer.backward(3, 4);
+        } catch (const std::exception& e) {
+          EXPECT_NE(std::string(e.what()).find("built for inference (no backward kernels)"), std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::exception);
+}
+
 TEST_P(RgcnOpTest, EveryOrderGivesTheSameGradients) {
   const sc::RelationalGraph g = small_graph(GetParam());
   nn::RelationalKernelRequests req;
