@@ -27,9 +27,10 @@
 //   tune/      graph fingerprints, the search space, the cost model, the tuner,
 //              tuning records; RGMS-order and fused-attention tuners
 //   ops/       the op programs (SpMM, SDDMM, GAT's steps, RGMS) and their front
-//              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels), default
-//              CPU schedules, plans and the knobs an untuned plan takes from the
-//              graph's sizes, the hand-written reference path
+//              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels over
+//              RGMS's relational graph and its inspector), default CPU schedules,
+//              plans and the knobs an untuned plan takes from the graph's sizes,
+//              the hand-written reference path
 //
 // Data flow: program (stage I) -> [fuse_row_programs | decompose_format] -> lower_to_loops (III) ->
 // schedule -> lower_schedule -> emit -> compile (cached) -> bind to a graph's

@@ -38,143 +38,6 @@ RgmsOrder parse_rgms_order(const std::string& s, const std::string& what) {
       what, s);
 }
 
-// ---- the inspector ----------------------------------------------------------------
-
-namespace {
-// The 3-level format's arrays as the inspectors build them, relation by relation.
-struct RelationalArrays {
-  std::vector<int64_t> rel_ptr{0}, rel_rows, row_ptr{0}, cols, edge_ids, src_ptr{0}, src_ids, jloc;
-  std::vector<float> values;
-};
-
-// Owner tasks: destination rows balanced by non-zeros; each relation's share of
-// a task is the run of its row list inside the task's rows.
-void assign_owner_tasks(RelationalGraph& g, const std::vector<int64_t>& rel_ptr, const std::vector<int64_t>& rel_rows,
-                        const std::vector<int64_t>& row_ptr, int64_t grain) {
-  const int64_t rows = g.rows;
-  std::vector<int64_t> row_nnz(static_cast<size_t>(rows) + 1, 0);
-  for (int64_t q = 0; q < g.pairs; ++q) row_nnz[rel_rows[q] + 1] += row_ptr[q + 1] - row_ptr[q];
-  std::partial_sum(row_nnz.begin(), row_nnz.end(), row_nnz.begin());
-  const int64_t T = std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(rows, 1), (g.nnz + grain - 1) / grain));
-  g.num_tasks = T;
-  std::vector<int64_t> tr(static_cast<size_t>(T) + 1);
-  tr[0] = 0;
-  tr[T] = rows;
-  for (int64_t t = 1; t < T; ++t)
-    tr[t] = std::max(tr[t - 1], static_cast<int64_t>(std::lower_bound(row_nnz.begin(), row_nnz.end(), g.nnz * t / T) -
-                                                     row_nnz.begin()));
-  g.task_rows = Tensor::from_vector(tr);
-  std::vector<int64_t> rt(static_cast<size_t>(g.relations * (T + 1)));
-  for (int64_t r = 0; r < g.relations; ++r) {
-    const auto b = rel_rows.begin() + rel_ptr[r], e = rel_rows.begin() + rel_ptr[r + 1];
-    for (int64_t t = 0; t <= T; ++t) rt[r * (T + 1) + t] = rel_ptr[r] + (std::lower_bound(b, e, tr[t]) - b);
-  }
-  g.rel_tasks = Tensor::from_vector(rt);
-}
-
-// g's arrays from `a` (indices in g.index_dtype), its sizes, and its owner tasks.
-void set_arrays(RelationalGraph& g, const RelationalArrays& a, int64_t grain) {
-  g.pairs = static_cast<int64_t>(a.rel_rows.size());
-  g.nnz = static_cast<int64_t>(a.cols.size());
-  g.sources = static_cast<int64_t>(a.src_ids.size());
-  auto idx = [&](const std::vector<int64_t>& v) { return Tensor::from_vector(v).cast(g.index_dtype); };
-  g.rel_ptr = Tensor::from_vector(a.rel_ptr);
-  g.rel_rows = idx(a.rel_rows);
-  g.row_ptr = Tensor::from_vector(a.row_ptr);
-  g.col_ids = idx(a.cols);
-  g.values = Tensor::from_vector(a.values);
-  g.edge_ids = Tensor::from_vector(a.edge_ids);
-  g.src_ptr = Tensor::from_vector(a.src_ptr);
-  g.src_ids = idx(a.src_ids);
-  g.jloc = idx(a.jloc);
-  assign_owner_tasks(g, a.rel_ptr, a.rel_rows, a.row_ptr, grain);
-}
-
-int64_t index_at(const Tensor& t, int64_t k) {
-  return t.dtype() == DType::I32 ? t.data<int32_t>()[k] : t.data<int64_t>()[k];
-}
-}  // namespace
-
-RelationalGraph RelationalGraph::build(int64_t rows, int64_t cols, const std::vector<Graph>& rels, RgmsNormalization norm,
-                                       int64_t grain, std::vector<std::string> names) {
-  RelationalGraph g;
-  g.rows = rows;
-  g.cols = cols;
-  g.relations = static_cast<int64_t>(rels.size());
-  g.relation_names = std::move(names);
-  for (size_t r = 0; r < rels.size(); ++r) {
-    STRATA_CHECK(rels[r].num_rows() == rows && rels[r].num_cols() == cols,
-                 "relational graph: relation {} is {} x {}, expected {} x {}", r, rels[r].num_rows(),
-                 rels[r].num_cols(), rows, cols);
-    g.nnz += rels[r].nnz();
-  }
-  g.index_dtype = (std::max(rows, cols) > INT32_MAX || g.nnz > INT32_MAX) ? DType::I64 : DType::I32;
-  // Pairs: the rows each relation reaches.
-  RelationalArrays a;
-  for (int64_t r = 0; r < g.relations; ++r) {
-    const Graph& A = rels[r];
-    const Tensor eid = A.edge_ids();
-    std::vector<int64_t> srcs;
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t d = A.degree(i);
-      if (d == 0) continue;
-      a.rel_rows.push_back(i);
-      for (int64_t p = A.row_begin(i); p < A.row_end(i); ++p) {
-        a.cols.push_back(A.column(p));
-        srcs.push_back(A.column(p));
-        a.edge_ids.push_back(eid.data<int64_t>()[p]);
-        float v = norm == RgmsNormalization::RightByRelation ? 1.0f / static_cast<float>(d) : 1.0f;
-        if (A.has_values()) v *= A.values().data<float>()[p];
-        a.values.push_back(v);
-      }
-      a.row_ptr.push_back(static_cast<int64_t>(a.cols.size()));
-    }
-    a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
-    std::sort(srcs.begin(), srcs.end());
-    srcs.erase(std::unique(srcs.begin(), srcs.end()), srcs.end());
-    for (int64_t p = a.row_ptr[a.rel_ptr[r]]; p < a.row_ptr[a.rel_ptr[r + 1]]; ++p)
-      a.jloc.push_back(std::lower_bound(srcs.begin(), srcs.end(), a.cols[p]) - srcs.begin());
-    a.src_ids.insert(a.src_ids.end(), srcs.begin(), srcs.end());
-    a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
-  }
-  set_arrays(g, a, grain);
-  return g;
-}
-
-RelationalGraph RelationalGraph::subset(const std::vector<int64_t>& keep, int64_t grain) const {
-  RelationalGraph g;
-  g.rows = rows;
-  g.cols = cols;
-  g.index_dtype = index_dtype;
-  g.relations = static_cast<int64_t>(keep.size());
-  const int64_t* rp = rel_ptr.data<int64_t>();
-  const int64_t* qp = row_ptr.data<int64_t>();
-  const int64_t* sp = src_ptr.data<int64_t>();
-  RelationalArrays a;
-  for (size_t k = 0; k < keep.size(); ++k) {
-    const int64_t r = keep[k];
-    STRATA_CHECK(r >= 0 && r < relations && (k == 0 || r > keep[k - 1]),
-                 "relational graph subset: relation {} at position {} is out of range [0, {}) or not increasing", r,
-                 k, relations);
-    if (!relation_names.empty()) g.relation_names.push_back(relation_names[r]);
-    for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
-      a.rel_rows.push_back(index_at(rel_rows, q));
-      for (int64_t p = qp[q]; p < qp[q + 1]; ++p) {
-        a.cols.push_back(index_at(col_ids, p));
-        a.jloc.push_back(index_at(jloc, p));  // positions in the relation's own source list
-        a.values.push_back(values.data<float>()[p]);
-        a.edge_ids.push_back(edge_ids.data<int64_t>()[p]);
-      }
-      a.row_ptr.push_back(static_cast<int64_t>(a.cols.size()));
-    }
-    a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
-    for (int64_t q = sp[r]; q < sp[r + 1]; ++q) a.src_ids.push_back(index_at(src_ids, q));
-    a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
-  }
-  set_arrays(g, a, grain);
-  return g;
-}
-
 std::vector<bool> rgms_mixed_split(const RelationalGraph& g, const RgmsSpec& spec) {
   std::vector<bool> transform_first(static_cast<size_t>(g.relations), false);
   const int64_t* rp = g.rel_ptr.data<int64_t>();
@@ -196,61 +59,6 @@ RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec) {
   const auto transform_first = std::count(split.begin(), split.end(), true);
   if (transform_first == 0) return RgmsOrder::Fused;
   return transform_first == g.relations ? RgmsOrder::TransformFirst : RgmsOrder::Mixed;
-}
-
-RelationalGraph RelationalGraph::from_hetero(const HeteroGraph& h, RgmsNormalization norm, int64_t grain) {
-  std::vector<int64_t> off(h.node_types().size() + 1, 0);
-  for (size_t t = 0; t < h.node_types().size(); ++t) off[t + 1] = off[t] + h.node_types()[t].count;
-  const int64_t N = off.back();
-  std::vector<Graph> rels;
-  std::vector<std::string> names;
-  for (const auto& rel : h.relations()) {
-    const int64_t doff = off[h.find_node_type(rel.dst_type)], soff = off[h.find_node_type(rel.src_type)];
-    std::vector<int64_t> r, c;
-    for (int64_t i = 0; i < rel.adj.num_rows(); ++i)
-      for (int64_t p = rel.adj.row_begin(i); p < rel.adj.row_end(i); ++p) {
-        r.push_back(doff + i);
-        c.push_back(soff + rel.adj.column(p));
-      }
-    CooOptions o;
-    o.source = "relation " + rel.str();
-    rels.push_back(Graph::from_coo(N, N, Tensor::from_vector(r), Tensor::from_vector(c), o));
-    names.push_back(rel.str());
-  }
-  return build(N, N, rels, norm, grain, names);
-}
-
-std::vector<Graph> RelationalGraph::relation_graphs() const {
-  std::vector<Graph> out;
-  for (int64_t r = 0; r < relations; ++r) {
-    std::vector<int64_t> rr, cc;
-    std::vector<float> vv;
-    for (int64_t q = rel_ptr.data<int64_t>()[r]; q < rel_ptr.data<int64_t>()[r + 1]; ++q)
-      for (int64_t p = row_ptr.data<int64_t>()[q]; p < row_ptr.data<int64_t>()[q + 1]; ++p) {
-        rr.push_back(static_cast<int64_t>(rel_rows.item_as_double(q)));
-        cc.push_back(static_cast<int64_t>(col_ids.item_as_double(p)));
-        vv.push_back(values.data<float>()[p]);
-      }
-    CooOptions o;
-    o.order = ColumnOrder::InputOrder;
-    out.push_back(Graph::from_coo(rows, cols, Tensor::from_vector(rr), Tensor::from_vector(cc), o, Tensor::from_vector(vv)));
-  }
-  return out;
-}
-
-RelationalGraph RelationalGraph::reversed(int64_t grain) const {
-  std::vector<Graph> rels;
-  for (const Graph& A : relation_graphs()) rels.push_back(A.transpose());
-  // Values are carried, not recomputed: a_r(i, j) belongs to the edge.
-  return build(cols, rows, rels, RgmsNormalization::None, grain, relation_names);
-}
-
-void RelationalGraph::bind(KernelArgs& a) const {
-  a.buffer("rel_ptr", rel_ptr).buffer("rel_rows", rel_rows).buffer("row_ptr", row_ptr).buffer("cols", col_ids);
-  a.buffer("src_ptr", src_ptr).buffer("src_ids", src_ids).buffer("jloc", jloc).buffer("A", values);
-  a.buffer("task_rows", task_rows).buffer("rel_tasks", rel_tasks);
-  a.scalar("m", rows).scalar("n", cols).scalar("rels", relations).scalar("pairs", pairs).scalar("nnz", nnz);
-  a.scalar("sources", sources).scalar("num_tasks", num_tasks);
 }
 
 // ---- schedules ------------------------------------------------------------------------
@@ -411,6 +219,39 @@ Kernel schedule_source_transform(const Kernel& loops, const CpuKnobs& knobs, int
   return s.kernel();
 }
 
+// dC[r, b]: relations in balanced chunks (one owner each); per (relation, basis)
+// one accumulator whose per-lane partial sums run over all the relation's pairs
+// and features, reduced across lanes once.
+Kernel schedule_basis_coeff_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  const std::string acc = s.cache_write("dC", "fi");
+  vectorize_reduction_loop(s, "fo", acc, knobs.vector_lanes);
+  return s.kernel();
+}
+
+// dV's rows have one owner task each (task_rows), which zeroes them and adds every
+// relation's pair of that row, as the transform does Y's.
+Kernel schedule_basis_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
+Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
+  // Each (relation, source) row of dW has one writer: relations in balanced chunks.
+  Schedule s(loops);
+  const std::string zc = s.balance("rz", "rel_ptr", 1);
+  s.parallel(zc);
+  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
+  s.parallel(chunk);
+  (void)s.attempt([&] { s.cache_write("dW", "i"); });
+  vectorize_axis(s, "FO", knobs.vector_lanes);
+  return s.kernel();
+}
+
 Kernel schedule_ell3d(const Kernel& loops, int B, const CpuKnobs& knobs) {
   Schedule s(loops);
   std::vector<std::string> tops = {"ip"}, ranges = {"task_pairs"};
@@ -507,39 +348,6 @@ bool in_set(RgmsKernelSet set, RgmsOrder order, int which) {
       return which == kPairSum || which == kBasisGrad || which == kBasisCoeffGrad || which == kBasisRows;
   }
   return false;
-}
-
-// dC[r, b]: relations in balanced chunks (one owner each); per (relation, basis)
-// one accumulator whose per-lane partial sums run over all the relation's pairs
-// and features, reduced across lanes once.
-Kernel schedule_basis_coeff_grad(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
-  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
-  s.parallel(chunk);
-  const std::string acc = s.cache_write("dC", "fi");
-  vectorize_reduction_loop(s, "fo", acc, knobs.vector_lanes);
-  return s.kernel();
-}
-
-// dV's rows have one owner task each (task_rows), which zeroes them and adds every
-// relation's pair of that row, as the transform does Y's.
-Kernel schedule_basis_grad(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
-  s.partition_tasks({"iy", "r2/i2"}, {"task_rows", "rel_tasks"}, "num_tasks");
-  vectorize_axis(s, "FO", knobs.vector_lanes);
-  return s.kernel();
-}
-
-Kernel schedule_embed_grad(const Kernel& loops, const CpuKnobs& knobs) {
-  // Each (relation, source) row of dW has one writer: relations in balanced chunks.
-  Schedule s(loops);
-  const std::string zc = s.balance("rz", "rel_ptr", 1);
-  s.parallel(zc);
-  const std::string chunk = s.balance("r", "rel_ptr", std::max<int64_t>(1, knobs.grain / 64));
-  s.parallel(chunk);
-  (void)s.attempt([&] { s.cache_write("dW", "i"); });
-  vectorize_axis(s, "FO", knobs.vector_lanes);
-  return s.kernel();
 }
 
 }  // namespace
