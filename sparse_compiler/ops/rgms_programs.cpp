@@ -60,12 +60,18 @@ Stmt init_y(const Axes& a, const SparseBuffer& Y) {
 }
 
 // H[r,i,fi] = sum_j A[r,i,j] X[j,fi]
-Stmt aggregate(const Axes& a, const SparseBuffer& A, const SparseBuffer& X, const SparseBuffer& H) {
-  Expr r = var("r"), i = var("i"), j = var("j"), f = var("fi");
-  return sparse_iteration("rgms_aggregate", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fi", a.FI)},
+// (over features `F`, named `fv`; the weight gradient's G[r,i,fo] is the same sum of dY)
+Stmt pair_sums(const std::string& name, const Axes& a, const Axis& F, const std::string& fv, const SparseBuffer& A,
+               const SparseBuffer& X, const SparseBuffer& H) {
+  Expr r = var("r"), i = var("i"), j = var("j"), f = var(fv);
+  return sparse_iteration(name, {it("r", a.R), it("i", a.I), it("j", a.J, true), it(fv, F)},
                           sparse_store(H, {r, i, f}, make_float(0)),
                           sparse_store(H, {r, i, f}, add(sparse_load(H, {r, i, f}),
                                                          mul(sparse_load(A, {r, i, j}), sparse_load(X, {j, f})))));
+}
+
+Stmt aggregate(const Axes& a, const SparseBuffer& A, const SparseBuffer& X, const SparseBuffer& H) {
+  return pair_sums("rgms_aggregate", a, a.FI, "fi", A, X, H);
 }
 
 // Y[i,fo] += sum_fi H[r,i,fi] W[r,fi,fo]
@@ -231,12 +237,7 @@ Kernel rgms_pair_sum_program(const RgmsSpec& s) {
   SparseBuffer A = buffer(k, "A", {a.R, a.I, a.J}, ParamRole::Input);
   SparseBuffer dY = buffer(k, "dY", {a.Jdense, a.FO}, ParamRole::Input);
   SparseBuffer G = buffer(k, "G", {a.R, a.I, a.FO}, ParamRole::Output);
-  Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
-  k.body = sparse_iteration(
-      "rgms_pair_sum", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
-      sparse_store(G, {r, i, fo}, make_float(0)),
-      sparse_store(G, {r, i, fo},
-                   add(sparse_load(G, {r, i, fo}), mul(sparse_load(A, {r, i, j}), sparse_load(dY, {j, fo})))));
+  k.body = pair_sums("rgms_pair_sum", a, a.FO, "fo", A, dY, G);
   finish(k, false);
   return k;
 }
