@@ -60,7 +60,7 @@ Stmt init_y(const Axes& a, const SparseBuffer& Y) {
 }
 
 // H[r,i,fi] = sum_j A[r,i,j] X[j,fi]
-// (over features `F`, named `fv`; the weight gradient's G[r,i,fo] is the same sum of dY)
+// (over features `F`, named `fv`: the basis gradient's G[r,i,fo] is the same sum of dY)
 Stmt pair_sums(const std::string& name, const Axes& a, const Axis& F, const std::string& fv, const SparseBuffer& A,
                const SparseBuffer& X, const SparseBuffer& H) {
   Expr r = var("r"), i = var("i"), j = var("j"), f = var(fv);
