@@ -87,7 +87,8 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
     rec.role = role;
     rec.graph = gname;
     spec.index_dtype = graph.index_dtype;
-    const bool matmul = set == sc::RgmsKernelSet::All || set == sc::RgmsKernelSet::Forward;
+    const bool matmul =
+        set == sc::RgmsKernelSet::All || set == sc::RgmsKernelSet::Forward || set == sc::RgmsKernelSet::Training;
     const sc::RgmsOrder order = matmul ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
     if (!matmul) rec.origin = "-";
     auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend, std::nullopt, set);
@@ -100,13 +101,17 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   };
   // Without gradients (inference) only what the forward passes run is compiled:
   // the chosen order's kernels, embed, the basis rows, and nothing on the reverse
-  // but those rows.
+  // but those rows. With them, the kernels the gradients run besides.
   const bool grads = req.backward;
   using Set = sc::RgmsKernelSet;
   for (const auto& [fin, fout] : req.matmuls) {
     Pair p;
-    p.fwd = make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), grads ? Set::All : Set::Forward);
-    if (grads) p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), Set::All);
+    // The layer runs the chosen order's forward on g (and, training, aggregate +
+    // weight_grad for dW) and the forward on the reverse for dX: the other orders'
+    // kernels are not compiled (the tuner builds its own to measure them).
+    p.fwd =
+        make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), grads ? Set::Training : Set::Forward);
+    if (grads) p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), Set::Forward);
     mm_.emplace(std::make_pair(fin, fout), std::move(p));
   }
   for (int64_t fout : req.embeds) {

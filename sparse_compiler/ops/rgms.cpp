@@ -302,6 +302,8 @@ const char* rgms_kernel_set_name(RgmsKernelSet set) {
       return "basis pairs set (pair_sum, basis_grad, basis_coeff_grad, basis_rows)";
     case RgmsKernelSet::Forward:
       return "forward set (the order's forward kernels only)";
+    case RgmsKernelSet::Training:
+      return "training set (the order's forward kernels, aggregate, weight_grad)";
     case RgmsKernelSet::Embed:
       return "embedding set (embed)";
     case RgmsKernelSet::BasisRows:
@@ -334,6 +336,8 @@ bool in_set(RgmsKernelSet set, RgmsOrder order, int which) {
   switch (set) {
     case RgmsKernelSet::Forward:
       return forward_uses(order, which);
+    case RgmsKernelSet::Training:
+      return forward_uses(order, which) || which == kAggregate || which == kWeightGrad;
     case RgmsKernelSet::Embed:
       return which == kEmbed;
     case RgmsKernelSet::BasisRows:
@@ -484,7 +488,8 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
   Timer t;
   CpuKnobs k = knobs ? *knobs : CpuKnobs{};
   impl_->set = set;
-  const bool orders = set == RgmsKernelSet::All || set == RgmsKernelSet::Forward;  // the matmul's kernels
+  const bool orders = set == RgmsKernelSet::All || set == RgmsKernelSet::Forward ||
+                      set == RgmsKernelSet::Training;  // the matmul's kernels
   if (orders && order_ == RgmsOrder::AggregateFirstEll3d) impl_->ell3d = inspect_ell3d(g_, kEll3dMaxBucket, k.grain);
   if (orders && order_ == RgmsOrder::Mixed) {
     const std::vector<bool> split = rgms_mixed_split(g_, spec_);
@@ -559,7 +564,9 @@ std::string RgmsKernels::describe() const {
     if (impl_->slot[static_cast<size_t>(kinds[k])] >= 0)
       blocks += fmt::format("{}{} {}", blocks.empty() ? "" : ", ", names[k], impl_->blocks[k]);
   return fmt::format("rgms {} {} ({}{}; rows per register block: {})", spec_.suffix(), order, backend_name(backend_),
-                     impl_->set == RgmsKernelSet::Forward ? ", forward kernels only" : "",
+                     impl_->set == RgmsKernelSet::Forward    ? ", forward kernels only"
+                     : impl_->set == RgmsKernelSet::Training ? ", forward kernels and the weight gradient's"
+                                                             : "",
                      blocks.empty() ? "none" : blocks);
 }
 

@@ -46,10 +46,11 @@ RgmsOrder rgms_default_order(const RelationalGraph& g, const RgmsSpec& spec);
 // one-hot layer with a basis decomposition (spec.fin = the number of bases) runs
 // BasisPairs on the reversed graph (the weight rows the relations read, and all
 // the gradients) and BasisGather on the graph (the gather of those rows).
-// Inference compiles less: Forward (the kernels forward() of the object's order
-// runs, nothing for the gradients or the other orders), Embed (embed alone) and
-// BasisRows (basis_rows alone).
-enum class RgmsKernelSet : uint8_t { All, OneHot, BasisGather, BasisPairs, Forward, Embed, BasisRows };
+// A layer compiles less: Forward (the kernels forward() of the object's order runs,
+// nothing of the other orders: the input gradient's set on the reversed graph, and
+// inference's), Training (Forward plus aggregate and weight_grad, for dW), Embed
+// (embed alone) and BasisRows (basis_rows alone) for inference.
+enum class RgmsKernelSet : uint8_t { All, OneHot, BasisGather, BasisPairs, Forward, Training, Embed, BasisRows };
 const char* rgms_kernel_set_name(RgmsKernelSet set);  // "one-hot set (embed, embed_grad)", ...
 
 class RgmsKernels {

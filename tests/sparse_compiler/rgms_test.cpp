@@ -489,9 +489,10 @@ TEST_P(RgmsTest, BasisEmbeddingComposesOnlyTheRowsRelationsReadAndItsGradientsMa
     }
 }
 
-// Inference's sets: Forward compiles the order's forward kernels only and gives the
-// full set's forward output bit for bit, in every order; it refuses the gradients
-// by name. Embed and BasisRows likewise build one kernel each.
+// The layers' sets: Forward compiles the order's forward kernels only and gives the
+// full set's forward output bit for bit, in every order, refusing the gradients by
+// name; Training adds aggregate and weight_grad, bit for bit too. Embed and
+// BasisRows build one kernel each.
 TEST(RgmsKernelSets, ForwardOnlySetsMatchTheFullSetsAndBuildNothingElse) {
   const RelationalGraph g = make_skewed_graph(90, 5, 32);
   const int64_t fin = 12, fout = 8;
@@ -514,6 +515,20 @@ TEST(RgmsKernelSets, ForwardOnlySetsMatchTheFullSetsAndBuildNothingElse) {
           fwd.weight_grad(H, Tensor::zeros({g.rows, fout}, DType::F32), dW);
         },
         {"kernel weight_grad was not built", "forward set (the order's forward kernels only)"});
+    // Training adds the weight gradient's two kernels, with the full set's results.
+    RgmsKernels train(g, {fin, fout, g.index_dtype}, order, Backend::Generated, std::nullopt, RgmsKernelSet::Training);
+    const Tensor dY = Tensor::uniform({g.rows, fout}, -1, 1, rng);
+    Tensor Y3 = Tensor::full({g.rows, fout}, DType::F32, NAN), H1 = H.clone(), H2 = H.clone();
+    Tensor dW1 = Tensor::full({g.relations, fin, fout}, DType::F32, NAN), dW2 = dW1.clone();
+    train.forward(X, W, Y3);
+    all.aggregate(X, H1);
+    all.weight_grad(H1, dY, dW1);
+    train.aggregate(X, H2);
+    train.weight_grad(H2, dY, dW2);
+    for (const auto& [got, want, what] : {std::tuple{Y3, Y1, "Y"}, {dW2, dW1, "dW"}}) {
+      const CloseReport r = all_close(got, want, 0, 0);
+      EXPECT_TRUE(r.ok) << rgms_order_name(order) << " training set " << what << ": " << r.str();
+    }
   }
   RgmsKernels embed(g, {1, fout, g.index_dtype}, RgmsOrder::Fused, Backend::Generated, std::nullopt,
                     RgmsKernelSet::Embed);
