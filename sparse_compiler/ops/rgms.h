@@ -8,7 +8,11 @@
 // Every output row has one owner task (task_rows / rel_tasks), so forward runs are
 // deterministic and use no atomics. The input gradient is forward() of the kernels
 // built on g.reversed() with W_r transposed; the weight gradient is weight_grad()
-// from H = aggregate(X).
+// from H = aggregate(X). Featureless (one-hot) input gathers weight rows instead
+// (forward_embed); with bases W_r = sum_b C[r,b] V_b, only the rows each relation
+// reads are composed (basis_rows on the reversed graph, then gather). An object
+// compiles the kernel set it is asked for (RgmsKernelSet): the layers ask for the
+// chosen order's kernels only, the tuner for every order's.
 #pragma once
 
 #include <memory>
