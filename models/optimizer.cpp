@@ -1,5 +1,6 @@
 #include "models/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace strata::nn {
@@ -26,7 +27,7 @@ class Adam final : public Optimizer {
       : Optimizer(c, std::move(p)), m_(zeros_like(params_)), v_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
+  void update(size_t i, int64_t begin, int64_t end, float* p, const float* g, float wd) override {
     const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
     const double t = static_cast<double>(steps_ + 1);
     const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t));
@@ -37,7 +38,7 @@ class Adam final : public Optimizer {
     float* v = v_[i].data<float>();
     // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
 #pragma omp simd
-    for (int64_t k = 0; k < n; ++k) {
+    for (int64_t k = begin; k < end; ++k) {
       const float gk = g[k] + wd * p[k];
       m[k] = b1 * m[k] + (1.0f - b1) * gk;
       v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
@@ -57,17 +58,17 @@ class Sgd final : public Optimizer {
   Sgd(const OptimizerConfig& c, std::vector<Parameter> p) : Optimizer(c, std::move(p)), buf_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, float* p, const float* g, int64_t n, float wd) override {
+  void update(size_t i, int64_t begin, int64_t end, float* p, const float* g, float wd) override {
     const float lr = static_cast<float>(config_.lr), mu = static_cast<float>(config_.momentum);
     float* b = buf_[i].data<float>();
     if (mu == 0.0f) {
 #pragma omp simd
-      for (int64_t k = 0; k < n; ++k) p[k] -= lr * (g[k] + wd * p[k]);
+      for (int64_t k = begin; k < end; ++k) p[k] -= lr * (g[k] + wd * p[k]);
       return;
     }
     // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
     const bool first = steps_ == 0;
-    for (int64_t k = 0; k < n; ++k) {
+    for (int64_t k = begin; k < end; ++k) {
       const float gk = g[k] + wd * p[k];
       b[k] = first ? gk : mu * b[k] + gk;
       const float d = config_.nesterov ? gk + mu * b[k] : b[k];
@@ -109,6 +110,11 @@ Optimizer::Optimizer(const OptimizerConfig& config, std::vector<Parameter> param
   for (const Parameter& p : params_) decayed_.push_back(is_decayed(p, config.decay_scope));
 }
 
+namespace {
+constexpr int64_t kParallelElements = int64_t{1} << 20;  // below this one thread does it
+constexpr int64_t kChunk = int64_t{1} << 16;
+}  // namespace
+
 void Optimizer::step() {
   const float shrink = static_cast<float>(1.0 - config_.lr * config_.weight_decay);
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -117,9 +123,19 @@ void Optimizer::step() {
     float* p = v.mutable_value().data<float>();
     const int64_t n = v.value().numel();
     const bool decay = config_.weight_decay > 0 && decayed_[i];
-    if (decay && config_.decoupled)
-      for (int64_t k = 0; k < n; ++k) p[k] *= shrink;
-    update(i, p, v.grad().data<float>(), n, decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f);
+    const float* g = v.grad().data<float>();
+    const float wd = decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f;
+    // Large parameters (embedding tables, R-GCN's bases: millions of elements) in
+    // chunks across threads: the update streams several arrays and one core's
+    // bandwidth is not the machine's. Elementwise, so the result is the same.
+    const int64_t chunks = n >= kParallelElements ? (n + kChunk - 1) / kChunk : 1;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t begin = c * kChunk, end = chunks == 1 ? n : std::min(n, begin + kChunk);
+      if (decay && config_.decoupled)
+        for (int64_t k = begin; k < end; ++k) p[k] *= shrink;
+      update(i, begin, end, p, g, wd);
+    }
   }
   ++steps_;
 }

@@ -63,8 +63,9 @@ class Optimizer {
   std::string describe() const;
 
  protected:
-  // One parameter's update from its gradient g; wd > 0 adds wd·p to g first.
-  virtual void update(size_t index, float* p, const float* g, int64_t n, float wd) = 0;
+  // Elements [begin, end) of parameter `index` (values p, gradient g) updated;
+  // wd > 0 adds wd·p to g first. Elementwise, so ranges may run in parallel.
+  virtual void update(size_t index, int64_t begin, int64_t end, float* p, const float* g, float wd) = 0;
   // (prefix, buffer) pairs per parameter, in state order.
   virtual std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() = 0;
 

@@ -1,11 +1,14 @@
 // Adam and SGD against the update rules written out in float64, weight decay
 // (L2 in the loss and decoupled), and state save/restore.
+#include "models/optimizer.h"
+
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/autograd_ops.h"
-#include "models/optimizer.h"
 
 namespace strata {
 namespace {
@@ -57,6 +60,46 @@ TEST(OptimizerTest, AdamFollowsTheUpdateRule) {
     for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], p[i], 2e-6) << "step " << t << " element " << i;
   }
   EXPECT_EQ(opt->steps(), 5);
+}
+
+// A parameter past the parallel threshold (2^20 elements) is updated in chunks
+// across threads: bit for bit what one thread computes, and what an unchunked
+// update of a small parameter holding the same trailing elements computes (the
+// last, partial chunk included), for Adam and for SGD with momentum and decoupled
+// decay.
+TEST(OptimizerTest, LargeParametersUpdateInParallelChunksExactlyAsOneThread) {
+  const int64_t n = (int64_t{1} << 20) + 12345, tail = 20000;
+  // Elements [first, first + count) of the same parameter and gradients.
+  auto run = [&](const OptimizerConfig& c, int threads, int64_t first, int64_t count) {
+    Tensor w = Tensor::empty({count}, DType::F32);
+    for (int64_t k = 0; k < count; ++k) w.data<float>()[k] = std::cos(0.001f * static_cast<float>(first + k));
+    std::vector<nn::Parameter> ps = {{"layers.0.basis", ag::Var::parameter(w, "V"), 0, false}};
+    auto opt = nn::make_optimizer(c, ps);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    for (int t = 1; t <= 3; ++t) {
+      Tensor g = Tensor::empty({count}, DType::F32);
+      for (int64_t k = 0; k < count; ++k) g.data<float>()[k] = grad_at(t, static_cast<int>((first + k) % 1000));
+      ps[0].var.set_grad(g);
+      opt->step();
+    }
+    omp_set_num_threads(saved);
+    return ps[0].var.value().clone();
+  };
+  OptimizerConfig adam;
+  adam.weight_decay = 5e-4;
+  OptimizerConfig sgd;
+  sgd.kind = OptimizerKind::Sgd;
+  sgd.momentum = 0.9;
+  sgd.weight_decay = 1e-3;
+  sgd.decoupled = true;
+  for (const OptimizerConfig& c : {adam, sgd}) {
+    const Tensor one = run(c, 1, 0, n), two = run(c, 2, 0, n), small = run(c, 1, n - tail, tail);
+    const char* what = nn::optimizer_kind_name(c.kind);
+    EXPECT_EQ(std::memcmp(one.data<float>(), two.data<float>(), sizeof(float) * n), 0) << what;
+    EXPECT_EQ(std::memcmp(two.data<float>() + (n - tail), small.data<float>(), sizeof(float) * tail), 0) << what;
+    EXPECT_NE(two.data<float>()[n - 1], std::cos(0.001f * static_cast<float>(n - 1))) << what;  // the tail moved
+  }
 }
 
 TEST(OptimizerTest, SgdWithMomentumAndNesterov) {
