@@ -280,8 +280,8 @@ enum Which {
   kEll3d,
   kEmbed,
   kEmbedGrad,
-  kGatherAdd,
-  kPairSum,
+  kGatherAdd,  // the full set (RgmsKernelSet::All) is every kernel up to here
+  kPairSum,    // from here on, the basis embedding's
   kBasisGrad,
   kBasisCoeffGrad,
   kBasisRows,

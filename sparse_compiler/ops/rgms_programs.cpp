@@ -44,8 +44,7 @@ void finish(Kernel& k, bool sources) {
   if (sources) k.params.push_back(Param::scalar("sources"));
 }
 
-SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role,
-                    DType dt = DType::F32) {
+SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role, DType dt = DType::F32) {
   SparseBuffer b = sparse_buffer(name, std::move(axes), dt);
   k.buffers.push_back(b);
   k.params.push_back(Param::buffer(name, dt, role));
@@ -53,6 +52,11 @@ SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, 
 }
 
 IterVar it(const std::string& v, const Axis& a, bool red = false) { return {v, a, red}; }
+
+// out[at] += a * b: the accumulation every RGMS program's reduction performs.
+Stmt add_product(const SparseBuffer& out, const std::vector<Expr>& at, Expr a, Expr b) {
+  return sparse_store(out, at, add(sparse_load(out, at), mul(std::move(a), std::move(b))));
+}
 
 Stmt init_y(const Axes& a, const SparseBuffer& Y) {
   return sparse_iteration("rgms_init", {it("iy", a.Idense), it("fy", a.FO)}, Stmt(),
@@ -66,8 +70,7 @@ Stmt pair_sums(const std::string& name, const Axes& a, const Axis& F, const std:
   Expr r = var("r"), i = var("i"), j = var("j"), f = var(fv);
   return sparse_iteration(name, {it("r", a.R), it("i", a.I), it("j", a.J, true), it(fv, F)},
                           sparse_store(H, {r, i, f}, make_float(0)),
-                          sparse_store(H, {r, i, f}, add(sparse_load(H, {r, i, f}),
-                                                         mul(sparse_load(A, {r, i, j}), sparse_load(X, {j, f})))));
+                          add_product(H, {r, i, f}, sparse_load(A, {r, i, j}), sparse_load(X, {j, f})));
 }
 
 Stmt aggregate(const Axes& a, const SparseBuffer& A, const SparseBuffer& X, const SparseBuffer& H) {
@@ -78,9 +81,7 @@ Stmt aggregate(const Axes& a, const SparseBuffer& A, const SparseBuffer& X, cons
 Stmt transform(const Axes& a, const SparseBuffer& H, const SparseBuffer& W, const SparseBuffer& Y) {
   Expr r = var("r2"), i = var("i2"), fo = var("fo"), fi = var("fi2");
   return sparse_iteration("rgms_transform", {it("r2", a.R, true), it("i2", a.I), it("fi2", a.FI, true), it("fo", a.FO)},
-                          Stmt(),
-                          sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
-                                                       mul(sparse_load(H, {r, i, fi}), sparse_load(W, {r, fi, fo})))));
+                          Stmt(), add_product(Y, {i, fo}, sparse_load(H, {r, i, fi}), sparse_load(W, {r, fi, fo})));
 }
 
 }  // namespace
@@ -132,11 +133,10 @@ Kernel rgms_source_transform_program(const RgmsSpec& s) {
   SparseBuffer W = buffer(k, "W", {a.R, a.FI, a.FO}, ParamRole::Input);
   SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Output);
   Expr r = var("r"), sv = var("s"), fo = var("fo"), fi = var("fi");
-  k.body = sparse_iteration("rgms_source_transform", {it("r", a.R), it("s", a.S), it("fi", a.FI, true), it("fo", a.FO)},
-                            sparse_store(T, {r, sv, fo}, make_float(0)),
-                            sparse_store(T, {r, sv, fo}, add(sparse_load(T, {r, sv, fo}),
-                                                             mul(sparse_load(X, {sparse_load(src, {r, sv}), fi}),
-                                                                 sparse_load(W, {r, fi, fo})))));
+  k.body = sparse_iteration(
+      "rgms_source_transform", {it("r", a.R), it("s", a.S), it("fi", a.FI, true), it("fo", a.FO)},
+      sparse_store(T, {r, sv, fo}, make_float(0)),
+      add_product(T, {r, sv, fo}, sparse_load(X, {sparse_load(src, {r, sv}), fi}), sparse_load(W, {r, fi, fo})));
   finish(k, true);
   return k;
 }
@@ -151,11 +151,9 @@ Kernel gather_program(const RgmsSpec& s, bool init) {
   SparseBuffer T = buffer(k, "T", {a.R, a.S, a.FO}, ParamRole::Input);
   SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
   Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
-  Stmt body = sparse_iteration("rgms_gather", {it("r", a.R, true), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
-                               Stmt(),
-                               sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
-                                                            mul(sparse_load(A, {r, i, j}),
-                                                                sparse_load(T, {r, sparse_load(jloc, {r, i, j}), fo})))));
+  Stmt body = sparse_iteration(
+      "rgms_gather", {it("r", a.R, true), it("i", a.I), it("j", a.J, true), it("fo", a.FO)}, Stmt(),
+      add_product(Y, {i, fo}, sparse_load(A, {r, i, j}), sparse_load(T, {r, sparse_load(jloc, {r, i, j}), fo})));
   k.body = init ? seq({init_y(a, Y), body}) : body;
   finish(k, true);
   return k;
@@ -174,8 +172,7 @@ Kernel rgms_weight_grad_program(const RgmsSpec& s) {
   Expr r = var("r"), i = var("i"), fi = var("fi"), fo = var("fo");
   k.body = sparse_iteration("rgms_weight_grad", {it("r", a.R), it("i", a.I, true), it("fi", a.FI), it("fo", a.FO)},
                             sparse_store(dW, {r, fi, fo}, make_float(0)),
-                            sparse_store(dW, {r, fi, fo}, add(sparse_load(dW, {r, fi, fo}),
-                                                              mul(sparse_load(H, {r, i, fi}), sparse_load(dY, {i, fo})))));
+                            add_product(dW, {r, fi, fo}, sparse_load(H, {r, i, fi}), sparse_load(dY, {i, fo})));
   finish(k, false);
   return k;
 }
@@ -188,9 +185,7 @@ Kernel rgms_embed_program(const RgmsSpec& s) {
   SparseBuffer Y = buffer(k, "Y", {a.Idense, a.FO}, ParamRole::Output);
   Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
   Stmt body = sparse_iteration("rgms_embed", {it("r", a.R, true), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
-                               Stmt(),
-                               sparse_store(Y, {i, fo}, add(sparse_load(Y, {i, fo}),
-                                                            mul(sparse_load(A, {r, i, j}), sparse_load(W, {r, j, fo})))));
+                               Stmt(), add_product(Y, {i, fo}, sparse_load(A, {r, i, j}), sparse_load(W, {r, j, fo})));
   k.body = seq({init_y(a, Y), body});
   finish(k, false);
   return k;
@@ -206,10 +201,9 @@ Kernel rgms_embed_grad_program(const RgmsSpec& s) {
   Expr r = var("r"), i = var("i"), j = var("j"), fo = var("fo");
   Stmt init = sparse_iteration("embed_grad_init", {it("rz", a.R), it("iz", a.Idense), it("fz", a.FO)}, Stmt(),
                                sparse_store(dW, {var("rz"), var("iz"), var("fz")}, make_float(0)));
-  Stmt body = sparse_iteration("rgms_embed_grad", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fo", a.FO)},
-                               Stmt(),
-                               sparse_store(dW, {r, i, fo}, add(sparse_load(dW, {r, i, fo}),
-                                                                mul(sparse_load(A, {r, i, j}), sparse_load(dY, {j, fo})))));
+  Stmt body =
+      sparse_iteration("rgms_embed_grad", {it("r", a.R), it("i", a.I), it("j", a.J, true), it("fo", a.FO)}, Stmt(),
+                       add_product(dW, {r, i, fo}, sparse_load(A, {r, i, j}), sparse_load(dY, {j, fo})));
   k.body = seq({init, body});
   finish(k, false);
   return k;
@@ -222,11 +216,9 @@ Kernel rgms_basis_rows_program(const RgmsSpec& s) {
   SparseBuffer V = buffer(k, "V", {a.FI, a.Idense, a.FO}, ParamRole::Input);
   SparseBuffer T = buffer(k, "T", {a.R, a.I, a.FO}, ParamRole::Output);
   Expr r = var("r"), i = var("i"), b = var("fi"), fo = var("fo");
-  k.body = sparse_iteration(
-      "rgms_basis_rows", {it("r", a.R), it("i", a.I), it("fi", a.FI, true), it("fo", a.FO)},
-      sparse_store(T, {r, i, fo}, make_float(0)),
-      sparse_store(T, {r, i, fo},
-                   add(sparse_load(T, {r, i, fo}), mul(sparse_load(C, {r, b}), sparse_load(V, {b, i, fo})))));
+  k.body = sparse_iteration("rgms_basis_rows", {it("r", a.R), it("i", a.I), it("fi", a.FI, true), it("fo", a.FO)},
+                            sparse_store(T, {r, i, fo}, make_float(0)),
+                            add_product(T, {r, i, fo}, sparse_load(C, {r, b}), sparse_load(V, {b, i, fo})));
   finish(k, false);
   return k;
 }
@@ -252,10 +244,8 @@ Kernel rgms_basis_grad_program(const RgmsSpec& s) {
   Stmt init = sparse_iteration("basis_grad_init", {it("iy", a.Idense), it("bz", a.FI), it("fy", a.FO)}, Stmt(),
                                sparse_store(dV, {var("bz"), var("iy"), var("fy")}, make_float(0)));
   Expr r = var("r2"), i = var("i2"), b = var("fi2"), fo = var("fo");
-  Stmt body = sparse_iteration(
-      "rgms_basis_grad", {it("r2", a.R, true), it("i2", a.I), it("fi2", a.FI), it("fo", a.FO)}, Stmt(),
-      sparse_store(dV, {b, i, fo},
-                   add(sparse_load(dV, {b, i, fo}), mul(sparse_load(C, {r, b}), sparse_load(G, {r, i, fo})))));
+  Stmt body = sparse_iteration("rgms_basis_grad", {it("r2", a.R, true), it("i2", a.I), it("fi2", a.FI), it("fo", a.FO)},
+                               Stmt(), add_product(dV, {b, i, fo}, sparse_load(C, {r, b}), sparse_load(G, {r, i, fo})));
   k.body = seq({init, body});
   finish(k, false);
   return k;
@@ -273,8 +263,7 @@ Kernel rgms_basis_coeff_grad_program(const RgmsSpec& s) {
       // sum over (pair, feature) can stay in vector lanes until its end.
       "rgms_basis_coeff_grad", {it("r", a.R), it("fi", a.FI), it("i", a.I, true), it("fo", a.FO, true)},
       sparse_store(dC, {r, b}, make_float(0)),
-      sparse_store(dC, {r, b},
-                   add(sparse_load(dC, {r, b}), mul(sparse_load(G, {r, i, fo}), sparse_load(V, {b, i, fo})))));
+      add_product(dC, {r, b}, sparse_load(G, {r, i, fo}), sparse_load(V, {b, i, fo})));
   finish(k, false);
   return k;
 }
