@@ -73,6 +73,10 @@ ag::Var gat_attention(ag::Tape& tape, const AttentionKernels& k, const ag::Var& 
   // A pass whose backward will run recomputes what a fused forward did not keep, so
   // it takes the choice made for training.
   const bool backward = tape.needs_grad({&x, &att_dst, &att_src});
+  STRATA_CHECK(!backward || g.kernel_set() == sc::GatKernelSet::Training,
+               "gat_attention: a pass that needs gradients over kernels built for inference ({}); build the graph's "
+               "kernels with their backward (KernelRequests::backward) to train",
+               g.describe());
   // With a backward, the fused forward that keeps scores and attention needs no
   // recompute there.
   const bool saving = backward && k.saving_training && !drop;

@@ -109,7 +109,8 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
     spec.feat = r.feat;
     spec.negative_slope = r.negative_slope;
     const sc::Backend backend = runtime.backend == sc::Backend::Generated ? sc::Backend::Generated : sc::Backend::Reference;
-    k->kernels = std::make_unique<sc::GatKernels>(k->graph, spec, backend);
+    const sc::GatKernelSet set = requests.backward ? sc::GatKernelSet::Training : sc::GatKernelSet::Inference;
+    k->kernels = std::make_unique<sc::GatKernels>(k->graph, spec, backend, std::nullopt, set);
     const std::string compiled = fmt::format("built in {:.0f} ms", k->kernels->compile_ms());
     const bool tune = runtime.attention == AttentionMode::Tuned || (runtime.attention == AttentionMode::Auto && runtime.tuning);
     if (runtime.attention == AttentionMode::Fused || runtime.attention == AttentionMode::Unfused) {
@@ -124,21 +125,30 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
         k->tune = sc::tune_gat(*k->kernels);
       }
       k->fused = k->tune->fused;
-      k->fused_training = k->tune->fused_training;
+      // Without a backward there are no training passes to choose for (a training
+      // record read by an inference set still carries that choice).
+      k->fused_training = requests.backward && k->tune->fused_training;
       k->fused_form = k->tune->fused_form;
-      k->saving_training = k->tune->saving_training;
+      k->saving_training = requests.backward && k->tune->saving_training;
       const std::string fused = fmt::format("fused ({})", sc::fused_form_name(k->fused_form));
       const std::string training = k->saving_training ? "fused, keeping scores and attention"
                                    : k->fused_training ? fused
                                                        : "unfused";
-      const std::string picked = fmt::format("{}; training: {}", k->fused ? fused : "unfused", training);
+      const std::string picked = requests.backward
+                                     ? fmt::format("{}; training: {}", k->fused ? fused : "unfused", training)
+                                     : std::string(k->fused ? fused : "unfused");
+      const std::string training_times =
+          requests.backward
+              ? fmt::format(", backward's recompute after fused {:.3f} ms, fused keeping scores {:.3f} ms",
+                            k->tune->recompute_ms, k->tune->saving_ms)
+              : "";
       k->choice = k->tune->from_record
                       ? fmt::format("{} (tuning record), {}", picked, compiled)
-                      : fmt::format("{} (tuned in {:.0f} ms: fused two-pass {:.3f} ms, online {:.3f} ms, unfused "
-                                    "{:.3f} ms, backward's recompute after fused {:.3f} ms, fused keeping scores "
-                                    "{:.3f} ms), {}",
-                                    picked, k->tune->tune_ms, k->tune->two_pass_ms, k->tune->online_ms,
-                                    k->tune->unfused_ms, k->tune->recompute_ms, k->tune->saving_ms, compiled);
+                      : fmt::format(
+                            "{} (tuned in {:.0f} ms: fused two-pass {:.3f} ms, online {:.3f} ms, unfused "
+                            "{:.3f} ms{}), {}",
+                            picked, k->tune->tune_ms, k->tune->two_pass_ms, k->tune->online_ms, k->tune->unfused_ms,
+                            training_times, compiled);
     } else {
       k->fused = k->fused_training = false;
       k->choice = fmt::format("unfused (default; tuning off), {}", compiled);
@@ -223,7 +233,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     }
     const std::string what = fmt::format("{} f={}", aggregation_name(kind), feat);
     jobs.push_back({&A, fwd, &k->forward, {what + " forward", "A", "", {}, "", "", ""}});
-    jobs.push_back({&At, bwd, &k->backward, {what + " backward", "Aᵀ", "", {}, "", "", ""}});
+    if (requests.backward) jobs.push_back({&At, bwd, &k->backward, {what + " backward", "Aᵀ", "", {}, "", "", ""}});
     out.aggregations_[{static_cast<int>(kind), feat}] = std::move(k);
   }
   if (!requests.feature_products.empty()) {
@@ -246,7 +256,8 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     fwd.weighted = bwd.weighted = k->weighted;
     const std::string what = fmt::format("features f={}", feat);
     jobs.push_back({&features->S, fwd, &k->forward, {what + " forward", "S", "", {}, "", "", ""}});
-    jobs.push_back({&features->St, bwd, &k->backward, {what + " weight gradient", "Sᵀ", "", {}, "", "", ""}});
+    if (requests.backward)
+      jobs.push_back({&features->St, bwd, &k->backward, {what + " weight gradient", "Sᵀ", "", {}, "", "", ""}});
     out.products_[feat] = std::move(k);
   }
 

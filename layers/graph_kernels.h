@@ -108,6 +108,9 @@ struct KernelRequests {
   std::vector<int64_t> feature_products;                      // widths of S·W
   bool feature_dropout = false;  // S·W takes per-call values (input dropout on S)
   std::vector<AttentionRequest> attention;  // GAT
+  // Whether the backward kernels are built too (training). Without them (evaluation,
+  // inference) a kernel's backward slot is empty and GAT compiles its forwards only.
+  bool backward = true;
   void add_aggregation(Aggregation kind, int64_t feat);
   void add_feature_product(int64_t feat);
   void add_attention(const AttentionRequest& r);  // GAT
@@ -124,7 +127,8 @@ struct SparseFeatures {
   int64_t cols() const { return S.num_cols(); }
 };
 
-// One aggregation at one width: the forward kernel over A and the backward over Aᵀ.
+// One aggregation at one width: the forward kernel over A and the backward over Aᵀ
+// (null when the requests asked for no backward).
 struct AggregationKernels {
   Aggregation kind = Aggregation::Sum;
   int64_t feat = 0;
@@ -132,7 +136,7 @@ struct AggregationKernels {
   Tensor self_scale;  // SageGcn: D̃⁻¹ per node (the self term's weight)
 };
 
-// S·W at one width: forward over S, weight gradient over Sᵀ.
+// S·W at one width: forward over S, weight gradient over Sᵀ (null without backward).
 struct FeatureProductKernels {
   int64_t feat = 0;
   bool weighted = false;  // the kernels multiply by per-call edge values

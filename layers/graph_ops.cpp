@@ -30,6 +30,10 @@ ag::Var aggregate(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x)
   }
   if (k.self_scale.defined()) add_row_scaled(x.value(), k.self_scale, y);
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&x}));
+  STRATA_CHECK(!out.requires_grad() || k.backward,
+               "aggregate: a pass that needs gradients over the {} f={} kernel, built without its backward (for "
+               "inference); build the graph's kernels with their backward (KernelRequests::backward) to train",
+               aggregation_name(k.kind), k.feat);
   std::function<void()> back;
   if (out.requires_grad()) {
     const AggregationKernels* kp = &k;
@@ -66,6 +70,11 @@ ag::Var sparse_features_matmul(ag::Tape& tape, const FeatureProductKernels& k, c
     k.forward->run_into(w.value(), y, values);
   }
   ag::Var out = ag::Var::result(std::move(y), tape.needs_grad({&w}));
+  STRATA_CHECK(!out.requires_grad() || k.backward,
+               "sparse_features_matmul: a pass that needs gradients over the f={} feature product, built without "
+               "its weight-gradient kernel (for inference); build the graph's kernels with their backward "
+               "(KernelRequests::backward) to train",
+               k.feat);
   std::function<void()> back;
   if (out.requires_grad()) {
     const FeatureProductKernels* kp = &k;

@@ -225,6 +225,7 @@ void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
     const std::vector<int64_t> widths = model.feature_product_widths(static_cast<int>(i));
     if (!in.sparse || widths.empty()) continue;
     nn::KernelRequests r;
+    r.backward = backward;
     for (int64_t w : widths) r.add_feature_product(w);
     const Graph none = Graph::from_coo(in.count, in.count, Tensor::from_vector(std::vector<int64_t>{}),
                                        Tensor::from_vector(std::vector<int64_t>{}));

@@ -39,6 +39,8 @@ std::string shares(const ag::OpProfile& p, double total_ms) {
                      100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
 }
 
+void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k);
+
 void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
   const TrainingConfig& c = ctx.config;
   const TrainingData& d = ctx.data;
@@ -65,7 +67,13 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
   out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
                   sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
-  const nn::GraphKernels& k = *ctx.kernels;
+  // Through a reference: a Printer made from `out` itself would hold a copy of it.
+  print_kernels([&out](const std::string& line) { out(line); }, c, *ctx.kernels);
+}
+
+// The kernel lines of a run's header (and of `strata eval`): the batch, each
+// kernel's plan, and each GAT attention configuration's choice.
+void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
   if (c.runtime.kernels.backend == sc::Backend::Generated)
     out(fmt::format("{:<11}{} kernels, {} programs compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
                     "total {:.1f} ms ({})",
@@ -141,10 +149,11 @@ nn::NodeFeatures Context::input() const {
   return nn::NodeFeatures::from_dense(ag::Var::constant(data.dense_features));
 }
 
-void Context::build_kernels(const nn::GnnModel& model) {
+void Context::build_kernels(const nn::GnnModel& model, bool backward) {
+  nn::KernelRequests requests = model.kernel_requests(data.sparse_input());
+  requests.backward = backward;
   kernels = std::make_unique<nn::GraphKernels>(nn::build_graph_kernels(
-      data.graph, data.sparse_features ? &*data.sparse_features : nullptr, model.kernel_requests(data.sparse_input()),
-      config.runtime.kernels));
+      data.graph, data.sparse_features ? &*data.sparse_features : nullptr, requests, config.runtime.kernels));
 }
 
 RunState::RunState(const Context& ctx, uint64_t seed) {
@@ -396,7 +405,7 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
   }
   nn::load_parameters(ck, state.model->parameters(), file);
   state.optimizer->load_state(ck.optimizer);
-  ctx.build_kernels(*state.model);
+  ctx.build_kernels(*state.model, /*backward=*/false);
   print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
   print(fmt::format("{:<11}{}: {} nodes, {} edges, features {}; split {}", "dataset", ctx.data.name,
                     commas(ctx.data.num_nodes()), commas(ctx.data.graph.nnz()), ctx.data.features_text,
@@ -406,6 +415,7 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
                     meta.value("run", 0), meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
                     epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
                     meta.value("backend", std::string("?"))));
+  print_kernels(print, ctx.config, *ctx.kernels);
   EvalReport r;
   r.eval = evaluate(ctx, *state.model);
   r.recorded_test_acc = meta.value("test_acc", -1.0);

@@ -52,8 +52,9 @@ struct Context {
   std::unique_ptr<nn::GraphKernels> kernels;
 
   nn::NodeFeatures input() const;
-  // Kernels for `config.model` on the data (built in one compiler batch).
-  void build_kernels(const nn::GnnModel& model);
+  // Kernels for `config.model` on the data (built in one compiler batch); without
+  // `backward` (evaluation), the forward kernels only.
+  void build_kernels(const nn::GnnModel& model, bool backward = true);
 };
 
 // A model with its optimizer and dropout stream, for one run.

@@ -95,21 +95,36 @@ enum Which {
 }  // namespace
 
 namespace {
+// What a refused call names, by Which.
+constexpr const char* kKernelNames[kCount] = {
+    "score",     "softmax",        "aggregate",        "fused (two-pass)", "fused (online)",      "fused-saving",
+    "recompute", "attention grad", "softmax backward", "source grad",      "aggregate-transposed"};
+
 // The fused forwards run only where the tuner picked them (or a config forces
-// them), so they compile on first use, all three in one batch; with tuning off a
-// layer compiles 9 kernels, not 12.
+// them), so they compile on first use, in one batch; with tuning off a training
+// layer compiles 8 kernels, not 11, and an inference layer 3.
 bool compiled_on_first_use(int which) { return which == kFusedTwoPass || which == kFusedOnline || which == kFusedSaving; }
+
+// The forwards: all an inference set holds. The fused forward that keeps scores and
+// attention exists only for a backward to read them.
+bool in_set(GatKernelSet set, int which) {
+  return set == GatKernelSet::Training || which == kScore || which == kSoftmax || which == kAggregate ||
+         which == kFusedTwoPass || which == kFusedOnline;
+}
 }  // namespace
+
+const char* gat_kernel_set_name(GatKernelSet s) { return s == GatKernelSet::Inference ? "inference" : "training"; }
 
 struct GatKernels::Impl {
   std::vector<CompiledKernel> compiled;  // Generated, by Which; empty entries until compiled
   std::vector<Kernel> reference;         // Reference / Interpreter: unscheduled loops
+  std::vector<Kernel> lowered;           // Generated, by Which, every kernel (code_key hashes them all)
   std::vector<std::pair<int, Kernel>> deferred;  // Generated: lowered, compiled on first use
   std::once_flag deferred_once;
 };
 
-GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optional<CpuKnobs> knobs)
-    : A_(A), spec_(spec), backend_(backend), impl_(std::make_unique<Impl>()) {
+GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optional<CpuKnobs> knobs, GatKernelSet set)
+    : A_(A), spec_(spec), backend_(backend), set_(set), impl_(std::make_unique<Impl>()) {
   STRATA_CHECK(!A.empty(), "gat: the graph is empty");
   STRATA_CHECK(spec.heads >= 1 && spec.feat >= 1, "gat: heads and features must be at least 1, got {} and {}",
                spec.heads, spec.feat);
@@ -157,6 +172,7 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     std::vector<Kernel> now;
     std::vector<int> now_which;
     for (int w = 0; w < kCount; ++w) {
+      if (!in_set(set_, w)) continue;
       if (compiled_on_first_use(w)) {
         impl_->deferred.emplace_back(w, lowered[w]);
       } else {
@@ -167,6 +183,7 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     impl_->compiled.resize(kCount);
     std::vector<CompiledKernel> c = compile_cpu(now);
     for (size_t t = 0; t < c.size(); ++t) impl_->compiled[now_which[t]] = std::move(c[t]);
+    impl_->lowered = std::move(lowered);
   } else {
     for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
   }
@@ -192,16 +209,16 @@ int64_t GatKernels::buffer_bytes(const std::string& name, bool transposed) const
 }
 
 std::string GatKernels::code_key() const {
-  if (backend_ != Backend::Generated || impl_->compiled.empty()) return "reference";
-  // Both batches: the fused forwards' code counts even before it is compiled (its
-  // source hashed here, on demand, so graph load does not emit it).
-  std::vector<Kernel> deferred;
-  for (const auto& [w, kernel] : impl_->deferred) deferred.push_back(kernel);
-  return impl_->compiled[kScore].source_key + "+" + hash_string(emit_cpu_source(deferred)).hex();
+  if (backend_ != Backend::Generated || impl_->lowered.empty()) return "reference";
+  // Every kernel, compiled or deferred or outside this set, hashed here on demand
+  // (graph load does not emit the source of what it does not compile): a training
+  // set and an inference set over the same code share their tuning records.
+  return hash_string(emit_cpu_source(impl_->lowered)).hex();
 }
 
 std::string GatKernels::describe() const {
-  return fmt::format("gat {} ({})", spec_.suffix(), backend_name(backend_));
+  return fmt::format("gat {} ({}{})", spec_.suffix(), backend_name(backend_),
+                     set_ == GatKernelSet::Inference ? ", forwards only" : "");
 }
 
 void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
@@ -209,6 +226,10 @@ void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
   args.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices());
   args.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
   if (transposed) args.buffer("eid", At_eid_);
+  STRATA_CHECK(in_set(set_, which),
+               "gat: the {} kernel is not in this {} kernel set (forwards only); build the layer's kernels for "
+               "training to run its backward",
+               kKernelNames[which], gat_kernel_set_name(set_));
   if (backend_ == Backend::Generated) {
     if (compiled_on_first_use(which))
       std::call_once(impl_->deferred_once, [&] {

@@ -5,7 +5,8 @@
 // online softmax, GatSpec::fused_softmax), the fused forward that keeps scores
 // and attention for training, and the backward (recompute after a
 // fused forward, attention gradient, softmax backward, source-score gradient, and
-// the aggregation over Aᵀ). Shapes: see attention_programs.h. All edge tensors are
+// the aggregation over Aᵀ); for evaluation and inference, the forwards alone
+// (GatKernelSet). Shapes: see attention_programs.h. All edge tensors are
 // [nnz, H] in A's CSR order.
 #pragma once
 
@@ -25,21 +26,30 @@ namespace strata::sc {
 // edge loops gather through an index prefetched `knobs.prefetch` edges ahead.
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs);
 
+// Which kernels a GatKernels compiles: the forwards only (evaluation and inference
+// run no backward), or the forwards and every backward piece (training). Calling a
+// piece the set lacks is an error that names it.
+enum class GatKernelSet : uint8_t { Inference, Training };
+const char* gat_kernel_set_name(GatKernelSet s);  // "inference", "training"
+
 class GatKernels {
  public:
   // Without `knobs`, each kernel gets the untuned ones: the host's vector lanes and
   // prefetch where what it gathers outgrows the cache (untuned_gather_knobs).
-  GatKernels(const Graph& A, GatSpec spec, Backend backend = Backend::Generated, std::optional<CpuKnobs> knobs = {});
+  GatKernels(const Graph& A, GatSpec spec, Backend backend = Backend::Generated, std::optional<CpuKnobs> knobs = {},
+             GatKernelSet set = GatKernelSet::Training);
   ~GatKernels();
 
   const GatSpec& spec() const { return spec_; }
+  GatKernelSet kernel_set() const { return set_; }
   const Graph& graph() const { return A_; }
   double compile_ms() const { return compile_ms_; }  // at graph load (not the fused forwards)
   // Whether the fused forwards are compiled yet (generated backend; on first use).
   bool fused_compiled() const;
   std::string describe() const;
-  // Identifies the generated code (its source's kernel cache key; "reference" for
-  // the reference backend), so tuning records measured on other code are not reused.
+  // Identifies the generated code (a hash of every kernel's source, whether this
+  // set compiles it or not, so both sets share tuning records; "reference" for the
+  // reference backend), so tuning records measured on other code are not reused.
   std::string code_key() const;
 
   // Forward, unfused: E = score(XL, XR); P, M, S = softmax(E); Y = aggregate(P, X).
@@ -72,6 +82,7 @@ class GatKernels {
   Tensor At_eid_;     // int64 [nnz]: A's CSR position of every non-zero of Aᵀ
   GatSpec spec_;
   Backend backend_;
+  GatKernelSet set_;
   double compile_ms_ = 0;
   std::unique_ptr<Impl> impl_;
 };

@@ -14,6 +14,9 @@
 // Fused means the faster of the two fused forms (two-pass and online softmax,
 // attention_programs.h), both measured: online reads a row's edges once for a
 // second exp per edge, which pays on some one-head layers and on none with 8 heads.
+// Kernels built for inference only (GatKernelSet::Inference) choose the forward
+// alone: a training set's record over the same code answers that too; without one,
+// the three forwards are measured and recorded under an inference key.
 #pragma once
 
 #include <string>
@@ -25,7 +28,7 @@ namespace strata::sc {
 
 struct GatTuneResult {
   bool fused = true;           // forward only (inference, evaluation)
-  bool fused_training = true;  // forward + the backward's recompute
+  bool fused_training = true;  // forward + the backward's recompute (false for an inference set)
   bool saving_training = false;  // training runs the fused forward that keeps E and P (then fused_training is false)
   FusedSoftmax fused_form = FusedSoftmax::TwoPass;  // the faster fused form, for both
   // Medians of interleaved calls; -1 when from a record. fused_ms is the faster

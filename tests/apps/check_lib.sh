@@ -1,5 +1,5 @@
 # Shared by the end-to-end command tests (sourced, not run): a scratch folder
-# removed on exit, a failure count, and the two checks they all make.
+# removed on exit, a failure count, and the checks they make.
 #   source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
@@ -8,6 +8,13 @@ fails=0
 expect() {  # expect NAME TEXT PATTERN: PATTERN (grep -E) must occur in TEXT
   if ! grep -Eq -- "$3" <<<"$2"; then
     echo "FAIL: $1: output lacks /$3/"
+    fails=$((fails + 1))
+  fi
+}
+
+reject() {  # reject NAME TEXT PATTERN: PATTERN (grep -E) must not occur in TEXT
+  if grep -Eq -- "$3" <<<"$2"; then
+    echo "FAIL: $1: output has /$3/"
     fails=$((fails + 1))
   fi
 }

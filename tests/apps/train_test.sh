@@ -40,6 +40,10 @@ case "$mode" in
     expect_rc eval $? 0
     echo "$ev"
     expect eval "$ev" '^checkpoint +run 2, seed 1, best epoch'
+    # Evaluation builds the forward kernels only.
+    expect eval "$ev" '^kernels +2 kernels, 2 programs compiled in one batch'
+    expect eval "$ev" '^ +mean f=32 forward +A +spmm_f32_i32_rs'
+    reject eval "$ev" 'backward'
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
     help="$("$strata" train --help-config)"
     expect_rc help-config $? 0

@@ -1,19 +1,22 @@
 // GAT kernels against dense references: score, softmax, aggregation, the fused
 // online-softmax forward, and every backward piece, generated and interpreted,
 // on graphs with empty rows, a long row and isolated nodes.
+#include "sparse_compiler/ops/attention.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <optional>
 
 #include "core/file_util.h"
 #include "core/rng.h"
-#include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/inspected_format.h"
-#include "sparse_compiler/ops/attention.h"
+#include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "tests/support/test_support.h"
 
@@ -221,7 +224,6 @@ TEST(GatKernels, FusedForwardsCompileOnFirstUse) {
   GatKernels k(A, {2, 3, 0.2, A.index_dtype()});
   EXPECT_FALSE(k.fused_compiled());
   const std::string key = k.code_key();
-  EXPECT_NE(key.find('+'), std::string::npos) << key;
   Rng rng(2);
   Tensor XL = Tensor::uniform({A.num_rows(), 2}, -1, 1, rng), XR = Tensor::uniform({A.num_cols(), 2}, -1, 1, rng);
   Tensor X = Tensor::uniform({A.num_cols(), 2, 3}, -1, 1, rng);
@@ -234,6 +236,71 @@ TEST(GatKernels, FusedForwardsCompileOnFirstUse) {
   // A different fused program gives a different key.
   GatSpec other{2, 3, 0.3, A.index_dtype()};
   EXPECT_NE(GatKernels(A, other).code_key(), key);
+}
+
+// Evaluation and inference build the forwards only: the same code as a training
+// set's forwards (same results bit for bit, same code key, so they share tuning
+// records), and every backward piece refused by name.
+TEST(GatKernels, InferenceSetRunsTheForwardsOfTheTrainingSetAndRefusesTheBackward) {
+  const Graph A = graphs().front().second;
+  const GatSpec spec{2, 5, 0.2, A.index_dtype()};
+  for (Backend backend : {Backend::Generated, Backend::Reference}) {
+    SCOPED_TRACE(backend_name(backend));
+    GatKernels train(A, spec, backend), infer(A, spec, backend, std::nullopt, GatKernelSet::Inference);
+    EXPECT_EQ(infer.kernel_set(), GatKernelSet::Inference);
+    EXPECT_EQ(train.kernel_set(), GatKernelSet::Training);
+    EXPECT_EQ(infer.code_key(), train.code_key());
+    EXPECT_EQ(infer.describe(), fmt::format("gat h2_f5_s0.2_i32 ({}, forwards only)", backend_name(backend)));
+    EXPECT_EQ(train.describe(), fmt::format("gat h2_f5_s0.2_i32 ({})", backend_name(backend)));
+    Rng rng(11);
+    const int64_t n = A.num_rows(), nnz = A.nnz();
+    Tensor XL = Tensor::uniform({n, 2}, -1, 1, rng), XR = Tensor::uniform({n, 2}, -1, 1, rng);
+    Tensor X = Tensor::uniform({n, 2, 5}, -1, 1, rng);
+    auto unfused = [&](const GatKernels& k) {
+      Tensor E = Tensor::full({nnz, 2}, DType::F32, NAN), P = Tensor::full({nnz, 2}, DType::F32, NAN);
+      Tensor M = Tensor::full({n, 2}, DType::F32, NAN), S = Tensor::full({n, 2}, DType::F32, NAN);
+      Tensor Y = Tensor::full({n, 2, 5}, DType::F32, NAN);
+      k.score(XL, XR, E);
+      k.softmax(E, P, M, S);
+      k.aggregate(P, X, Y);
+      return std::vector<Tensor>{E, P, M, S, Y};
+    };
+    auto fused = [&](const GatKernels& k, FusedSoftmax form) {
+      Tensor Y = Tensor::full({n, 2, 5}, DType::F32, NAN), M = Tensor::full({n, 2}, DType::F32, NAN),
+             S = Tensor::full({n, 2}, DType::F32, NAN);
+      k.fused(XL, XR, X, Y, M, S, form);
+      return std::vector<Tensor>{Y, M, S};
+    };
+    const std::vector<Tensor> a = unfused(infer), b = unfused(train);
+    // Bit for bit (empty rows' maxima are -inf, which a tolerance check refuses).
+    auto same_bits = [](const Tensor& x, const Tensor& y) {
+      return x.numel() == y.numel() && std::memcmp(x.data<float>(), y.data<float>(), x.numel() * sizeof(float)) == 0;
+    };
+    for (size_t t = 0; t < a.size(); ++t) EXPECT_TRUE(same_bits(a[t], b[t])) << "unfused output " << t;
+    for (FusedSoftmax form : {FusedSoftmax::TwoPass, FusedSoftmax::Online}) {
+      const std::vector<Tensor> c = fused(infer, form), d = fused(train, form);
+      for (size_t t = 0; t < c.size(); ++t)
+        EXPECT_TRUE(same_bits(c[t], d[t])) << (form == FusedSoftmax::Online ? "online" : "two-pass") << " output " << t;
+    }
+    expect_close(a[4], reference_forward(A, XL, XR, X, 2, 5, 0.2).Y, "inference set, unfused");
+    // Each backward piece, and the fused forward that keeps E and P for one.
+    Tensor E = a[0], P = a[1], M = a[2], S = a[3];
+    Tensor dY = Tensor::uniform({n, 2, 5}, -1, 1, rng), dP = Tensor::empty({nnz, 2}, DType::F32);
+    Tensor dPre = Tensor::empty({nnz, 2}, DType::F32), dXL = Tensor::empty({n, 2}, DType::F32);
+    Tensor dXR = Tensor::empty({n, 2}, DType::F32), dX = Tensor::empty({n, 2, 5}, DType::F32);
+    Tensor Y = Tensor::empty({n, 2, 5}, DType::F32);
+    const std::vector<std::pair<std::string, std::function<void()>>> refused = {
+        {"fused-saving", [&] { infer.fused_saving(XL, XR, X, Y, M, S, E, P); }},
+        {"recompute", [&] { infer.recompute(XL, XR, M, S, E, P); }},
+        {"attention grad", [&] { infer.attention_grad(dY, X, dP); }},
+        {"softmax backward", [&] { infer.softmax_backward(P, P, E, dPre, dXL); }},
+        {"source grad", [&] { infer.source_grad(dPre, dXR); }},
+        {"aggregate-transposed", [&] { infer.aggregate_transposed(P, dY, dX); }}};
+    for (const auto& [name, call] : refused)
+      testing::expect_user_error(call, {"gat: the " + name +
+                                        " kernel is not in this inference kernel set (forwards "
+                                        "only); build the layer's kernels for training to run its backward"});
+  }
 }
 
 TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
@@ -281,8 +348,9 @@ TEST(GatKernels, FusedProgramsKeepScoresAndTheirScratchInRegisters) {
     // vector and never stored: no scratch parameter is left.
     EXPECT_NE(text.find("let p = exp("), std::string::npos) << text;
     EXPECT_NE(text.find("P_edge_local[ramp(0, 1, 8)] = p"), std::string::npos) << text;
-    if (form == FusedSoftmax::Online)
+    if (form == FusedSoftmax::Online) {
       EXPECT_NE(text.find("M_scale_local[ramp(0, 1, 8)] = exp("), std::string::npos) << text;
+    }
     for (const auto& p : lowered.params) EXPECT_NE(p.role, ParamRole::Workspace) << p.name << " in\n" << text;
     EXPECT_EQ(text.find("P_edge["), std::string::npos) << text;
     EXPECT_EQ(text.find("M_scale["), std::string::npos) << text;
@@ -462,6 +530,45 @@ TEST(GatTuner, ReusesBothChoicesFromItsRecord) {
   flipped.replace(flipped.find(was), was.size(), fmt::format("fused form {}", fused_form_name(other)));
   write_file_atomic(first.record_file, flipped);
   EXPECT_EQ(tune_gat(k, true).fused_form, other);
+}
+
+// An inference set chooses the forward alone: it reads a training set's record over
+// the same code when there is one, else measures the three forwards and records
+// them under a key of its own, which a training set does not take for its own.
+TEST(GatTuner, InferenceSetsTuneTheForwardAloneAndReadTrainingRecords) {
+  const testing::ScopedCacheRoot cache("gat-tuner-inference");
+  const Graph A = tuner_graph(400, 6);
+  const GatSpec spec{2, 8, 0.2, A.index_dtype()};
+  GatKernels infer(A, spec, Backend::Generated, std::nullopt, GatKernelSet::Inference);
+  const GatTuneResult alone = tune_gat(infer, true);
+  EXPECT_FALSE(alone.from_record);
+  EXPECT_GT(alone.unfused_ms, 0);
+  EXPECT_GT(alone.two_pass_ms, 0);
+  EXPECT_GT(alone.online_ms, 0);
+  EXPECT_EQ(alone.recompute_ms, -1);  // not compiled, not measured
+  EXPECT_EQ(alone.saving_ms, -1);
+  EXPECT_FALSE(alone.fused_training);
+  EXPECT_FALSE(alone.saving_training);
+  const std::string inference_record = read_file(alone.record_file);
+  EXPECT_NE(inference_record.find(fmt::format("\"inference {}, fused form {}\"", alone.fused ? "fused" : "unfused",
+                                              fused_form_name(alone.fused_form))),
+            std::string::npos)
+      << inference_record;
+  EXPECT_NE(inference_record.find("\"op\": \"gat_h2_f8_s0.2_i32 inference\""), std::string::npos) << inference_record;
+  // Read back by the next inference load.
+  EXPECT_TRUE(tune_gat(infer, true).from_record);
+  // A training set measures everything (the inference record has no training choice)...
+  GatKernels train(A, spec);
+  const GatTuneResult both = tune_gat(train, true);
+  EXPECT_FALSE(both.from_record);
+  EXPECT_NE(both.record_file, alone.record_file);
+  EXPECT_GT(both.recompute_ms, 0);
+  // ... and from then on an inference load takes that record's inference choice.
+  const GatTuneResult read = tune_gat(infer, true);
+  EXPECT_TRUE(read.from_record);
+  EXPECT_EQ(read.record_file, both.record_file);
+  EXPECT_EQ(read.fused, both.fused);
+  EXPECT_EQ(read.fused_form, both.fused_form);
 }
 
 }  // namespace

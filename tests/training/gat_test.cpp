@@ -177,6 +177,42 @@ TEST(GatAttentionTest, EvalModeIgnoresAttentionDropoutAndFusedEqualsUnfused) {
   EXPECT_GT(max_abs_diff(a, yf), 1e-3);
 }
 
+// Kernels built without a backward (evaluation) hold GAT's forwards only: the same
+// forward as a training build, and a pass that needs gradients refused by name.
+TEST(GatAttentionTest, ForwardOnlyBuildsRunTheForwardAndRefuseGradients) {
+  const Graph g = hand_graph();
+  AttentionRequest r{3, 7, 0.2, true};
+  nn::KernelRequests req;
+  req.add_attention(r);
+  nn::KernelRequests fwd_req = req;
+  fwd_req.backward = false;
+  const nn::GraphKernels all = nn::build_graph_kernels(g, nullptr, req, {});
+  const nn::GraphKernels fwd = nn::build_graph_kernels(g, nullptr, fwd_req, {});
+  EXPECT_EQ(fwd.attention(r).kernels->kernel_set(), sc::GatKernelSet::Inference);
+  EXPECT_EQ(all.attention(r).kernels->kernel_set(), sc::GatKernelSet::Training);
+  ASSERT_EQ(fwd.attention_lines().size(), 1u);
+  EXPECT_NE(fwd.attention_lines()[0].find("(generated, forwards only) unfused (default; tuning off)"),
+            std::string::npos)
+      << fwd.attention_lines()[0];
+  Rng rng(5);
+  const Var x = Var::constant(Tensor::uniform({7, 21}, -1, 1, rng));
+  const Var al = Var::constant(Tensor::uniform({3, 7}, -1, 1, rng)),
+            ar = Var::constant(Tensor::uniform({3, 7}, -1, 1, rng));
+  Tape e1, e2;
+  for (Tape* t : {&e1, &e2}) {
+    t->set_training(false);
+    t->set_grad_enabled(false);
+  }
+  EXPECT_EQ(max_abs_diff(nn::gat_attention(e1, fwd.attention(r), x, al, ar, 0.6f, 1).value(),
+                         nn::gat_attention(e2, all.attention(r), x, al, ar, 0.6f, 1).value()),
+            0.0f);
+  Tape train;
+  const Var xg = Var::parameter(x.value().clone(), "x");
+  testing::expect_user_error([&] { (void)nn::gat_attention(train, fwd.attention(r), xg, al, ar, 0.6f, 1); },
+                             {"gat_attention: a pass that needs gradients over kernels built for inference (gat "
+                              "h3_f7_s0.2_i32 (generated, forwards only))"});
+}
+
 TEST(GatAttentionTest, PassesWithABackwardTakeTheTrainingChoice) {
   // The tuner chooses the forward of inference and of training apart (a fused
   // forward's backward recomputes the edge probabilities); each pass takes the one

@@ -211,6 +211,58 @@ TEST_P(GraphOpsTest, KernelsAreBuiltInOneBatchWithTransposes) {
   }
 }
 
+// Evaluation builds the forward kernels only: the same forwards (same results), no
+// kernel over Aᵀ or Sᵀ, and a pass that asks for gradients is refused by name.
+TEST_P(GraphOpsTest, ForwardOnlyBuildsRunTheForwardsAndRefuseGradients) {
+  const Graph g = hand_graph();
+  ASSERT_EQ(g.num_rows(), 7);
+  const nn::SparseFeatures f =
+      nn::SparseFeatures::from_csr(7, 5, Tensor::from_vector(std::vector<int64_t>{0, 1, 3, 3, 4, 6, 7, 8}),
+                                   Tensor::from_vector(std::vector<int32_t>{0, 1, 4, 2, 0, 3, 4, 1}), Tensor());
+  nn::KernelRequests req;
+  for (Aggregation a : kAll) req.add_aggregation(a, 3);
+  req.add_feature_product(3);
+  nn::KernelRequests fwd_req = req;
+  fwd_req.backward = false;
+  const nn::GraphKernels all = nn::build_graph_kernels(g, &f, req, runtime());
+  const nn::GraphKernels fwd = nn::build_graph_kernels(g, &f, fwd_req, runtime());
+  ASSERT_EQ(all.records().size(), 10u);
+  ASSERT_EQ(fwd.records().size(), 5u);
+  for (const nn::KernelRecord& r : fwd.records()) {
+    EXPECT_TRUE(r.graph == "A" || r.graph == "S") << r.role << " over " << r.graph;
+    EXPECT_NE(r.role.find("forward"), std::string::npos) << r.role;
+  }
+  Rng rng(4);
+  const Var x = Var::constant(Tensor::uniform({g.num_rows(), 3}, -1, 1, rng));
+  const Var w = Var::parameter(Tensor::uniform({5, 3}, -1, 1, rng), "w");
+  for (Aggregation a : kAll) {
+    SCOPED_TRACE(nn::aggregation_name(a));
+    EXPECT_EQ(fwd.aggregation(a, 3).backward, nullptr);
+    Tape t1, t2;
+    t1.set_grad_enabled(false);
+    t2.set_grad_enabled(false);
+    const Tensor y1 = nn::aggregate(t1, fwd.aggregation(a, 3), x).value();
+    const Tensor y2 = nn::aggregate(t2, all.aggregation(a, 3), x).value();
+    EXPECT_EQ(max_abs_diff(y1, y2), 0.0f);
+    Tape grad;
+    const Var xg = Var::parameter(x.value().clone(), "x");
+    testing::expect_user_error([&] { (void)nn::aggregate(grad, fwd.aggregation(a, 3), xg); },
+                               {fmt::format("aggregate: a pass that needs gradients over the {} f=3 kernel, built "
+                                            "without its backward (for inference)",
+                                            nn::aggregation_name(a))});
+  }
+  Tape t1, t2;
+  t1.set_grad_enabled(false);
+  t2.set_grad_enabled(false);
+  EXPECT_EQ(max_abs_diff(nn::sparse_features_matmul(t1, fwd.feature_product(3), w, 0.0f, 1).value(),
+                         nn::sparse_features_matmul(t2, all.feature_product(3), w, 0.0f, 1).value()),
+            0.0f);
+  Tape grad;
+  testing::expect_user_error([&] { (void)nn::sparse_features_matmul(grad, fwd.feature_product(3), w, 0.0f, 1); },
+                             {"sparse_features_matmul: a pass that needs gradients over the f=3 feature product, "
+                              "built without its weight-gradient kernel"});
+}
+
 TEST_P(GraphOpsTest, GeneratedAndReferenceAgree) {
   testing::RandomGraphSpec spec;
   spec.rows = spec.cols = 80;
