@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 
-#include "sparse_compiler/tune/tuner.h"
 #include "core/autograd.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "sparse_compiler/tune/tuner.h"
 
 namespace strata::nn {
 namespace {
@@ -91,13 +92,12 @@ std::vector<std::string> GraphKernels::attention_lines() const {
 }
 
 namespace {
-// Builds (compiles or interprets) the GAT kernels of every attention request and
-// picks each one's forward: forced by runtime.attention, else tune_gat's measured
-// choice (attention: tuned, or auto with tuning on), else unfused (the faster one on
-// every graph measured, see graph_kernels.h). The reference backend has nothing to
-// tune: unfused unless forced.
-void build_attention(const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime,
-                     std::vector<std::shared_ptr<AttentionKernels>>& out) {
+// Starts building (lowering and compiling, or preparing to interpret) the GAT
+// kernels of every attention request, each on its own thread: separate compiler
+// invocations, so with cores to spare a load waits for the slowest, not the sum.
+std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> start_attention(
+    const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime) {
+  std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> out;
   std::optional<Graph> with_loops;
   for (const AttentionRequest& r : requests.attention) {
     auto k = std::make_shared<AttentionKernels>();
@@ -110,7 +110,26 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
     spec.negative_slope = r.negative_slope;
     const sc::Backend backend = runtime.backend == sc::Backend::Generated ? sc::Backend::Generated : sc::Backend::Reference;
     const sc::GatKernelSet set = requests.backward ? sc::GatKernelSet::Training : sc::GatKernelSet::Inference;
-    k->kernels = std::make_unique<sc::GatKernels>(k->graph, spec, backend, std::nullopt, set);
+    const Graph* g = &k->graph;  // owned by k, which outlives the future
+    out.emplace_back(k, std::async(std::launch::async, [g, spec, backend, set] {
+                       return std::make_unique<sc::GatKernels>(*g, spec, backend, std::nullopt, set);
+                     }));
+  }
+  return out;
+}
+
+// Waits for the GAT kernels start_attention began and picks each layer's forward:
+// forced by runtime.attention, else tune_gat's measured choice (attention: tuned, or
+// auto with tuning on), else unfused (the faster one on every graph measured, see
+// graph_kernels.h). The reference backend has nothing to tune: unfused unless
+// forced. Tuning measures one layer at a time, after every build has finished.
+void finish_attention(
+    std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> started,
+    const KernelRequests& requests, const KernelRuntime& runtime, std::vector<std::shared_ptr<AttentionKernels>>& out) {
+  for (auto& [k, built] : started) k->kernels = built.get();
+  for (auto& [k, built] : started) {
+    const AttentionRequest& r = k->request;
+    const sc::Backend backend = k->kernels->backend();
     const std::string compiled = fmt::format("built in {:.0f} ms", k->kernels->compile_ms());
     const bool tune = runtime.attention == AttentionMode::Tuned || (runtime.attention == AttentionMode::Auto && runtime.tuning);
     if (runtime.attention == AttentionMode::Fused || runtime.attention == AttentionMode::Unfused) {
@@ -153,7 +172,7 @@ void build_attention(const Graph& A, const KernelRequests& requests, const Kerne
       k->fused = k->fused_training = false;
       k->choice = fmt::format("unfused (default; tuning off), {}", compiled);
     }
-    out.push_back(std::move(k));
+    out.push_back(k);
   }
 }
 }  // namespace
@@ -299,6 +318,9 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   }
   out.lower_ms_ = lowering.ms();
   out.distinct_programs_ = static_cast<int64_t>(batch.size());
+  // GAT's kernels compile while this batch does (after the SpMM tuning above, whose
+  // measurements they would disturb).
+  auto attention = start_attention(A, requests, runtime);
   std::vector<sc::CompiledKernel> compiled;
   if (!batch.empty()) {
     compiled = sc::compile_cpu(batch);
@@ -323,7 +345,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     j.record.describe = (*j.slot)->describe();
     out.records_.push_back(std::move(j.record));
   }
-  build_attention(A, requests, runtime, out.attention_);  // GAT
+  finish_attention(std::move(attention), requests, runtime, out.attention_);  // GAT
   out.build_ms_ = total.ms();
   return out;
 }

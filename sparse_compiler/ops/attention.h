@@ -42,6 +42,7 @@ class GatKernels {
 
   const GatSpec& spec() const { return spec_; }
   GatKernelSet kernel_set() const { return set_; }
+  Backend backend() const { return backend_; }
   const Graph& graph() const { return A_; }
   double compile_ms() const { return compile_ms_; }  // at graph load (not the fused forwards)
   // Whether the fused forwards are compiled yet (generated backend; on first use).
