@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 
 #include "core/timer.h"
 #include "sparse_compiler/tune/rgms_tuner.h"
@@ -79,25 +80,32 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   rev_ = g_.reversed();
   if (g_.index_dtype == DType::I64) widen_indices(rev_);  // keep both directions on the same index type
   const sc::Backend backend = runtime.backend == sc::Backend::Reference ? sc::Backend::Interpreter : runtime.backend;
-  // A matmul's kernels (every order, tuned when tuning is on) or a one-hot layer's
-  // (fin = 1: embed and its gradient, nothing else, no order to choose).
-  auto make = [&](const sc::RelationalGraph& graph, const char* gname, sc::RgmsSpec spec, const std::string& role,
-                  sc::RgmsKernelSet set) {
+  // Every kernel set to build: its graph, spec, set and, for a matmul's, the order
+  // (tuned when tuning is on; one-hot layers have no order to choose). Orders are
+  // chosen first, one after another, so that no compile disturbs the tuner's
+  // measurements; then every set compiles on its own thread (separate compiler
+  // invocations: with cores to spare a load waits for the slowest, not the sum).
+  struct Job {
+    const sc::RelationalGraph* graph;
+    sc::RgmsSpec spec;
+    sc::RgmsKernelSet set;
+    sc::RgmsOrder order;
     RelationalKernelRecord rec;
-    rec.role = role;
-    rec.graph = gname;
-    spec.index_dtype = graph.index_dtype;
+    std::unique_ptr<sc::RgmsKernels>* slot;
+  };
+  std::vector<Job> jobs;
+  auto add = [&](const sc::RelationalGraph& graph, const char* gname, sc::RgmsSpec spec, const std::string& role,
+                 sc::RgmsKernelSet set, std::unique_ptr<sc::RgmsKernels>* slot) {
+    Job j{&graph, spec, set, sc::RgmsOrder::Fused, {}, slot};
+    j.rec.role = role;
+    j.rec.graph = gname;
+    j.spec.index_dtype = graph.index_dtype;
     const bool matmul =
         set == sc::RgmsKernelSet::All || set == sc::RgmsKernelSet::Forward || set == sc::RgmsKernelSet::Training;
-    const sc::RgmsOrder order = matmul ? choose(graph, spec, rec) : sc::RgmsOrder::Fused;
-    if (!matmul) rec.origin = "-";
-    auto k = std::make_unique<sc::RgmsKernels>(graph, spec, order, backend, std::nullopt, set);
-    rec.order = matmul ? sc::rgms_order_name(order) : "-";
-    rec.describe = k->describe();
-    rec.compile_ms = k->compile_ms();
-    compile_ms_ += k->compile_ms();
-    records_.push_back(rec);
-    return k;
+    if (matmul) j.order = choose(graph, j.spec, j.rec);
+    j.rec.origin = matmul ? j.rec.origin : "-";
+    j.rec.order = matmul ? sc::rgms_order_name(j.order) : "-";
+    jobs.push_back(std::move(j));
   };
   // Without gradients (inference) only what the forward passes run is compiled:
   // the chosen order's kernels, embed, the basis rows, and nothing on the reverse
@@ -105,28 +113,37 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   const bool grads = req.backward;
   using Set = sc::RgmsKernelSet;
   for (const auto& [fin, fout] : req.matmuls) {
-    Pair p;
     // The layer runs the chosen order's forward on g (and, training, aggregate +
     // weight_grad for dW) and the forward on the reverse for dX: the other orders'
     // kernels are not compiled (the tuner builds its own to measure them).
-    p.fwd =
-        make(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), grads ? Set::Training : Set::Forward);
-    if (grads) p.bwd = make(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), Set::Forward);
-    mm_.emplace(std::make_pair(fin, fout), std::move(p));
+    Pair& p = mm_[{fin, fout}];  // std::map: the slots stay where they are
+    add(g_, "G", {fin, fout}, fmt::format("rgms {}->{} forward", fin, fout), grads ? Set::Training : Set::Forward,
+        &p.fwd);
+    if (grads) add(rev_, "Gᵀ", {fout, fin}, fmt::format("rgms {}->{} backward dX", fin, fout), Set::Forward, &p.bwd);
   }
   for (int64_t fout : req.embeds) {
-    Pair p;
-    p.fwd = make(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), grads ? Set::OneHot : Set::Embed);
-    if (grads) p.bwd = make(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout), Set::OneHot);
-    emb_.emplace(fout, std::move(p));
+    Pair& p = emb_[fout];
+    add(g_, "G", {1, fout}, fmt::format("rgms one-hot->{} forward", fout), grads ? Set::OneHot : Set::Embed, &p.fwd);
+    if (grads) add(rev_, "Gᵀ", {1, fout}, fmt::format("rgms one-hot->{} backward dW", fout), Set::OneHot, &p.bwd);
   }
   for (const auto& [bases, fout] : req.basis_embeds) {
-    Pair p;
-    p.fwd = make(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} gather", bases, fout), Set::BasisGather);
-    p.bwd = make(rev_, "Gᵀ", {bases, fout},
-                 fmt::format("rgms {} bases->{} {}", bases, fout, grads ? "rows, grads" : "rows"),
-                 grads ? Set::BasisPairs : Set::BasisRows);
-    basis_.emplace(std::make_pair(bases, fout), std::move(p));
+    Pair& p = basis_[{bases, fout}];
+    add(g_, "G", {bases, fout}, fmt::format("rgms {} bases->{} gather", bases, fout), Set::BasisGather, &p.fwd);
+    add(rev_, "Gᵀ", {bases, fout}, fmt::format("rgms {} bases->{} {}", bases, fout, grads ? "rows, grads" : "rows"),
+        grads ? Set::BasisPairs : Set::BasisRows, &p.bwd);
+  }
+  Timer compiling;
+  std::vector<std::future<std::unique_ptr<sc::RgmsKernels>>> built;
+  for (const Job& j : jobs)
+    built.push_back(std::async(std::launch::async, [&j, backend] {
+      return std::make_unique<sc::RgmsKernels>(*j.graph, j.spec, j.order, backend, std::nullopt, j.set);
+    }));
+  for (size_t i = 0; i < jobs.size(); ++i) *jobs[i].slot = built[i].get();
+  compile_ms_ = compiling.ms();
+  for (Job& j : jobs) {
+    j.rec.describe = (*j.slot)->describe();
+    j.rec.compile_ms = (*j.slot)->compile_ms();
+    records_.push_back(std::move(j.rec));
   }
   build_ms_ = total.ms();
 }

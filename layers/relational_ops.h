@@ -71,7 +71,7 @@ class RelationalKernels {
   bool has_matmul(int64_t fin, int64_t fout) const { return mm_.count({fin, fout}) > 0; }
 
   const std::vector<RelationalKernelRecord>& records() const { return records_; }
-  double compile_ms() const { return compile_ms_; }
+  double compile_ms() const { return compile_ms_; }  // wall time: the sets compile concurrently
   double tune_ms() const { return tune_ms_; }
   double build_ms() const { return build_ms_; }
   const KernelRuntime& runtime() const { return runtime_; }
