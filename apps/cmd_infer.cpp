@@ -1,19 +1,19 @@
 // `strata infer <config.yaml> --checkpoint <file> [--batch all|nodes.txt] [--out predictions.csv]`:
-// loads a model trained by `strata train` (R-GCN entity classification), compiles
-// the kernels for the config's graph, runs inference and writes the predictions
-// (node id, name, predicted class, label and correctness where known) atomically;
-// prints the kernel plans, their compile / tune time, the inference time and the
-// accuracy on the labelled nodes of the batch.
+// loads a model trained by `strata train` (GraphSAGE, GCN, GAT, or R-GCN entity
+// classification), compiles the forward kernels for the config's graph, runs
+// inference and writes the predictions (node id, name, predicted class, label and
+// correctness where known) atomically; prints the kernel plans, their compile /
+// tune time, the inference time and the accuracy on the labelled nodes of the batch.
 
 #include "apps/commands.h"
 #include "apps/config_args.h"
-#include "apps/training/rgcn.h"
+#include "apps/training/trainer.h"
 
 namespace strata::apps {
 namespace {
 
 const RegisterCommand kInfer{Command{
-    "infer", "Run a trained R-GCN checkpoint on the config's graph and write predictions",
+    "infer", "Run a trained checkpoint on the config's graph and write predictions",
     [](CLI::App& app) -> std::function<int()> {
       struct Args {
         ConfigArgs in;
@@ -25,19 +25,16 @@ const RegisterCommand kInfer{Command{
       app.add_option("--checkpoint", args->checkpoint, "a checkpoint file (RUN_DIR/checkpoints/run-01.ckpt)")
           ->required();
       app.add_option("--batch", args->batch,
-                     "'all' (every node of the target type) or a file of target-type node ids, one per line ('#' "
-                     "comments)");
+                     "'all' (every node; R-GCN: every node of the target type) or a file of node ids, one per "
+                     "line ('#' comments)");
       app.add_option("--out", args->out, "predictions CSV: node,name,predicted,predicted_class,label,correct");
       return [args] {
         const train::Config config = args->in.load();
-        STRATA_CHECK(config.get_string("model.name") == "rgcn",
-                     "strata infer: {} builds a {} model; infer runs rgcn models (model.name: rgcn)", args->in.config,
-                     config.get_string("model.name"));
         train::InferOptions o;
         o.checkpoint = args->checkpoint;
         o.batch = args->batch;
         o.out = args->out;
-        train::run_rgcn_inference(config, o, print_line);
+        train::run_inference(config, o, print_line);
         return 0;
       };
     }}};

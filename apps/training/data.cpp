@@ -184,6 +184,7 @@ void read_features_and_labels(const data::Dataset& ds, const DataConfig& c, cons
   td.labels = ds.labels;
   td.num_classes = ds.num_classes;
   td.class_names = ds.class_names;
+  td.node_names = ds.node_names;
 }
 
 // Seeded normal features [N, features] and uniform labels over `classes`.

@@ -24,6 +24,7 @@ struct TrainingData {
   Tensor labels;                // int64 [N], -1 = unlabelled
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
+  std::vector<std::string> node_names;  // ids as the files write them (LINQS paper ids), or empty
   data::Splits splits;          // run 1's split (data.split.per_run: split_for_run gives run k's)
   SplitKind split_kind = SplitKind::Auto;  // resolved: dataset, planetoid or random
   std::vector<std::string> notes;  // what the transforms did ("symmetrized: 5429 -> 10556 edges")

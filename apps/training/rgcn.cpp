@@ -24,13 +24,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Argmax predictions of logits rows.
-int64_t argmax_row(const Tensor& logits, int64_t row) {
-  const int64_t c = logits.dim(1);
-  const float* p = logits.data<float>() + row * c;
-  return std::max_element(p, p + c) - p;
-}
-
 double macro_f1(const Tensor& logits, const Tensor& labels, const Tensor& index, int64_t classes) {
   std::vector<int64_t> tp(classes, 0), fp(classes, 0), fn(classes, 0);
   for (int64_t k = 0; k < index.numel(); ++k) {
@@ -511,34 +504,9 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   load_for(l, config, o.checkpoint);
   const RgcnData& d = l.ctx.data;
   // The batch: target-type node ids.
-  std::vector<int64_t> batch;
   const int64_t count = d.target_count();
   const std::string tname = d.type_names[static_cast<size_t>(d.target_type)];
-  if (o.batch == "all") {
-    for (int64_t i = 0; i < count; ++i) batch.push_back(i);
-  } else {
-    std::ifstream in(o.batch);
-    STRATA_CHECK(in.good(), "--batch '{}': cannot read the file (expected 'all' or a file of node ids, one per line)",
-                 o.batch);
-    std::string line;
-    for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
-      std::string s = line;
-      if (const size_t h = s.find('#'); h != std::string::npos) s.resize(h);
-      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-      size_t b = 0;
-      while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-      s = s.substr(b);
-      if (s.empty()) continue;
-      int64_t v = 0;
-      const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-      STRATA_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size(),
-                   "{}:{}: expected a node id (an integer in [0, {})), got '{}'", o.batch, lineno, count, s);
-      STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: the target type '{}' has {} nodes (ids 0..{})",
-                   o.batch, lineno, v, tname, count, count - 1);
-      batch.push_back(v);
-    }
-    STRATA_CHECK(!batch.empty(), "{}: no node ids (one integer per line; '#' starts a comment)", o.batch);
-  }
+  const std::vector<int64_t> batch = read_node_batch(o.batch, count, fmt::format("the target type '{}'", tname));
   l.ctx.build_kernels(*l.model, /*backward=*/false);
   print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
   print_data(print, d);
@@ -562,51 +530,8 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   rep.build_ms = l.ctx.build_ms;
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  std::string csv = "node,name,predicted,predicted_class,label,correct\n";
-  const int64_t off = d.target_offset();
-  auto quote = [](const std::string& s) {
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? std::string("\\n") : ch == '\r' ? std::string("\\r") : std::string(1, ch);
-    return q + "\"";
-  };
-  std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
-  for (int64_t k = 0; k < d.splits.test_size(); ++k) is_test[static_cast<size_t>(d.splits.test.data<int64_t>()[k])] = 1;
-  int64_t tests = 0, tests_correct = 0;
-  for (int64_t v : batch) {
-    const int64_t g = off + v, p = argmax_row(logits, g), y = d.labels.data<int64_t>()[g];
-    if (y >= 0 && is_test[static_cast<size_t>(g)]) {
-      ++tests;
-      tests_correct += p == y;
-    }
-    ++rep.predicted;
-    std::string label, correct;
-    if (y >= 0) {
-      ++rep.labelled;
-      rep.correct += p == y;
-      label = std::to_string(y);
-      correct = p == y ? "1" : "0";
-    }
-    const std::string name = v < static_cast<int64_t>(d.target_names.size()) ? d.target_names[v] : "";
-    const std::string cls = p < static_cast<int64_t>(d.class_names.size()) ? d.class_names[p] : "";
-    csv += fmt::format("{},{},{},{},{},{}\n", v, quote(name), p, quote(cls), label, correct);
-  }
-  rep.accuracy = rep.labelled ? static_cast<double>(rep.correct) / static_cast<double>(rep.labelled) : 0.0;
-  if (!o.out.empty()) {
-    AtomicFile f(o.out);
-    f.write(csv);
-    f.commit();
-  }
-  print(fmt::format("Inference: {} nodes of type {} in {:.2f} ms (forward over all {} nodes); kernels built in {:.1f} "
-                    "ms (compile {:.1f} ms, tune {:.1f} ms)",
-                    commas(rep.predicted), tname, rep.infer_ms, commas(d.num_nodes()), rep.build_ms, rep.compile_ms,
-                    rep.tune_ms));
-  if (rep.labelled)
-    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
-                      commas(rep.labelled), rep.accuracy, commas(rep.correct), commas(tests),
-                      tests ? fmt::format("{:.4f}", static_cast<double>(tests_correct) / static_cast<double>(tests)) : "-"));
-  else
-    print("Accuracy: no labelled node in the batch");
-  if (!o.out.empty()) print(fmt::format("Predictions written to {}", o.out));
+  predict_batch(batch, d.target_offset(), logits, d.labels, d.splits.test, d.target_names, d.class_names, o.out, rep);
+  print_inference(print, rep, "nodes of type " + tname, d.num_nodes(), o.out);
   return rep;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/training/inference.h"
 #include "apps/training/trainer.h"
 #include "layers/relational_ops.h"
 #include "models/rgcn.h"
@@ -68,16 +69,8 @@ RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model)
 Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print);
 EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
 
-struct InferOptions {
-  fs::path checkpoint;
-  std::string batch = "all";  // "all" or a file of target-type node ids, one per line
-  std::string out;            // predictions CSV ("" = none)
-};
-struct InferReport {
-  int64_t predicted = 0, labelled = 0, correct = 0;
-  double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
-};
-// `strata infer`: the checkpoint's model on the config's graph.
+// `strata infer`: the checkpoint's model on the config's graph (the batch: target-type
+// node ids).
 InferReport run_rgcn_inference(const Config& config, const InferOptions& options, const Printer& print);
 
 }  // namespace strata::train

@@ -369,16 +369,28 @@ Summary run_training(const Config& config, const std::string& config_name, const
   return summary;
 }
 
-EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
-  if (config.get_string("model.name") == "rgcn") return run_rgcn_evaluation(config, checkpoint, print);  // rgcn
+namespace {
+
+// A checkpoint's run restored for `strata eval` and `strata infer`: the config's data
+// with the split of the checkpoint's run, and its model and optimizer state, after
+// every check that the checkpoint belongs to this config (the model, the dataset's
+// sizes, the split's seed). The caller builds the forward kernels.
+struct RestoredRun {
   Context ctx;
+  std::unique_ptr<RunState> state;
+  nn::Checkpoint ck;
+};
+
+void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoint) {
+  Context& ctx = l.ctx;
   ctx.config = typed(config);
   apply_runtime(ctx.config.runtime);
-  const nn::Checkpoint ck = nn::read_checkpoint(checkpoint);
+  l.ck = nn::read_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
   ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
-  RunState state(ctx, ctx.config.training.seed);
-  const json& meta = ck.meta;
+  l.state = std::make_unique<RunState>(ctx, ctx.config.training.seed);
+  RunState& state = *l.state;
+  const json& meta = l.ck.meta;
   const std::string trained_model = meta.value("model", std::string());
   STRATA_CHECK(trained_model == nn::model_kind_name(ctx.config.model.kind),
                "architecture mismatch: checkpoint '{}' holds a {} model, but the config builds {} (model.name)", file,
@@ -403,10 +415,15 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
                  "dir holds (config.yaml)",
                  file, run, trained, run, here, ctx.config.data.split.seed, ctx.config.data.split.per_run);
   }
-  nn::load_parameters(ck, state.model->parameters(), file);
-  state.optimizer->load_state(ck.optimizer);
-  ctx.build_kernels(*state.model, /*backward=*/false);
-  print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
+  nn::load_parameters(l.ck, state.model->parameters(), file);
+  state.optimizer->load_state(l.ck.optimizer);
+}
+
+// The lines eval and infer print after their command line: data, model, checkpoint, kernels.
+void print_restored(const Printer& print, const RestoredRun& l) {
+  const Context& ctx = l.ctx;
+  const RunState& state = *l.state;
+  const json& meta = l.ck.meta;
   print(fmt::format("{:<11}{}: {} nodes, {} edges, features {}; split {}", "dataset", ctx.data.name,
                     commas(ctx.data.num_nodes()), commas(ctx.data.graph.nnz()), ctx.data.features_text,
                     ctx.data.splits.origin));
@@ -416,8 +433,20 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
                     epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
                     meta.value("backend", std::string("?"))));
   print_kernels(print, ctx.config, *ctx.kernels);
+}
+
+}  // namespace
+
+EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  if (config.get_string("model.name") == "rgcn") return run_rgcn_evaluation(config, checkpoint, print);  // rgcn
+  RestoredRun l;
+  restore_run(l, config, checkpoint);
+  l.ctx.build_kernels(*l.state->model, /*backward=*/false);
+  print(fmt::format("strata eval {} --checkpoint {}", config.source(), checkpoint.string()));
+  print_restored(print, l);
+  const json& meta = l.ck.meta;
   EvalReport r;
-  r.eval = evaluate(ctx, *state.model);
+  r.eval = evaluate(l.ctx, *l.state->model);
   r.recorded_test_acc = meta.value("test_acc", -1.0);
   r.recorded_logits_hash = meta.value("test_logits_hash", std::string());
   r.identical = r.eval.test_acc == r.recorded_test_acc && r.eval.test_logits_hash == r.recorded_logits_hash;
@@ -427,6 +456,33 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
                     r.identical ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
                                 : "DIFFERS from the recorded run (different threads, backend or build?)"));
   return r;
+}
+
+InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
+  if (config.get_string("model.name") == "rgcn") return run_rgcn_inference(config, o, print);  // rgcn
+  RestoredRun l;
+  restore_run(l, config, o.checkpoint);
+  const TrainingData& d = l.ctx.data;
+  const std::vector<int64_t> batch = read_node_batch(o.batch, d.num_nodes(), "the graph");
+  l.ctx.build_kernels(*l.state->model, /*backward=*/false);
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
+  print_restored(print, l);
+  // One forward pass over the whole graph in eval mode, as `strata eval` runs it;
+  // predictions are the argmax of the log-probabilities its accuracy counts.
+  Timer t;
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const Tensor logp = ag::log_softmax(tape, l.state->model->forward(tape, *l.ctx.kernels, l.ctx.input(), 0)).value();
+  InferReport rep;
+  rep.infer_ms = t.ms();
+  rep.build_ms = l.ctx.kernels->build_ms();
+  rep.compile_ms = l.ctx.kernels->compile_ms();
+  rep.tune_ms = l.ctx.kernels->tune_ms();
+  predict_batch(batch, 0, logp, d.labels, d.splits.test, d.node_names, d.class_names, o.out, rep);
+  print_inference(print, rep, "nodes", d.num_nodes(), o.out);
+  return rep;
 }
 
 }  // namespace strata::train

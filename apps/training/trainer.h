@@ -1,5 +1,6 @@
 // Full-graph node-classification training and evaluation, driven by a Config:
-// what `strata train` and `strata eval` run, and what the training benchmark times.
+// what `strata train`, `strata eval` and `strata infer` run, and what the training
+// benchmark times.
 //
 // One training run (per seed):
 //   epoch: forward (train mode: dropout) -> log-softmax -> NLL over the training
@@ -31,6 +32,7 @@
 
 #include "apps/training/config.h"
 #include "apps/training/data.h"
+#include "apps/training/inference.h"
 #include "apps/training/run_report.h"
 #include "core/autograd.h"
 #include "layers/graph_kernels.h"
@@ -119,6 +121,12 @@ struct EvalReport {
 // `strata eval`: rebuilds the data and the model from `config`, loads the
 // checkpoint's parameters (architecture checked by name and shape) and evaluates.
 EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
+
+// `strata infer`: the checkpoint's model restored as for `strata eval`, one forward
+// pass over the graph (forward kernels only), and a prediction for every node of
+// the batch (options.batch: ids of the graph's nodes), written to options.out.
+// R-GCN configs go to run_rgcn_inference.
+InferReport run_inference(const Config& config, const InferOptions& options, const Printer& print);
 
 // Mean and unbiased standard deviation (0 for fewer than two values).
 std::pair<double, double> mean_std(const std::vector<double>& v);

@@ -35,8 +35,13 @@ case "$mode" in
     expect_rc eval $? 0
     echo "$ev"
     expect eval "$ev" '^model +gat: 2 layers'
-    # Evaluation compiles GAT's forwards only.
+    # Evaluation and inference compile GAT's forwards only.
     expect eval "$ev" '^ +gat attention h=4 f=8 +A\+I +gat h4_f8_s0\.2_i32 \(generated, forwards only\) +unfused \(default; tuning off\)'
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
+    expect_rc infer $? 0
+    expect infer "$inf" '^ +gat attention h=1 f=5 +A\+I +gat h1_f5_s0\.2_i32 \(generated, forwards only\)'
+    eval_test="$(grep -oE '^Test accuracy 0\.[0-9]{4}' <<<"$ev" | grep -oE '0\.[0-9]{4}')"
+    expect infer "$inf" "test nodes: $eval_test\$"
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
     # The tuner's choice (measured, or from a record) and the fused forward forced.
     tuned="$("$strata" train "$sbm" "${gat[@]}" --set training.epochs=3 --set runtime.attention=tuned \

@@ -155,7 +155,7 @@ case "$mode" in
     expect other-model "$err" "checkpoint '.*run-01.ckpt' holds a graphsage model; strata infer / rgcn configs need an rgcn checkpoint"
     err="$("$strata" infer "$src/configs/graphsage_sbm.yaml" --checkpoint "$ck" 2>&1)"
     expect_rc sage-config $? 1
-    expect sage-config "$err" "strata infer: .*graphsage_sbm.yaml builds a graphsage model; infer runs rgcn models"
+    expect sage-config "$err" "architecture mismatch: checkpoint '.*' holds a rgcn model, but the config builds graphsage \(model.name\)"
     err="$("$strata" train "$scratch/tiny.yaml" --set model.input=one_hot 2>&1)"
     expect_rc one-hot $? 1
     expect one-hot "$err" "model.input is one_hot, but node types have features \(type0\); use model.input: embedding"

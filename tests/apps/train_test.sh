@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of `strata train` and `strata eval`: the console contract, the
+# End-to-end checks of `strata train`, `strata eval` and `strata infer`: the console contract, the
 # run dir, bit-exact evaluation of a checkpoint, and the exit codes and messages of
 # bad input (mode "error"); mode "data" trains the shipped Cora config briefly.
 # Usage: train_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
@@ -45,6 +45,31 @@ case "$mode" in
     expect eval "$ev" '^ +mean f=32 forward +A +spmm_f32_i32_rs'
     reject eval "$ev" 'backward'
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
+    # Inference: every node predicted; on the test nodes, the accuracy eval reports.
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+           --out "$scratch/pred.csv")"
+    expect_rc infer $? 0
+    echo "$inf"
+    expect infer "$inf" '^kernels +2 kernels, 2 programs compiled in one batch'
+    reject infer "$inf" 'backward'
+    expect infer "$inf" '^Inference: 2,000 nodes in [0-9.]+ ms \(forward over all 2,000 nodes\)'
+    eval_test="$(grep -oE '^Test accuracy 0\.[0-9]{4}' <<<"$ev" | grep -oE '0\.[0-9]{4}')"
+    expect infer "$inf" "^Accuracy on the 2,000 labelled nodes of the batch: 0\.[0-9]{4} \([0-9,]+ correct\); on its [0-9,]+ test nodes: $eval_test\$"
+    expect infer "$inf" "^Predictions written to $scratch/pred.csv"
+    [ "$(wc -l < "$scratch/pred.csv")" -eq 2001 ] || { echo "FAIL: pred.csv line count"; fails=$((fails + 1)); }
+    expect infer-csv "$(head -1 "$scratch/pred.csv")" '^node,name,predicted,predicted_class,label,correct$'
+    printf '0\n# a comment\n5\n\n1999\n' > "$scratch/nodes.txt"
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+           --batch "$scratch/nodes.txt" --out "$scratch/three.csv")"
+    expect_rc infer-batch $? 0
+    expect infer-batch "$inf" '^Inference: 3 nodes in '
+    expect infer-batch "$(cut -d, -f1 "$scratch/three.csv" | tr '\n' ' ')" '^node 0 5 1999 $'
+    printf '7\n2000\n' > "$scratch/bad.txt"
+    err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+           --batch "$scratch/bad.txt" --out "$scratch/bad.csv" 2>&1 >/dev/null)"
+    expect_rc infer-range $? 1
+    expect infer-range "$err" "bad.txt:2: node id 2000 is out of range: the graph has 2000 nodes \(ids 0..1999\)"
+    [ ! -e "$scratch/bad.csv" ] || { echo "FAIL: a refused batch left bad.csv"; fails=$((fails + 1)); }
     help="$("$strata" train --help-config)"
     expect_rc help-config $? 0
     expect help-config "$help" '^  model.hidden +16 +width of the hidden layers'

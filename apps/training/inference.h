@@ -1,0 +1,54 @@
+// What `strata infer` does alike for every model (GraphSAGE, GCN and GAT in
+// trainer.h, R-GCN in rgcn.h): the batch of nodes to predict, the predictions CSV
+// (written atomically) and the lines that close the run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "apps/training/run_report.h"
+#include "core/tensor.h"
+
+namespace strata::train {
+
+namespace fs = std::filesystem;
+
+struct InferOptions {
+  fs::path checkpoint;
+  std::string batch = "all";  // "all" or a file of node ids, one per line
+  std::string out;            // predictions CSV ("" = none)
+};
+
+struct InferReport {
+  int64_t predicted = 0, labelled = 0, correct = 0;
+  int64_t tests = 0, tests_correct = 0;  // the batch's nodes in the checkpoint's test split
+  double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
+};
+
+// The node ids --batch names: every id in [0, count) for "all", else those a file
+// lists, one per line ('#' starts a comment; blank lines are skipped). A bad line is
+// an error naming the file and line; `what` names what holds them ("the target type
+// 'entity'", "the graph").
+std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what);
+
+// The argmax of one row of a [N, C] matrix (the first of equal maxima).
+int64_t argmax_row(const Tensor& scores, int64_t row);
+
+// Predicts every node of `batch` from `scores` (row offset + id; log-probabilities
+// or logits), counts the labelled and test nodes among them into `report`, and, when
+// `out` is not empty, writes node,name,predicted,predicted_class,label,correct rows
+// to it atomically. `labels` and `test` use the same rows as `scores`; `names` (may
+// be empty) and the batch use local ids.
+void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tensor& scores, const Tensor& labels,
+                   const Tensor& test, const std::vector<std::string>& names,
+                   const std::vector<std::string>& class_names, const std::string& out, InferReport& report);
+
+// The closing lines: inference time and kernel build times, the accuracy on the
+// batch's labelled and test nodes, and where the predictions went; `what` names the
+// batch's nodes ("nodes of type entity", "nodes").
+void print_inference(const Printer& print, const InferReport& report, const std::string& what, int64_t graph_nodes,
+                     const std::string& out);
+
+}  // namespace strata::train
