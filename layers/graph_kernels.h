@@ -3,10 +3,10 @@
 // A model states what it needs (KernelRequests: which aggregations at which feature
 // sizes, which widths of sparse-feature products); build_graph_kernels() then makes
 // every forward kernel and the kernel its backward needs, lowers them all and
-// compiles them in ONE compiler invocation (sc::SpmmKernel::lower + sc::compile_cpu),
-// and binds each to its graph. The feature size is compiled into a kernel, so each
-// (aggregation, width) pair is its own kernel; identical programs (say a sum over A
-// and a sum over Aᵀ at the same width) are compiled once and bound twice.
+// compiles them as one batch (sc::SpmmKernel::lower + sc::compile_cpu, in a
+// translation unit per thread at most), and binds each to its graph. The feature size is compiled into a kernel, so
+// each (aggregation, width) pair is its own kernel; identical programs (say a sum over A and a sum over Aᵀ at the same
+// width) are compiled once and bound twice.
 //
 // Aggregation over A (rows = destinations, see core/graph.h) and its backward:
 //

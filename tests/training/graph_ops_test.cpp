@@ -2,14 +2,17 @@
 // layers/graph_kernels.h: forward against dense formulas, backward against finite
 // differences, on a small non-symmetric graph with empty rows, for the generated
 // kernels and for the reference path.
+#include "layers/graph_ops.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <set>
 
 #include "core/autograd_ops.h"
-#include "layers/graph_ops.h"
+#include "core/parallel.h"
 #include "tests/support/test_support.h"
 #include "tests/training/grad_check.h"
 
@@ -185,9 +188,13 @@ TEST_P(GraphOpsTest, KernelsAreBuiltInOneBatchWithTransposes) {
   if (GetParam() == sc::Backend::Generated) {
     // sum, mean (rs), its backward (cs), gcn (rs+cs, both directions) -> 4 programs.
     EXPECT_EQ(k.distinct_programs(), 4);
-    EXPECT_EQ(k.aggregation(Aggregation::Sum, 3).forward->compiled()->library.get(),
-              k.aggregation(Aggregation::GcnNorm, 3).backward->compiled()->library.get())
-        << "all kernels come from one compiled library";
+    // One batch, compiled in at most one translation unit (one library) per thread.
+    std::set<const void*> libraries;
+    for (Aggregation a : kAll)
+      for (const auto* kernel : {k.aggregation(a, 3).forward.get(), k.aggregation(a, 3).backward.get()})
+        libraries.insert(kernel->compiled()->library.get());
+    EXPECT_GE(libraries.size(), 1u);
+    EXPECT_LE(libraries.size(), static_cast<size_t>(std::min(num_threads(), 4)));
   } else {
     EXPECT_EQ(k.distinct_programs(), 0);
     EXPECT_EQ(k.compile_ms(), 0.0);
