@@ -8,7 +8,10 @@
 #include <numeric>
 #include <optional>
 
+#include "core/hash.h"
+#include "core/parallel.h"
 #include "core/timer.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/formats/ell3d.h"
 #include "sparse_compiler/passes/pipeline.h"
@@ -399,6 +402,7 @@ class ReusedTensor {
 
 struct RgmsKernels::Impl {
   std::vector<CompiledKernel> compiled;  // the set's kernels, in the order of `Which`
+  std::vector<Kernel> lowered;           // Generated: what `compiled` was compiled from (code_key hashes it)
   std::vector<Kernel> reference;
   std::vector<int> slot = std::vector<int>(kCount, -1);  // a kernel's index in compiled/reference, -1: not built
   RgmsKernelSet set = RgmsKernelSet::All;
@@ -524,14 +528,21 @@ RgmsKernels::RgmsKernels(const RelationalGraph& g, RgmsSpec spec, RgmsOrder orde
     if (name == "source_transform") impl_->blocks[2] = c.block;
     lowered.push_back(lower_schedule(c.scheduled));
   }
-  if (backend_ == Backend::Generated) impl_->compiled = compile_cpu(lowered);
+  // In up to one translation unit per thread, compiled at once: a set's load waits
+  // for its largest unit, not the whole set.
+  if (backend_ == Backend::Generated) {
+    impl_->compiled = compile_cpu(lowered, num_threads());
+    impl_->lowered = std::move(lowered);
+  }
   compile_ms_ = t.ms();
 }
 
 RgmsKernels::~RgmsKernels() = default;
 
 std::string RgmsKernels::code_key() const {
-  return backend_ == Backend::Generated && !impl_->compiled.empty() ? impl_->compiled.front().source_key : "reference";
+  // Every kernel's source, however the set's units split it.
+  return backend_ == Backend::Generated && !impl_->lowered.empty() ? hash_string(emit_cpu_source(impl_->lowered)).hex()
+                                                                   : "reference";
 }
 
 std::string RgmsKernels::describe() const {

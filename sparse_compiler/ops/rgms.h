@@ -90,7 +90,7 @@ class RgmsKernels {
   static constexpr int kEll3dMaxBucket = 4;  // buckets of 1, 2, 4, 8, 16 slots
   double compile_ms() const { return compile_ms_; }
   std::string describe() const;
-  // Identifies the generated code (the kernel cache key of its source; "reference"
+  // Identifies the generated code (a hash of the set's kernel sources; "reference"
   // for the reference backend): tuning records key on it, so a choice measured on
   // code that has since changed is measured again.
   std::string code_key() const;
