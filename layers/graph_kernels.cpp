@@ -112,7 +112,9 @@ std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique
     const sc::Backend backend = runtime.backend == sc::Backend::Generated ? sc::Backend::Generated : sc::Backend::Reference;
     const sc::GatKernelSet set = requests.backward ? sc::GatKernelSet::Training : sc::GatKernelSet::Inference;
     const Graph* g = &k->graph;  // owned by k, which outlives the future
-    out.emplace_back(k, std::async(std::launch::async, [g, spec, backend, set] {
+    const int threads = num_threads();  // OpenMP's count is per thread: the builder takes this one's
+    out.emplace_back(k, std::async(std::launch::async, [g, spec, backend, set, threads] {
+                       set_num_threads(threads);
                        return std::make_unique<sc::GatKernels>(*g, spec, backend, std::nullopt, set);
                      }));
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <future>
 
+#include "core/parallel.h"
 #include "core/timer.h"
 #include "sparse_compiler/tune/rgms_tuner.h"
 
@@ -134,8 +135,12 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
   }
   Timer compiling;
   std::vector<std::future<std::unique_ptr<sc::RgmsKernels>>> built;
+  // OpenMP's thread count is per thread: each builder takes this one's (its
+  // inspectors and compile units follow it).
+  const int threads = num_threads();
   for (const Job& j : jobs)
-    built.push_back(std::async(std::launch::async, [&j, backend] {
+    built.push_back(std::async(std::launch::async, [&j, backend, threads] {
+      set_num_threads(threads);
       return std::make_unique<sc::RgmsKernels>(*j.graph, j.spec, j.order, backend, std::nullopt, j.set);
     }));
   for (size_t i = 0; i < jobs.size(); ++i) *jobs[i].slot = built[i].get();
