@@ -419,7 +419,8 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   state.optimizer->load_state(l.ck.optimizer);
 }
 
-// The lines eval and infer print after their command line: data, model, checkpoint, kernels.
+// The lines eval and infer print after their command line: data, model, checkpoint,
+// runtime, kernels.
 void print_restored(const Printer& print, const RestoredRun& l) {
   const Context& ctx = l.ctx;
   const RunState& state = *l.state;
@@ -432,6 +433,9 @@ void print_restored(const Printer& print, const RestoredRun& l) {
                     meta.value("run", 0), meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
                     epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
                     meta.value("backend", std::string("?"))));
+  print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
+                    sc::backend_name(ctx.config.runtime.kernels.backend),
+                    ctx.config.runtime.kernels.tuning ? "on" : "off"));
   print_kernels(print, ctx.config, *ctx.kernels);
 }
 

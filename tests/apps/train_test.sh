@@ -50,6 +50,7 @@ case "$mode" in
            --out "$scratch/pred.csv")"
     expect_rc infer $? 0
     echo "$inf"
+    expect infer "$inf" '^runtime +[0-9]+ threads?, backend generated, tuning off'
     expect infer "$inf" '^kernels +2 kernels, 2 programs compiled in one batch'
     reject infer "$inf" 'backward'
     expect infer "$inf" '^Inference: 2,000 nodes in [0-9.]+ ms \(forward over all 2,000 nodes\)'
