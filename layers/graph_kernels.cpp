@@ -93,12 +93,15 @@ std::vector<std::string> GraphKernels::attention_lines() const {
 }
 
 namespace {
+// GAT layers whose kernels are being built, each with the future that delivers them.
+using PendingAttention =
+    std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>>;
+
 // Starts building (lowering and compiling, or preparing to interpret) the GAT
 // kernels of every attention request, each on its own thread: separate compiler
 // invocations, so with cores to spare a load waits for the slowest, not the sum.
-std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> start_attention(
-    const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime) {
-  std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> out;
+PendingAttention start_attention(const Graph& A, const KernelRequests& requests, const KernelRuntime& runtime) {
+  PendingAttention out;
   std::optional<Graph> with_loops;
   for (const AttentionRequest& r : requests.attention) {
     auto k = std::make_shared<AttentionKernels>();
@@ -126,11 +129,11 @@ std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique
 // auto with tuning on), else unfused (the faster one on every graph measured, see
 // graph_kernels.h). The reference backend has nothing to tune: unfused unless
 // forced. Tuning measures one layer at a time, after every build has finished.
-void finish_attention(
-    std::vector<std::pair<std::shared_ptr<AttentionKernels>, std::future<std::unique_ptr<sc::GatKernels>>>> started,
-    const KernelRequests& requests, const KernelRuntime& runtime, std::vector<std::shared_ptr<AttentionKernels>>& out) {
+void finish_attention(PendingAttention started, const KernelRequests& requests, const KernelRuntime& runtime,
+                      std::vector<std::shared_ptr<AttentionKernels>>& out) {
   for (auto& [k, built] : started) k->kernels = built.get();
-  for (auto& [k, built] : started) {
+  for (auto& pending : started) {
+    const std::shared_ptr<AttentionKernels>& k = pending.first;
     const AttentionRequest& r = k->request;
     const sc::Backend backend = k->kernels->backend();
     const std::string compiled = fmt::format("built in {:.0f} ms", k->kernels->compile_ms());
