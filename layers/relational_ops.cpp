@@ -103,9 +103,12 @@ RelationalKernels::RelationalKernels(sc::RelationalGraph g, const RelationalKern
     j.spec.index_dtype = graph.index_dtype;
     const bool matmul =
         set == sc::RgmsKernelSet::All || set == sc::RgmsKernelSet::Forward || set == sc::RgmsKernelSet::Training;
-    if (matmul) j.order = choose(graph, j.spec, j.rec);
-    j.rec.origin = matmul ? j.rec.origin : "-";
-    j.rec.order = matmul ? sc::rgms_order_name(j.order) : "-";
+    if (matmul) {
+      j.order = choose(graph, j.spec, j.rec);
+      j.rec.order = sc::rgms_order_name(j.order);
+    } else {
+      j.rec.origin = j.rec.order = "-";
+    }
     jobs.push_back(std::move(j));
   };
   // Without gradients (inference) only what the forward passes run is compiled:

@@ -1,12 +1,8 @@
 #include "apps/training/rgcn.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
-#include <cctype>
-#include <charconv>
-#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
 #include "apps/training/model_selection.h"

@@ -39,7 +39,23 @@ std::string shares(const ag::OpProfile& p, double total_ms) {
                      100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
 }
 
-void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k);
+// The kernel lines of a run's header (and of `strata eval` and `strata infer`): the batch, each
+// kernel's plan, and each GAT attention configuration's choice.
+void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
+  if (c.runtime.kernels.backend == sc::Backend::Generated)
+    out(
+        fmt::format("{:<11}{} kernels, {} programs compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
+                    "total {:.1f} ms ({})",
+                    "kernels", k.records().size(), k.distinct_programs(), k.compile_ms(), k.lower_ms(), k.build_ms(),
+                    k.cache_outcome()));
+  else
+    out(fmt::format("{:<11}{} kernels on the reference path (plain loops, nothing compiled): {:.1f} ms", "kernels",
+                    k.records().size(), k.build_ms()));
+  if (!k.note().empty()) out(fmt::format("{:<11}{}", "", k.note()));
+  for (const nn::KernelRecord& r : k.records())
+    out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
+  for (const std::string& line : k.attention_lines()) out(fmt::format("{:<11}{}", "", line));  // GAT
+}
 
 void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
   const TrainingConfig& c = ctx.config;
@@ -69,23 +85,6 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
                   sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
   // Through a reference: a Printer made from `out` itself would hold a copy of it.
   print_kernels([&out](const std::string& line) { out(line); }, c, *ctx.kernels);
-}
-
-// The kernel lines of a run's header (and of `strata eval`): the batch, each
-// kernel's plan, and each GAT attention configuration's choice.
-void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
-  if (c.runtime.kernels.backend == sc::Backend::Generated)
-    out(fmt::format("{:<11}{} kernels, {} programs compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
-                    "total {:.1f} ms ({})",
-                    "kernels", k.records().size(), k.distinct_programs(), k.compile_ms(), k.lower_ms(), k.build_ms(),
-                    k.cache_outcome()));
-  else
-    out(fmt::format("{:<11}{} kernels on the reference path (plain loops, nothing compiled): {:.1f} ms", "kernels",
-                    k.records().size(), k.build_ms()));
-  if (!k.note().empty()) out(fmt::format("{:<11}{}", "", k.note()));
-  for (const nn::KernelRecord& r : k.records())
-    out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
-  for (const std::string& line : k.attention_lines()) out(fmt::format("{:<11}{}", "", line));  // GAT
 }
 
 json kernels_json(const nn::GraphKernels& k) {

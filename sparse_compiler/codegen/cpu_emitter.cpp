@@ -1,13 +1,14 @@
 #include "sparse_compiler/codegen/cpu_emitter.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
+#include "core/hash.h"
 #include "sparse_compiler/codegen/c_source_emitter.h"
 #include "sparse_compiler/codegen/emitter_common.h"
 #include "sparse_compiler/ir/visitor.h"
@@ -421,6 +422,10 @@ std::string emit_cpu_source(const std::vector<Kernel>& kernels) {
     em.function(cpu_entry_symbol(k), k.body, w.written);
   }
   return os.str();
+}
+
+std::string cpu_source_digest(const std::vector<Kernel>& kernels) {
+  return hash_string(emit_cpu_source(kernels)).hex();
 }
 
 }  // namespace strata::sc

@@ -24,5 +24,8 @@ std::string cpu_preprocess_symbol(const Kernel& k);
 
 // One translation unit holding the prelude and every kernel's entry points.
 std::string emit_cpu_source(const std::vector<Kernel>& kernels);
+// A digest of that translation unit's text: identifies a set of kernels' generated
+// code however a compile splits it into units (tuning records key on it).
+std::string cpu_source_digest(const std::vector<Kernel>& kernels);
 
 }  // namespace strata::sc

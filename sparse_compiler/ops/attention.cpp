@@ -5,7 +5,6 @@
 #include <mutex>
 #include <set>
 
-#include "core/hash.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
@@ -213,7 +212,7 @@ std::string GatKernels::code_key() const {
   // Every kernel, compiled or deferred or outside this set, hashed here on demand
   // (graph load does not emit the source of what it does not compile): a training
   // set and an inference set over the same code share their tuning records.
-  return hash_string(emit_cpu_source(impl_->lowered)).hex();
+  return cpu_source_digest(impl_->lowered);
 }
 
 std::string GatKernels::describe() const {

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <optional>
 
-#include "core/hash.h"
 #include "core/parallel.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
@@ -541,8 +540,7 @@ RgmsKernels::~RgmsKernels() = default;
 
 std::string RgmsKernels::code_key() const {
   // Every kernel's source, however the set's units split it.
-  return backend_ == Backend::Generated && !impl_->lowered.empty() ? hash_string(emit_cpu_source(impl_->lowered)).hex()
-                                                                   : "reference";
+  return backend_ == Backend::Generated && !impl_->lowered.empty() ? cpu_source_digest(impl_->lowered) : "reference";
 }
 
 std::string RgmsKernels::describe() const {
