@@ -236,8 +236,8 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   td.name = ds.name;
   td.source = ds.source;
   STRATA_CHECK(!ds.is_hetero(),
-               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); strata train runs GraphSAGE and GCN "
-               "on homogeneous graphs",
+               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); GraphSAGE, GCN and GAT train on "
+               "homogeneous graphs (model.name: rgcn trains on heterogeneous ones)",
                config_source, c.dataset, ds.format);
   STRATA_CHECK(c.random_task ||
                    (ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1),

@@ -105,7 +105,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   d.notes = ds.notes;
   STRATA_CHECK(ds.is_hetero(),
                "{}: model.name is rgcn, but dataset '{}' is not a heterograph (no typed relations; loaded as {}); use "
-               "graphsage or gcn, or an RDF / HGB dataset",
+               "graphsage, gcn or gat, or an RDF / HGB dataset",
                config_source, c.dataset, ds.format);
   STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
                "{}: dataset '{}' has no single-label node classes (task: {}); rgcn trains entity classifiers",

@@ -57,8 +57,10 @@ TEST(TrainingAccuracyDataTest, GraphSageFacebookSparseFeatures) {
 
 TEST(TrainingInputDataTest, HeterogeneousDatasetIsRejected) {
   STRATA_REQUIRE_DATA("rdf/aifb");
-  testing::expect_user_error([] { train_config("configs/graphsage_sbm.yaml", {"data.dataset=aifb"}); },
-                             {"dataset 'aifb' is heterogeneous", "runs GraphSAGE and GCN on homogeneous graphs"});
+  testing::expect_user_error(
+      [] { train_config("configs/graphsage_sbm.yaml", {"data.dataset=aifb"}); },
+      {"dataset 'aifb' is heterogeneous",
+       "GraphSAGE, GCN and GAT train on homogeneous graphs (model.name: rgcn trains on heterogeneous ones)"});
 }
 
 }  // namespace
