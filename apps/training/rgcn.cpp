@@ -325,10 +325,11 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
   dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph
   const std::string model_text = first->describe();
+  const int64_t model_parameters = first->num_parameters();
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
-  std::vector<double> tests, vals, f1s, epoch_medians;
+  std::vector<double> tests, vals, f1s, epoch_medians, epoch_means;
   json runs = json::array();
   for (int run = 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
@@ -386,6 +387,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       }
     }
     rr.median_epoch_ms = median(epoch_ms);
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
     rr.best.train_acc = best.train_acc;
     rr.best.val_acc = best.val_acc;
     rr.best.val_loss = best.val_loss;
@@ -414,9 +417,17 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     vals.push_back(best.val_acc);
     f1s.push_back(best.test_macro_f1);
     epoch_medians.push_back(rr.median_epoch_ms);
-    runs.push_back({{"run", run}, {"seed", seed}, {"best_epoch", rr.best_epoch}, {"epochs", rr.epochs},
-                    {"train_acc", best.train_acc}, {"val_acc", best.val_acc}, {"test_acc", best.test_acc},
-                    {"test_macro_f1", best.test_macro_f1}, {"median_epoch_ms", rr.median_epoch_ms},
+    epoch_means.push_back(rr.mean_epoch_ms);
+    runs.push_back({{"run", run},
+                    {"seed", seed},
+                    {"best_epoch", rr.best_epoch},
+                    {"epochs", rr.epochs},
+                    {"train_acc", best.train_acc},
+                    {"val_acc", best.val_acc},
+                    {"test_acc", best.test_acc},
+                    {"test_macro_f1", best.test_macro_f1},
+                    {"mean_epoch_ms", rr.mean_epoch_ms},
+                    {"median_epoch_ms", rr.median_epoch_ms},
                     {"checkpoint", rr.checkpoint}});
     summary.runs.push_back(std::move(rr));
   }
@@ -424,6 +435,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
   const auto [f1_mean, f1_std] = mean_std(f1s);
   summary.median_epoch_ms = median(epoch_medians);
+  summary.mean_epoch_ms = mean_std(epoch_means).first;
   out(fmt::format("Test accuracy (micro-F1) over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
                   "{:.4f}); {:.2f} ms/epoch (median)",
                   tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
@@ -433,11 +445,18 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
             {"overrides", config.overrides()},
             {"dataset", meta_graph(ctx.data)},
             {"model", model_text},
+            {"num_parameters", model_parameters},
             {"runs", runs},
             {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
             {"test_macro_f1", {{"mean", f1_mean}, {"std", f1_std}}},
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
-            {"median_epoch_ms", summary.median_epoch_ms}};
+            {"mean_epoch_ms", summary.mean_epoch_ms},
+            {"median_epoch_ms", summary.median_epoch_ms},
+            {"kernels",
+             {{"compile_ms", ctx.kernels->compile_ms()},
+              {"tune_ms", ctx.kernels->tune_ms()},
+              {"build_ms", ctx.build_ms},
+              {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
   dir.commit();

@@ -85,6 +85,12 @@ case "$mode" in
     for f in config.yaml metrics.jsonl summary.json kernels.json split.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
       [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
     done
+    # The same summary fields as GraphSAGE/GCN/GAT runs write.
+    summary="$(cat "$scratch/run/summary.json")"
+    expect summary.json "$summary" '"num_parameters": [1-9][0-9]*,'
+    expect summary.json "$summary" '"mean_epoch_ms": [0-9.e+-]+,'
+    expect summary.json "$summary" '"compile_ms": [0-9.e+-]+,'
+    expect summary.json "$summary" '"file": "kernels.json"'
     # type0 holds the flattened graph's ids 0..89: every split id must be one of them.
     expect split "$(cat "$scratch/run/split.json")" '^\{"origin":"[^"]+","train":\[[0-9]'
     ids="$(sed 's/"origin":"[^"]*"//' "$scratch/run/split.json" | tr -c '0-9\n' ' ' | tr ' ' '\n' | grep -E '^[0-9]+$' | sort -n | tail -n 1)"

@@ -36,6 +36,12 @@ case "$mode" in
       [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
     done
     [ "$(wc -l < "$scratch/run/metrics.jsonl")" -eq 40 ] || { echo "FAIL: metrics.jsonl line count"; fails=$((fails + 1)); }
+    summary="$(cat "$scratch/run/summary.json")"
+    expect summary.json "$summary" '"num_parameters": [1-9][0-9]*,'
+    expect summary.json "$summary" '"mean_epoch_ms": [0-9.e+-]+,'
+    expect summary.json "$summary" '"compile_ms": [0-9.e+-]+,'
+    expect summary.json "$summary" '"file": "kernels.json"'
+
     ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
     expect_rc eval $? 0
     echo "$ev"
