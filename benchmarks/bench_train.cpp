@@ -1,21 +1,28 @@
 // strata_bench_train: per-epoch training time (forward + backward + optimizer step)
-// of GraphSAGE, with the generated kernels and with the reference path, and where
-// the time goes: sparse kernels (aggregation and sparse-feature products, forward and
-// backward), dense matmul (Eigen GEMM, forward and backward), everything else
-// (element-wise ops, loss, optimizer, allocation).
+// of GraphSAGE with each way the kernels can be planned, and where the time goes:
+// sparse kernels (aggregation and sparse-feature products, forward and backward),
+// dense matmul (Eigen GEMM, forward and backward), everything else (element-wise
+// ops, loss, optimizer, allocation).
 //
 //   strata_bench_train [--datasets cora,citeseer,facebook,rmat] [--hidden 128]
-//                      [--epochs 20] [--warmup 3] [--backends generated,reference]
+//                      [--epochs 20] [--warmup 3]
+//                      [--variants tuned,generated,plain_csr,reference]
 //                      [--threads 0] [--data-root DIR] [--json FILE]
+//
+// Variants: tuned = runtime tuning on (each kernel's format and schedule measured
+// on this graph by sc::tune_spmm, or read from its tuning record); generated = the
+// untuned plan for the graph (what `strata train` runs with tuning off); plain_csr =
+// the plan template for every kernel (CSR, no prefetch, plain stores), the
+// [formats] baseline; reference = the plain loops of reference_kernels.h.
 //
 // Real datasets go through the same preparation as `strata train` (symmetrized,
 // sparse features for the first layer where at most 10% are non-zero, Planetoid
 // split); `rmat` is rmat:scale=17,edge_factor=16,seed=1 with 128 random normal
-// features and 16 random classes (the split and labels only size the loss). Both
-// backends run the same model from the same seed in the same process, their epochs
-// interleaved (A B A B ...) so that both see the same load on a shared machine;
-// times are medians over the timed epochs, shares are of the mean epoch.
-// A "tuned" column is left for when the tuner is wired into layers/graph_kernels.
+// features and 16 random classes (the split and labels only size the loss). Every
+// variant runs the same model from the same seed in the same process, their epochs
+// interleaved (A B C D A B C D ...) so that all see the same load on a shared
+// machine; times are medians over the timed epochs, shares are of the mean epoch.
+// The variants' last losses must agree: they compute the same thing.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -36,8 +43,9 @@ namespace {
 struct Measurement {
   double median_ms = 0, mean_ms = 0;
   double sparse_ms = 0, dense_ms = 0, other_ms = 0;  // per epoch (means)
-  double build_ms = 0, compile_ms = 0;
+  double build_ms = 0, compile_ms = 0, tune_ms = 0;
   int64_t kernels = 0;
+  std::vector<std::string> plans;  // "mean f=128 forward (A): csr lanes=16,..." per kernel
   double loss_first = 0, loss_last = 0;
 };
 
@@ -54,7 +62,10 @@ std::vector<Measurement> measure(std::vector<std::unique_ptr<train::Context>>& c
     ctxs[b]->build_kernels(*states[b]->model);
     ms[b].build_ms = ctxs[b]->kernels->build_ms();
     ms[b].compile_ms = ctxs[b]->kernels->compile_ms();
+    ms[b].tune_ms = ctxs[b]->kernels->tune_ms();
     ms[b].kernels = static_cast<int64_t>(ctxs[b]->kernels->records().size());
+    for (const nn::KernelRecord& r : ctxs[b]->kernels->records())
+      ms[b].plans.push_back(fmt::format("{} ({}): {}", r.role, r.graph, r.plan.str()));
     tapes.push_back(std::make_unique<ag::Tape>());
   }
   for (int e = 1; e <= warmup; ++e)
@@ -86,14 +97,16 @@ std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata_bench_train: GraphSAGE epoch time, generated kernels vs the reference path"};
+  CLI::App app{"strata_bench_train: GraphSAGE epoch time: tuned, untuned and plain-CSR kernels and the reference path"};
   std::vector<std::string> datasets = {"cora", "citeseer", "facebook", "rmat"};
-  std::vector<std::string> backends = {"generated", "reference"};
+  std::vector<std::string> variants = {"tuned", "generated", "plain_csr", "reference"};
   int64_t hidden = 128;
   int epochs = 20, warmup = 3, threads = 0;
   std::string data_root, json_out, rmat = "rmat:scale=17,edge_factor=16,seed=1";
   app.add_option("--datasets", datasets, "datasets (names or specs); rmat = " + rmat)->delimiter(',');
-  app.add_option("--backends", backends, "generated and/or reference")->delimiter(',');
+  app.add_option("--variants,--backends", variants, "tuned, generated (untuned plans), plain_csr, reference")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tuned", "generated", "plain_csr", "reference"}));
   app.add_option("--hidden", hidden, "hidden width")->check(CLI::PositiveNumber);
   app.add_option("--epochs", epochs, "timed epochs per measurement")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed epochs first")->check(CLI::NonNegativeNumber);
@@ -109,8 +122,9 @@ int main(int argc, char** argv) {
     std::printf("GraphSAGE, 2 layers, hidden %lld, mean aggregator, root weight, Adam; %d threads; %d warm-up + %d "
                 "timed epochs\n\n",
                 static_cast<long long>(hidden), num_threads(), warmup, epochs);
-    std::printf("| dataset | nodes | edges | features | backend | epoch (median) | sparse | dense | other | kernels "
-                "built |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "| dataset | nodes | edges | features | variant | epoch (median) | sparse | dense | other | kernels "
+        "built |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (const std::string& name : datasets) {
       train::Context base;
       base.config.model.hidden = hidden;
@@ -130,45 +144,80 @@ int main(int argc, char** argv) {
       const train::TrainingData& d = base.data;
       json row = {{"dataset", name}, {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()}, {"features", d.features_text}};
       std::vector<std::unique_ptr<train::Context>> ctxs;
-      for (const std::string& b : backends) {
+      for (const std::string& v : variants) {
         auto ctx = std::make_unique<train::Context>();
         ctx->config = base.config;
-        ctx->config.runtime.kernels.backend = sc::parse_backend(b, "--backends");
+        nn::KernelRuntime& k = ctx->config.runtime.kernels;
+        k.backend = v == "reference" ? sc::Backend::Reference : sc::Backend::Generated;
+        k.tuning = v == "tuned";
+        k.plan_template = v == "plain_csr";
         ctx->data = base.data;
         ctxs.push_back(std::move(ctx));
       }
       const std::vector<Measurement> measured = measure(ctxs, warmup, epochs);
-      std::map<std::string, Measurement> by_backend;
-      for (size_t i = 0; i < backends.size(); ++i) {
-        const std::string& b = backends[i];
+      std::map<std::string, Measurement> by_variant;
+      for (size_t i = 0; i < variants.size(); ++i) {
+        const std::string& v = variants[i];
         const Measurement& m = measured[i];
-        by_backend[b] = m;
+        by_variant[v] = m;
         std::printf("| %s | %lld | %lld | %s | %s | %.2f ms | %.2f ms (%s) | %.2f ms (%s) | %.2f ms (%s) | %.0f ms |\n",
                     name.c_str(), static_cast<long long>(d.num_nodes()), static_cast<long long>(d.graph.nnz()),
-                    d.features_text.c_str(), b.c_str(), m.median_ms, m.sparse_ms, pct(m.sparse_ms, m.mean_ms).c_str(),
+                    d.features_text.c_str(), v.c_str(), m.median_ms, m.sparse_ms, pct(m.sparse_ms, m.mean_ms).c_str(),
                     m.dense_ms, pct(m.dense_ms, m.mean_ms).c_str(), m.other_ms, pct(m.other_ms, m.mean_ms).c_str(),
                     m.build_ms);
         std::fflush(stdout);
-        row[b] = {{"epoch_median_ms", m.median_ms}, {"epoch_mean_ms", m.mean_ms},   {"sparse_ms", m.sparse_ms},
-                  {"dense_ms", m.dense_ms},         {"other_ms", m.other_ms},       {"kernels", m.kernels},
-                  {"build_ms", m.build_ms},         {"compile_ms", m.compile_ms},   {"loss_first", m.loss_first},
-                  {"loss_last", m.loss_last}};
+        row[v] = {{"epoch_median_ms", m.median_ms}, {"epoch_mean_ms", m.mean_ms},
+                  {"sparse_ms", m.sparse_ms},       {"dense_ms", m.dense_ms},
+                  {"other_ms", m.other_ms},         {"kernels", m.kernels},
+                  {"build_ms", m.build_ms},         {"compile_ms", m.compile_ms},
+                  {"tune_ms", m.tune_ms},           {"plans", m.plans},
+                  {"loss_first", m.loss_first},     {"loss_last", m.loss_last}};
       }
-      if (by_backend.count("generated") && by_backend.count("reference")) {
-        const Measurement &g = by_backend["generated"], &r = by_backend["reference"];
-        // Same model, seed and data: the losses must agree (up to float rounding).
-        STRATA_ASSERT(std::abs(g.loss_last - r.loss_last) <= 1e-3 * std::max(1.0, std::abs(r.loss_last)),
-                      "{}: generated and reference losses differ ({} vs {})", name, g.loss_last, r.loss_last);
-        row["speedup_epoch"] = r.median_ms / g.median_ms;
-        row["speedup_sparse"] = r.sparse_ms / g.sparse_ms;
+      // Same model, seed and data: the losses must agree (up to float rounding).
+      const Measurement& first = measured.front();
+      for (size_t i = 1; i < variants.size(); ++i)
+        STRATA_CHECK(
+            std::abs(measured[i].loss_last - first.loss_last) <= 1e-3 * std::max(1.0, std::abs(first.loss_last)),
+            "{}: the {} and {} losses differ ({} vs {})", name, variants[i], variants[0], measured[i].loss_last,
+            first.loss_last);
+      // Speed-ups over the plain-CSR kernels and over the reference path, when measured.
+      for (const char* base_name : {"plain_csr", "reference"}) {
+        if (!by_variant.count(base_name)) continue;
+        const Measurement& b = by_variant[base_name];
+        for (const std::string& v : variants) {
+          if (v == base_name) continue;
+          const Measurement& m = by_variant[v];
+          row["speedup_over_" + std::string(base_name)][v] = {{"epoch", b.median_ms / m.median_ms},
+                                                              {"sparse", b.sparse_ms / m.sparse_ms}};
+        }
       }
       results.push_back(row);
     }
-    std::printf("\n| dataset | epoch speed-up, generated over reference | sparse-kernel speed-up | tuned |\n|---|---|---|---|\n");
-    for (const auto& row : results)
-      if (row.contains("speedup_epoch"))
-        std::printf("| %s | %.2fx | %.2fx | (tuner not wired yet) |\n", row["dataset"].get<std::string>().c_str(),
-                    row["speedup_epoch"].get<double>(), row["speedup_sparse"].get<double>());
+    for (const char* base_name : {"plain_csr", "reference"}) {
+      const std::string key = "speedup_over_" + std::string(base_name);
+      bool header = false;
+      for (const auto& row : results) {
+        if (!row.contains(key)) continue;
+        for (const auto& [v, s] : row[key].items()) {
+          if (!header) {
+            std::printf(
+                "\n| dataset | variant | epoch speed-up over %s | sparse-kernel speed-up over %s |\n"
+                "|---|---|---|---|\n",
+                base_name, base_name);
+            header = true;
+          }
+          std::printf("| %s | %s | %.2fx | %.2fx |\n", row["dataset"].get<std::string>().c_str(), v.c_str(),
+                      s["epoch"].get<double>(), s["sparse"].get<double>());
+        }
+      }
+    }
+    // What the tuner chose for each kernel (the untuned plans are in strata train's header).
+    for (const auto& row : results) {
+      if (!row.contains("tuned")) continue;
+      std::printf("\n%s, tuned in %.0f ms:\n", row["dataset"].get<std::string>().c_str(),
+                  row["tuned"]["tune_ms"].get<double>());
+      for (const auto& p : row["tuned"]["plans"]) std::printf("  %s\n", p.get<std::string>().c_str());
+    }
     if (!json_out.empty()) {
       std::ofstream f(json_out);
       f << results.dump(2) << "\n";

@@ -294,7 +294,8 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   for (Job& j : jobs) {
     const sc::SpmmSpec spec = sc::SpmmKernel::spec(*j.graph, j.options);
     if (!tuning) {
-      j.options.plan = sc::SpmmKernel::default_plan(spec, *j.graph);
+      j.options.plan =
+          runtime.plan_template ? sc::SpmmKernel::default_plan(spec) : sc::SpmmKernel::default_plan(spec, *j.graph);
       continue;
     }
     sc::TuneOptions to;  // row-major X: the layers hold activations row-major

@@ -65,6 +65,10 @@ const char* attention_mode_name(AttentionMode m);
 struct KernelRuntime {
   sc::Backend backend = sc::Backend::Generated;  // Generated or Reference
   bool tuning = false;
+  // Without tuning: every SpMM kernel gets the plan template (CSR, no prefetch,
+  // plain stores, no column tiles) instead of the untuned plan for its graph; the
+  // plain-CSR baseline of benchmarks/bench_train.cpp.
+  bool plan_template = false;
   AttentionMode attention = AttentionMode::Auto;  // GAT only
 };
 

@@ -289,6 +289,45 @@ TEST_P(GraphOpsTest, GeneratedAndReferenceAgree) {
   }
 }
 
+// KernelRuntime::plan_template (the plain-CSR baseline of strata_bench_train): every
+// kernel gets the plan template where the untuned plan would add knobs, and the
+// values are the same. Y = 9,000 x 256 floats (9 MB) is past the untuned plan's
+// streaming-store threshold (untuned_knobs.h).
+TEST(GraphKernelPlans, PlanTemplateReplacesTheUntunedPlansWithTheSameValues) {
+  testing::RandomGraphSpec spec;
+  spec.rows = spec.cols = 9000;
+  spec.avg_degree = 4;
+  spec.seed = 21;
+  const Graph g = testing::random_graph(spec);
+  nn::KernelRequests req;
+  req.add_aggregation(Aggregation::Mean, 256);
+  nn::KernelRuntime plain{sc::Backend::Generated, false};
+  plain.plan_template = true;
+  const nn::GraphKernels untuned = nn::build_graph_kernels(g, nullptr, req, {sc::Backend::Generated, false});
+  const nn::GraphKernels baseline = nn::build_graph_kernels(g, nullptr, req, plain);
+  ASSERT_EQ(untuned.records().size(), 2u);
+  ASSERT_EQ(baseline.records().size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const nn::KernelRecord &u = untuned.records()[i], &b = baseline.records()[i];
+    SCOPED_TRACE(u.role);
+    EXPECT_NE(u.plan.str().find("stream"), std::string::npos) << u.plan.str();
+    EXPECT_EQ(b.plan.str(), "csr lanes=16,grain=4096,prefetch=0");
+    EXPECT_EQ(b.program, u.program);
+  }
+  Rng rng(22);
+  const Var x = Var::parameter(Tensor::uniform({9000, 256}, -1, 1, rng), "x");
+  Tape t1, t2;
+  const Var y1 = nn::aggregate(t1, untuned.aggregation(Aggregation::Mean, 256), x);
+  const Var y2 = nn::aggregate(t2, baseline.aggregation(Aggregation::Mean, 256), x);
+  EXPECT_EQ(max_abs_diff(y1.value(), y2.value()), 0.0f);
+  const Tensor dy = Tensor::uniform({9000, 256}, -1, 1, rng);
+  t1.backward(y1, dy);
+  const Tensor g1 = x.grad().clone();
+  x.zero_grad();
+  t2.backward(y2, dy);
+  EXPECT_EQ(max_abs_diff(g1, x.grad()), 0.0f);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GraphOpsTest, ::testing::Values(sc::Backend::Generated, sc::Backend::Reference),
                          [](const auto& info) { return std::string(sc::backend_name(info.param)); });
 
