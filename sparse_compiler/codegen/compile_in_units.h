@@ -13,16 +13,16 @@
 
 namespace strata::sc {
 
-// Deals `lowered` round-robin into up to `units` parts (neighbouring kernels, often
-// variants of one format, cost alike, so dealing balances the parts better than
-// cutting the batch into runs), compiles each with `compile(part)` on its own
-// thread, and returns the results in the order of `lowered`. An exception from a
-// part is rethrown after every part has finished.
-template <class Compiled, class CompileFn>
-std::vector<Compiled> compile_in_units(const std::vector<Kernel>& lowered, int units, CompileFn compile) {
+// Deals `lowered` (kernels, or items that carry one) round-robin into up to `units`
+// parts (neighbouring kernels, often variants of one format, cost alike, so dealing
+// balances the parts better than cutting the batch into runs), compiles each with
+// `compile(part)` on its own thread, and returns the results in the order of
+// `lowered`. An exception from a part is rethrown after every part has finished.
+template <class Compiled, class Item, class CompileFn>
+std::vector<Compiled> compile_in_units(const std::vector<Item>& lowered, int units, CompileFn compile) {
   const size_t n = std::min(lowered.size(), static_cast<size_t>(std::max(units, 1)));
   if (n <= 1) return compile(lowered);
-  std::vector<std::vector<Kernel>> parts(n);
+  std::vector<std::vector<Item>> parts(n);
   for (size_t i = 0; i < lowered.size(); ++i) parts[i % n].push_back(lowered[i]);
   std::vector<std::future<std::vector<Compiled>>> futures;
   for (size_t u = 0; u < n; ++u)

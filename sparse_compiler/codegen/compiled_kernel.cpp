@@ -150,30 +150,75 @@ std::vector<std::pair<Param, int64_t>> workspace_sizes(const Kernel& k, const Ke
   return out;
 }
 
-std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered) {
+namespace {
+
+// A kernel of a batch with its member key (KernelCache: the key of its own source as a
+// unit of one), by which a later batch finds it in whichever unit compiled it.
+struct Member {
+  Kernel kernel;
+  std::string key;
+};
+
+CompiledKernel resolve(const Kernel& k, const CacheResult& r) {
+  CompiledKernel c;
+  c.kernel = k;
+  c.library = r.library;
+  c.entry = r.library->function<int(void* const*, const int64_t*)>(cpu_entry_symbol(k));
+  if (k.preprocess.defined())
+    c.preprocess = r.library->function<int(void* const*, const int64_t*)>(cpu_preprocess_symbol(k));
+  c.outcome = r.outcome;
+  c.compile_ms = r.compile_ms;
+  c.source_key = r.key;
+  return c;
+}
+
+// One translation unit: emitted, compiled through the cache, its kernels indexed.
+std::vector<CompiledKernel> compile_unit(const std::vector<Member>& part) {
   Timer t;
-  const std::string source = emit_cpu_source(lowered);
-  CacheResult r = KernelCache::global().get_or_compile(source);
+  std::vector<Kernel> kernels;
+  std::vector<std::string> keys;
+  for (const Member& m : part) {
+    kernels.push_back(m.kernel);
+    keys.push_back(m.key);
+  }
+  KernelCache& cache = KernelCache::global();
+  const CacheResult r = cache.get_or_compile(emit_cpu_source(kernels));
+  cache.record_members(keys, r.key);
   std::vector<CompiledKernel> out;
-  for (const auto& k : lowered) {
-    CompiledKernel c;
-    c.kernel = k;
-    c.library = r.library;
-    c.entry = r.library->function<int(void* const*, const int64_t*)>(cpu_entry_symbol(k));
-    if (k.preprocess.defined())
-      c.preprocess = r.library->function<int(void* const*, const int64_t*)>(cpu_preprocess_symbol(k));
-    c.outcome = r.outcome;
-    c.compile_ms = r.compile_ms;
-    c.total_ms = t.ms();
-    c.source_key = r.key;
-    out.push_back(std::move(c));
+  for (const Kernel& k : kernels) {
+    out.push_back(resolve(k, r));
+    out.back().total_ms = t.ms();
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered) { return compile_cpu(lowered, 1); }
+
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int units) {
-  return compile_in_units<CompiledKernel>(lowered, units,
-                                          [](const std::vector<Kernel>& part) { return compile_cpu(part); });
+  Timer t;
+  KernelCache& cache = KernelCache::global();
+  // Kernels an earlier batch compiled load from that batch's unit; the rest compile
+  // together, in up to `units` units.
+  std::vector<CompiledKernel> out(lowered.size());
+  std::vector<Member> missing;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    Member m{lowered[i], cache.key_for(emit_cpu_source({lowered[i]}))};
+    const CacheResult hit = cache.find_member(m.key);
+    if (hit.library) {
+      out[i] = resolve(lowered[i], hit);
+      out[i].total_ms = t.ms();
+      continue;
+    }
+    missing.push_back(std::move(m));
+    where.push_back(i);
+  }
+  if (missing.empty()) return out;
+  std::vector<CompiledKernel> compiled = compile_in_units<CompiledKernel>(missing, units, compile_unit);
+  for (size_t q = 0; q < where.size(); ++q) out[where[q]] = std::move(compiled[q]);
+  return out;
 }
 
 }  // namespace strata::sc

@@ -2,8 +2,9 @@
 // the data of a bound graph.
 //
 // compile_cpu() emits several lowered kernels into one translation unit, compiles it
-// through the kernel cache (one compiler invocation, or none on a cache hit) and
-// resolves each kernel's entry points. KernelArgs binds parameters by name and packs
+// through the kernel cache (one compiler invocation, or none on a cache hit; kernels
+// already compiled in another unit are loaded from it) and resolves each kernel's
+// entry points. KernelArgs binds parameters by name and packs
 // them into the uniform argument list in parameter order, checking that every
 // parameter is bound with the right dtype.
 #pragma once
@@ -99,11 +100,14 @@ struct CompiledKernel {
   std::vector<std::pair<Param, int64_t>> workspaces(const KernelArgs& args) const;
 };
 
-// Emits, compiles (through KernelCache::global()) and loads lowered kernels.
+// Emits, compiles (through KernelCache::global()) and loads lowered kernels. A kernel
+// that an earlier batch compiled (same source, in any unit) is loaded from that
+// batch's unit (KernelCache::find_member); the others compile in one unit.
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered);
-// The same, split into up to `units` translation units compiled at once (in order
-// of `lowered`): for a batch the caller needs soon, when there are cores to spare
-// (the tuner's candidates). Each unit is its own kernel cache entry.
+// The same, the kernels to compile split into up to `units` translation units
+// compiled at once (results in order of `lowered`): for a batch the caller needs
+// soon, when there are cores to spare (the tuner's candidates). Each unit is its own
+// kernel cache entry.
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int units);
 
 // The value of `e`, an expression over k's scalar parameters, for the scalars bound in

@@ -1,5 +1,7 @@
 #include "sparse_compiler/codegen/kernel_cache.h"
 
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
@@ -128,6 +130,88 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
   res.total_ms = timer.ms();
   log_debug("kernel cache: {} {} in {:.2f} ms", res.key, to_string(res.outcome), res.total_ms);
   return res;
+}
+
+namespace {
+bool is_key(std::string_view s) {
+  return s.size() == 32 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+}  // namespace
+
+CacheResult KernelCache::find_member(const std::string& member_key) {
+  Timer timer;
+  CacheResult res;
+  const fs::path index = dir_ / "members" / member_key;
+  std::string unit;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto m = members_.find(member_key); m != members_.end()) {
+      unit = m->second;
+      if (auto it = memory_.find(unit); it != memory_.end())
+        if (auto lib = it->second.lock()) {
+          counters_.memory_hits.fetch_add(1);
+          res.library = std::move(lib);
+          res.outcome = CacheOutcome::MemoryHit;
+          res.key = unit;
+          res.total_ms = timer.ms();
+          return res;
+        }
+    }
+  }
+  if (unit.empty()) {
+    std::error_code ec;
+    if (!fs::exists(index, ec)) return res;
+    try {
+      unit = read_file(index);
+    } catch (const std::exception&) {
+      return res;  // unreadable: a miss, rewritten by the compile that follows
+    }
+    while (!unit.empty() && (unit.back() == '\n' || unit.back() == ' ')) unit.pop_back();
+    if (!is_key(unit)) return res;
+  }
+  // Not in memory: the unit's entry on disk, verified, and never built here.
+  std::shared_ptr<SharedLibrary> lib;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = memory_.find(unit); it != memory_.end()) lib = it->second.lock();
+  }
+  const bool loaded_now = !lib;
+  if (!lib) lib = load_verified(unit, /*report=*/false);
+  if (!lib) return res;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    memory_[unit] = lib;
+    members_[member_key] = unit;
+  }
+  (loaded_now ? counters_.disk_hits : counters_.memory_hits).fetch_add(1);
+  res.library = std::move(lib);
+  res.outcome = loaded_now ? CacheOutcome::DiskHit : CacheOutcome::MemoryHit;
+  res.key = unit;
+  res.total_ms = timer.ms();
+  return res;
+}
+
+void KernelCache::record_members(const std::vector<std::string>& member_keys, const std::string& unit_key) {
+  STRATA_ASSERT(is_key(unit_key), "kernel cache: '{}' is not a unit key", unit_key);
+  std::vector<std::string> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& m : member_keys) {
+      STRATA_ASSERT(is_key(m), "kernel cache: '{}' is not a member key", m);
+      auto [it, inserted] = members_.emplace(m, unit_key);
+      if (inserted || it->second != unit_key) {
+        it->second = unit_key;
+        fresh.push_back(m);
+      }
+    }
+  }
+  if (fresh.empty()) return;
+  const fs::path dir = dir_ / "members";
+  ensure_directory(dir);
+  // Each file is written whole (temporary name, then rename): a reader sees the old
+  // unit or the new one, never a torn key.
+  for (const std::string& m : fresh) write_file_atomic(dir / m, unit_key + "\n");
 }
 
 std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key, bool report) {

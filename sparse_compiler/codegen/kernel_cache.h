@@ -21,6 +21,14 @@
 //      no entry, an incomplete one (detected) or a complete one, never a torn file.
 //      Temporaries a dead build left behind are removed by the next build of that key.
 //
+// Kernel-granular hits. A compiled unit holds several kernels (compile_cpu batches
+// them), and the same kernel comes again in other batches: `strata eval` builds a
+// subset of the kernels `strata train` built, a tuner's next search a different mix
+// of candidates. So every kernel of a unit is also indexed by its member key (the key
+// its own source would have as a unit of one), in <root>/kernels/members/<member key>,
+// a file naming the unit; find_member() loads that unit instead of compiling the
+// kernel again. An index entry whose unit is gone or fails verification is a miss.
+//
 // Thread-safe: one compile per key is in flight in a process; other threads asking for
 // that key wait for it and share the result (or its CompileError).
 #pragma once
@@ -34,6 +42,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "sparse_compiler/codegen/jit_compiler.h"
 
@@ -96,6 +105,14 @@ class KernelCache {
 
   // The key get_or_compile would use (probes the compiler once per process).
   std::string key_for(std::string_view source, const CompileOptions& options = {}) const;
+
+  // The loaded unit that holds the kernel with this member key (see above), from
+  // memory or from a verified entry on disk; `library` is null when there is none.
+  // Never compiles.
+  CacheResult find_member(const std::string& member_key);
+  // Indexes the kernels with these member keys as members of the unit `unit_key`
+  // (an entry of this cache).
+  void record_members(const std::vector<std::string>& member_keys, const std::string& unit_key);
   CacheEntryPaths paths(const std::string& key) const;
   // <root>/kernels
   const fs::path& directory() const { return dir_; }
@@ -120,6 +137,7 @@ class KernelCache {
   fs::path dir_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::weak_ptr<SharedLibrary>> memory_;
+  std::unordered_map<std::string, std::string> members_;  // member key -> unit key
   std::unordered_map<std::string, Future> in_flight_;
   size_t inserts_since_prune_ = 0;
   CacheCounters counters_;

@@ -441,6 +441,51 @@ TEST(KernelCacheTest, SecondInstanceHitsDiskWithoutRunningTheCompiler) {
   EXPECT_EQ(second.get_or_compile(sum_kernel(9)).outcome, CacheOutcome::MemoryHit);
 }
 
+// Kernel-granular hits: a unit's members are found by their keys, from this
+// instance's memory and from another instance's disk, without running the compiler;
+// an index entry that holds no key, names a unit that is not there, or names a
+// damaged unit is a miss.
+TEST(KernelCacheTest, MembersOfAUnitAreFoundByTheirKeys) {
+  TempDir root;
+  const std::string m1(32, 'a'), m2(32, 'b'), absent(32, 'c');
+  const fs::path index = root.path() / "kernels" / "members";
+  std::string unit;
+  {
+    KernelCache first(root.path());
+    const CacheResult r = first.get_or_compile(sum_kernel(5));
+    unit = r.key;
+    first.record_members({m1, m2}, unit);
+    const CacheResult hit = first.find_member(m1);
+    ASSERT_TRUE(hit.library);
+    EXPECT_EQ(hit.outcome, CacheOutcome::MemoryHit);
+    EXPECT_EQ(hit.library.get(), r.library.get());
+    EXPECT_EQ(hit.key, unit);
+    EXPECT_FALSE(first.find_member(absent).library);
+  }
+  EXPECT_EQ(read_file(index / m2), unit + "\n");
+
+  KernelCache second(root.path());
+  const uint64_t runs = compiler_runs();
+  const CacheResult hit = second.find_member(m2);
+  ASSERT_TRUE(hit.library);
+  EXPECT_EQ(hit.outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(hit.key, unit);
+  EXPECT_EQ(run_sum(*hit.library, 50), sum_expected(5, 50));
+  EXPECT_EQ(compiler_runs(), runs);
+  EXPECT_EQ(second.stats().disk_hits, 1u);
+  EXPECT_EQ(second.find_member(m1).outcome, CacheOutcome::MemoryHit);
+
+  KernelCache third(root.path());
+  write_file_atomic(index / absent, "not a key\n");
+  EXPECT_FALSE(third.find_member(absent).library);
+  write_file_atomic(index / absent, std::string(32, 'f') + "\n");
+  EXPECT_FALSE(third.find_member(absent).library);
+  // Replaced whole (a new inode: the copy `second` has loaded stays mapped).
+  write_file_atomic(third.paths(unit).library, "junk");
+  EXPECT_FALSE(third.find_member(m1).library);
+  EXPECT_EQ(compiler_runs(), runs);
+}
+
 TEST(KernelCacheTest, ChangedSourceOrFlagsMiss) {
   TempDir root;
   KernelCache cache(root.path());

@@ -188,13 +188,18 @@ TEST_P(GraphOpsTest, KernelsAreBuiltInOneBatchWithTransposes) {
   if (GetParam() == sc::Backend::Generated) {
     // sum, mean (rs), its backward (cs), gcn (rs+cs, both directions) -> 4 programs.
     EXPECT_EQ(k.distinct_programs(), 4);
-    // One batch, compiled in at most one translation unit (one library) per thread.
-    std::set<const void*> libraries;
+    // One batch: the kernels no earlier unit held compiled in at most one translation
+    // unit (one library) per thread; the others were loaded from the units that hold
+    // them (the kernel cache is shared by every test).
+    std::set<const void*> libraries, compiled_now;
     for (Aggregation a : kAll)
-      for (const auto* kernel : {k.aggregation(a, 3).forward.get(), k.aggregation(a, 3).backward.get()})
+      for (const auto* kernel : {k.aggregation(a, 3).forward.get(), k.aggregation(a, 3).backward.get()}) {
         libraries.insert(kernel->compiled()->library.get());
+        if (kernel->compiled()->outcome == sc::CacheOutcome::Compiled)
+          compiled_now.insert(kernel->compiled()->library.get());
+      }
     EXPECT_GE(libraries.size(), 1u);
-    EXPECT_LE(libraries.size(), static_cast<size_t>(std::min(num_threads(), 4)));
+    EXPECT_LE(compiled_now.size(), static_cast<size_t>(std::min(num_threads(), 4)));
   } else {
     EXPECT_EQ(k.distinct_programs(), 0);
     EXPECT_EQ(k.compile_ms(), 0.0);

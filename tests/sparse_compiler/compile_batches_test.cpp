@@ -1,0 +1,78 @@
+// compile_cpu across batches: a kernel compiled in one batch (one translation unit
+// holding several kernels) is loaded from that unit by a later batch that holds it
+// again (KernelCache::find_member), and runs the same; only kernels that no unit
+// holds are compiled. The batches of `strata eval` after `strata train`, or of a
+// tuner's second search, are such later batches.
+#include <gtest/gtest.h>
+
+#include "core/rng.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/spmm.h"
+#include "tests/support/test_support.h"
+
+namespace strata::sc {
+namespace {
+
+Kernel lowered_spmm(const Graph& A, int64_t feat) {
+  SpmmSpec s;
+  s.feat = feat;
+  s.index_dtype = A.index_dtype();
+  return SpmmKernel::lower(s, SpmmKernel::default_plan(s));
+}
+
+// Runs a compiled SpMM kernel on A and returns its largest difference from the
+// reference on fresh random X.
+float max_error(const Graph& A, int64_t feat, const CompiledKernel& k, uint64_t seed) {
+  SpmmOptions o;
+  o.feat = feat;
+  o.plan = SpmmKernel::default_plan(SpmmKernel::spec(A, o));
+  SpmmKernel bound(A, o, k);
+  Rng rng(seed);
+  const Tensor X = Tensor::uniform({A.num_cols(), feat}, -1, 1, rng);
+  Tensor got = Tensor::empty({A.num_rows(), feat}, DType::F32), want = got.clone();
+  bound.run_into(X, got);
+  reference_spmm(A, X, Tensor(), Tensor(), Tensor(), false, want);
+  return max_abs_diff(got, want);
+}
+
+TEST(CompileBatches, AKernelCompiledInOneBatchIsLoadedFromItsUnitByTheNext) {
+  testing::RandomGraphSpec gs;
+  gs.rows = gs.cols = 300;
+  gs.long_row_length = 120;
+  gs.seed = 5;
+  const Graph A = testing::random_graph(gs);
+  // Odd feature sizes no other test compiles with this plan.
+  const Kernel a = lowered_spmm(A, 37), b = lowered_spmm(A, 41), c = lowered_spmm(A, 43);
+  const std::vector<CompiledKernel> first = compile_cpu({a, b}, 1);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].library.get(), first[1].library.get()) << "one unit";
+
+  // b again beside a kernel the first batch did not hold: b comes from the first
+  // batch's unit (held by `first`, so from memory), c from a unit of its own.
+  const std::vector<CompiledKernel> second = compile_cpu({c, b}, 1);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[1].library.get(), first[1].library.get());
+  EXPECT_EQ(second[1].outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(second[1].source_key, first[1].source_key);
+  EXPECT_EQ(second[1].compile_ms, 0.0);
+  EXPECT_NE(second[0].library.get(), first[0].library.get());
+  EXPECT_EQ(second[1].entry, first[1].entry);
+
+  // A batch of kernels that units already hold, in another order (another unit's
+  // source, had it been compiled): nothing is compiled.
+  const uint64_t compiles = KernelCache::global().stats().compiles;
+  const std::vector<CompiledKernel> third = compile_cpu({b, c, a}, 2);
+  EXPECT_EQ(KernelCache::global().stats().compiles, compiles);
+  for (const CompiledKernel& k : third) EXPECT_NE(k.outcome, CacheOutcome::Compiled) << k.kernel.name;
+  EXPECT_EQ(third[2].library.get(), first[0].library.get());
+  EXPECT_EQ(third[1].library.get(), second[0].library.get());
+
+  // Every copy computes the SpMM.
+  EXPECT_LT(max_error(A, 41, second[1], 1), 1e-4f);
+  EXPECT_LT(max_error(A, 43, third[1], 2), 1e-4f);
+  EXPECT_LT(max_error(A, 37, third[2], 3), 1e-4f);
+}
+
+}  // namespace
+}  // namespace strata::sc
