@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/autograd.h"
@@ -10,11 +12,19 @@
 
 namespace strata::nn {
 
+// The elements of a parameter that can ever receive a gradient, as sorted, disjoint
+// [begin, end) ranges of flat indices; every other element's gradient is zero on
+// every step (R-GCN's one-hot first layer: only the weight rows its relations
+// read). An optimizer may then leave those elements alone where its update of a
+// zero gradient is the identity (no weight decay): the same values, bit for bit.
+using GradientSupport = std::vector<std::pair<int64_t, int64_t>>;
+
 struct Parameter {
   std::string name;  // "layers.0.weight_neigh": stable, used by checkpoints
   ag::Var var;
   int layer = 0;     // index of the layer that owns it
   bool is_bias = false;
+  std::shared_ptr<const GradientSupport> support;  // null: every element
 };
 
 // Uniform in [-a, a], a = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio 2010), for a

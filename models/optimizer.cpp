@@ -27,7 +27,8 @@ class Adam final : public Optimizer {
       : Optimizer(c, std::move(p)), m_(zeros_like(params_)), v_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, int64_t begin, int64_t end, float* p, const float* g, float wd) override {
+  void update(size_t i, const std::pair<int64_t, int64_t>* ranges, size_t count, float* p, const float* g,
+              float wd) override {
     const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
     const double t = static_cast<double>(steps_ + 1);
     const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t));
@@ -37,12 +38,15 @@ class Adam final : public Optimizer {
     float* m = m_[i].data<float>();
     float* v = v_[i].data<float>();
     // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
+    for (size_t r = 0; r < count; ++r) {
+      const auto [begin, end] = ranges[r];
 #pragma omp simd
-    for (int64_t k = begin; k < end; ++k) {
-      const float gk = g[k] + wd * p[k];
-      m[k] = b1 * m[k] + (1.0f - b1) * gk;
-      v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
-      p[k] -= step * m[k] / (std::sqrt(v[k]) / c2_sqrt + eps);
+      for (int64_t k = begin; k < end; ++k) {
+        const float gk = g[k] + wd * p[k];
+        m[k] = b1 * m[k] + (1.0f - b1) * gk;
+        v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
+        p[k] -= step * m[k] / (std::sqrt(v[k]) / c2_sqrt + eps);
+      }
     }
   }
   std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() override {
@@ -58,21 +62,25 @@ class Sgd final : public Optimizer {
   Sgd(const OptimizerConfig& c, std::vector<Parameter> p) : Optimizer(c, std::move(p)), buf_(zeros_like(params_)) {}
 
  protected:
-  void update(size_t i, int64_t begin, int64_t end, float* p, const float* g, float wd) override {
+  void update(size_t i, const std::pair<int64_t, int64_t>* ranges, size_t count, float* p, const float* g,
+              float wd) override {
     const float lr = static_cast<float>(config_.lr), mu = static_cast<float>(config_.momentum);
     float* b = buf_[i].data<float>();
-    if (mu == 0.0f) {
-#pragma omp simd
-      for (int64_t k = begin; k < end; ++k) p[k] -= lr * (g[k] + wd * p[k]);
-      return;
-    }
     // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
     const bool first = steps_ == 0;
-    for (int64_t k = begin; k < end; ++k) {
-      const float gk = g[k] + wd * p[k];
-      b[k] = first ? gk : mu * b[k] + gk;
-      const float d = config_.nesterov ? gk + mu * b[k] : b[k];
-      p[k] -= lr * d;
+    for (size_t r = 0; r < count; ++r) {
+      const auto [begin, end] = ranges[r];
+      if (mu == 0.0f) {
+#pragma omp simd
+        for (int64_t k = begin; k < end; ++k) p[k] -= lr * (g[k] + wd * p[k]);
+        continue;
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const float gk = g[k] + wd * p[k];
+        b[k] = first ? gk : mu * b[k] + gk;
+        const float d = config_.nesterov ? gk + mu * b[k] : b[k];
+        p[k] -= lr * d;
+      }
     }
   }
   std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() override {
@@ -125,16 +133,38 @@ void Optimizer::step() {
     const bool decay = config_.weight_decay > 0 && decayed_[i];
     const float* g = v.grad().data<float>();
     const float wd = decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f;
+    // Where the gradient is zero on every step and nothing decays, the update is
+    // the identity (moments stay 0, so does the step): only the support is updated.
+    const GradientSupport all = {{0, n}};
+    const GradientSupport& ranges = params_[i].support && !decay ? *params_[i].support : all;
     // Large parameters (embedding tables, R-GCN's bases: millions of elements) in
-    // chunks across threads: the update streams several arrays and one core's
-    // bandwidth is not the machine's. Elementwise, so the result is the same.
-    const int64_t chunks = n >= kParallelElements ? (n + kChunk - 1) / kChunk : 1;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t begin = c * kChunk, end = chunks == 1 ? n : std::min(n, begin + kChunk);
+    // tasks of up to kChunk elements across threads: the update streams several
+    // arrays and one core's bandwidth is not the machine's. Elementwise, so the
+    // result is the same. A task is a run of whole ranges (R-GCN's support: many
+    // rows of 16 floats), a long range cut into pieces.
+    std::vector<std::pair<int64_t, int64_t>> pieces;
+    std::vector<size_t> task_start = {0};
+    int64_t elements = 0, in_task = 0;
+    for (const auto& [begin, end] : ranges)
+      for (int64_t b = begin; b < end; b += kChunk) {
+        const int64_t e = std::min(end, b + kChunk);
+        if (in_task > 0 && in_task + (e - b) > kChunk) {
+          task_start.push_back(pieces.size());
+          in_task = 0;
+        }
+        pieces.emplace_back(b, e);
+        in_task += e - b;
+        elements += e - b;
+      }
+    task_start.push_back(pieces.size());
+    const int64_t tasks = static_cast<int64_t>(task_start.size()) - 1;
+#pragma omp parallel for schedule(static) if (elements >= kParallelElements && tasks > 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const size_t first = task_start[static_cast<size_t>(t)], last = task_start[static_cast<size_t>(t) + 1];
       if (decay && config_.decoupled)
-        for (int64_t k = begin; k < end; ++k) p[k] *= shrink;
-      update(i, begin, end, p, g, wd);
+        for (size_t r = first; r < last; ++r)
+          for (int64_t k = pieces[r].first; k < pieces[r].second; ++k) p[k] *= shrink;
+      update(i, pieces.data() + first, last - first, p, g, wd);
     }
   }
   ++steps_;
@@ -184,6 +214,15 @@ std::string Optimizer::describe() const {
                      config_.decoupled ? "decoupled" : "(L2, added to the gradient)", decay_scope_name(config_.decay_scope));
   else
     s += ", no weight decay";
+  // Parameters updated on their gradient support only (nn::GradientSupport).
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].support || (config_.weight_decay > 0 && decayed_[i])) continue;
+    int64_t n = 0;
+    for (const auto& [b, e] : *params_[i].support) n += e - b;
+    const int64_t all = params_[i].var.value().numel();
+    s += fmt::format("; {}: {} of {} elements updated ({:.1f}%, the others never get a gradient)", params_[i].name, n,
+                     all, all > 0 ? 100.0 * static_cast<double>(n) / static_cast<double>(all) : 0.0);
+  }
   return s;
 }
 

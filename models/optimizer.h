@@ -63,9 +63,11 @@ class Optimizer {
   std::string describe() const;
 
  protected:
-  // Elements [begin, end) of parameter `index` (values p, gradient g) updated;
-  // wd > 0 adds wd·p to g first. Elementwise, so ranges may run in parallel.
-  virtual void update(size_t index, int64_t begin, int64_t end, float* p, const float* g, float wd) = 0;
+  // The elements [begin, end) of each of `count` ranges of parameter `index` (values
+  // p, gradient g) updated; wd > 0 adds wd·p to g first. Elementwise, so ranges may
+  // run in parallel.
+  virtual void update(size_t index, const std::pair<int64_t, int64_t>* ranges, size_t count, float* p, const float* g,
+                      float wd) = 0;
   // (prefix, buffer) pairs per parameter, in state order.
   virtual std::vector<std::pair<std::string, std::vector<Tensor>*>> buffers() = 0;
 

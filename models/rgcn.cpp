@@ -1,5 +1,7 @@
 #include "models/rgcn.h"
 
+#include <algorithm>
+
 #include "core/autograd_ops.h"
 #include "layers/layer.h"
 
@@ -119,6 +121,31 @@ ag::Var RgcnModel::forward(ag::Tape& tape, const RelationalKernels& k, const std
     x = layers_[i]->forward(tape, k, x, mix_seed(dropout_seed, static_cast<int>(i)));
   }
   return x;
+}
+
+void RgcnModel::mark_gradient_support(const sc::RelationalGraph& g) {
+  if (!one_hot_ || config_.rgcn.num_bases > 0) return;
+  const RelGraphConvOptions& o = layers_.front()->options();
+  STRATA_CHECK(g.relations == o.relations && g.cols == o.in, "{}: a relational graph of {} relations and {} columns",
+               layers_.front()->describe(), g.relations, g.cols);
+  const int64_t* ptr = g.src_ptr.data<int64_t>();
+  auto support = std::make_shared<GradientSupport>();
+  for (int64_t r = 0; r < g.relations; ++r) {
+    std::vector<int64_t> rows;
+    for (int64_t s = ptr[r]; s < ptr[r + 1]; ++s)
+      rows.push_back(g.index_dtype == DType::I32 ? g.src_ids.data<int32_t>()[s] : g.src_ids.data<int64_t>()[s]);
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    for (int64_t j : rows) {
+      const int64_t begin = (r * o.in + j) * o.out, end = begin + o.out;
+      if (!support->empty() && support->back().second == begin)
+        support->back().second = end;  // the next row: one range
+      else
+        support->push_back({begin, end});
+    }
+  }
+  for (Parameter& p : params_)
+    if (p.name == "layers.0.weight") p.support = support;
 }
 
 std::string RgcnModel::describe() const {

@@ -198,7 +198,9 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
 std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
   Rng base(seed);
   Rng init = base.fork(1);
-  return std::make_unique<nn::RgcnModel>(config.model, data.types, data.graph->relations, data.num_classes, init);
+  auto model = std::make_unique<nn::RgcnModel>(config.model, data.types, data.graph->relations, data.num_classes, init);
+  model->mark_gradient_support(*data.graph);
+  return model;
 }
 
 void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
@@ -359,8 +361,10 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       STRATA_CHECK(std::isfinite(value), "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})",
                    run, epoch_str(epoch), c.optimizer.lr);
       tape.backward(loss);
+      Timer step;
       opt->step();
       opt->zero_grad();
+      rr.optimizer_ms += step.ms();
       tape.clear();
       const double ms = t.ms();
       epoch_ms.push_back(ms);
@@ -387,6 +391,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       }
     }
     rr.median_epoch_ms = median(epoch_ms);
+    rr.profile = tape.profile();
     for (double ms : epoch_ms) rr.train_ms += ms;
     rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
     rr.best.train_acc = best.train_acc;
@@ -409,10 +414,11 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
-    out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
-                    "epochs, {:.2f} ms/epoch (median)",
+    out(
+        fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
+                    "epochs, {:.2f} ms/epoch (median; {})",
                     run, c.training.runs, epoch_str(rr.best_epoch), best.train_acc, best.val_acc, best.test_acc,
-                    best.test_macro_f1, rr.epochs, rr.median_epoch_ms));
+                    best.test_macro_f1, rr.epochs, rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
     tests.push_back(best.test_acc);
     vals.push_back(best.val_acc);
     f1s.push_back(best.test_macro_f1);
@@ -428,6 +434,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                     {"test_macro_f1", best.test_macro_f1},
                     {"mean_epoch_ms", rr.mean_epoch_ms},
                     {"median_epoch_ms", rr.median_epoch_ms},
+                    {"time", profile_json(rr.profile, rr.optimizer_ms, rr.train_ms)},
                     {"checkpoint", rr.checkpoint}});
     summary.runs.push_back(std::move(rr));
   }

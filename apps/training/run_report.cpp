@@ -28,6 +28,24 @@ std::string Console::text() const {
   return out;
 }
 
+std::string time_shares(const ag::OpProfile& p, double total_ms) {
+  if (total_ms <= 0) return "";
+  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
+  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
+  return fmt::format("sparse {:.0f}%, dense {:.0f}%, other {:.0f}%", 100 * sparse / total_ms, 100 * dense / total_ms,
+                     100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
+}
+
+nlohmann::ordered_json profile_json(const ag::OpProfile& p, double optimizer_ms, double total_ms) {
+  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
+  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
+  return {{"sparse_ms", sparse},
+          {"dense_ms", dense},
+          {"other_ms", std::max(0.0, total_ms - sparse - dense)},
+          {"optimizer_ms", optimizer_ms},
+          {"total_ms", total_ms}};
+}
+
 std::pair<double, double> accuracy_and_loss(const Tensor& logp, const Tensor& labels, const Tensor& index) {
   const int64_t c = logp.dim(1), n = index.numel();
   const float* lp = logp.data<float>();

@@ -21,24 +21,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json profile_json(const ag::OpProfile& p, double optimizer_ms, double total_ms) {
-  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
-  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
-  return {{"sparse_ms", sparse},
-          {"dense_ms", dense},
-          {"other_ms", std::max(0.0, total_ms - sparse - dense)},
-          {"optimizer_ms", optimizer_ms},
-          {"total_ms", total_ms}};
-}
-
-std::string shares(const ag::OpProfile& p, double total_ms) {
-  if (total_ms <= 0) return "";
-  const double sparse = p.ms[static_cast<int>(ag::OpCategory::Sparse)];
-  const double dense = p.ms[static_cast<int>(ag::OpCategory::Dense)];
-  return fmt::format("sparse {:.0f}%, dense {:.0f}%, other {:.0f}%", 100 * sparse / total_ms, 100 * dense / total_ms,
-                     100 * std::max(0.0, total_ms - sparse - dense) / total_ms);
-}
-
 // The kernel lines of a run's header (and of `strata eval` and `strata infer`): the batch, each
 // kernel's plan, and each GAT attention configuration's choice.
 void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
@@ -315,11 +297,11 @@ Summary run_training(const Config& config, const std::string& config_name, const
       ck.optimizer = best ? best_optim : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
-    out(fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} | {} epochs{}, {:.2f} ms/epoch "
-                    "(median; {})",
-                    run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc,
-                    rr.best.test_acc, rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms,
-                    shares(rr.profile, rr.train_ms)));
+    out(fmt::format(
+        "Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} | {} epochs{}, {:.2f} ms/epoch "
+        "(median; {})",
+        run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, rr.epochs,
+        rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
     tests.push_back(rr.best.test_acc);
     vals.push_back(rr.best.val_acc);
     epoch_means.push_back(rr.mean_epoch_ms);

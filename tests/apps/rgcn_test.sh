@@ -81,6 +81,7 @@ case "$mode" in
     expect header "$out" '^ +rgms 8->8 forward +G +mixed +rgms i8_o8_i32 mixed \(fused on 2 of 3 relations, transform-first on 1\)'
     expect header "$out" '^ +rgms 8->3 backward dX +Gᵀ'
     expect epoch "$out" '^Epoch 0010 \| loss [0-9]\.[0-9]{4} \| train [01]\.[0-9]{3} \| val [01]\.[0-9]{3}'
+    expect summary "$out" '^Run 2/2: best epoch 00[0-9]{2} .* ms/epoch \(median; sparse [0-9]+%, dense [0-9]+%, other [0-9]+%\)$'
     expect summary "$out" '^Test accuracy \(micro-F1\) over 2 runs: (0\.9|1\.0)[0-9]{3} ± 0\.[0-9]{4}; macro-F1'
     for f in config.yaml metrics.jsonl summary.json kernels.json split.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
       [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
@@ -91,6 +92,8 @@ case "$mode" in
     expect summary.json "$summary" '"mean_epoch_ms": [0-9.e+-]+,'
     expect summary.json "$summary" '"compile_ms": [0-9.e+-]+,'
     expect summary.json "$summary" '"file": "kernels.json"'
+    expect summary.json "$summary" '"sparse_ms": [0-9.e+-]+,'
+    expect summary.json "$summary" '"optimizer_ms": [0-9.e+-]+,'
     # type0 holds the flattened graph's ids 0..89: every split id must be one of them.
     expect split "$(cat "$scratch/run/split.json")" '^\{"origin":"[^"]+","train":\[[0-9]'
     ids="$(sed 's/"origin":"[^"]*"//' "$scratch/run/split.json" | tr -c '0-9\n' ' ' | tr ' ' '\n' | grep -E '^[0-9]+$' | sort -n | tail -n 1)"

@@ -102,6 +102,62 @@ TEST(OptimizerTest, LargeParametersUpdateInParallelChunksExactlyAsOneThread) {
   }
 }
 
+// A gradient support (nn::GradientSupport): elements outside it have zero gradient
+// on every step. Without weight decay the optimizer leaves them alone, which is
+// what the full update does to them: the same parameters and state, bit for bit.
+// With weight decay every element moves, so the support is not used.
+TEST(OptimizerTest, GradientSupportSkipsOnlyWhatTheFullUpdateLeavesAlone) {
+  const int64_t rows = 10, width = 4;
+  const nn::GradientSupport ranges = {{4, 8}, {12, 20}, {32, 36}};  // rows 1, 3-4, 8
+  auto in_support = [&](int64_t k) {
+    for (const auto& [b, e] : ranges)
+      if (k >= b && k < e) return true;
+    return false;
+  };
+  auto run = [&](const OptimizerConfig& c, bool with_support) {
+    Tensor w = Tensor::empty({rows, width}, DType::F32);
+    for (int64_t k = 0; k < rows * width; ++k) w.data<float>()[k] = std::cos(0.3f * static_cast<float>(k));
+    std::vector<nn::Parameter> ps = {{"layers.0.weight", ag::Var::parameter(w, "W"), 0, false}};
+    if (with_support) ps[0].support = std::make_shared<nn::GradientSupport>(ranges);
+    auto opt = nn::make_optimizer(c, ps);
+    for (int t = 1; t <= 4; ++t) {
+      Tensor g = Tensor::zeros({rows, width}, DType::F32);
+      for (int64_t k = 0; k < rows * width; ++k)
+        if (in_support(k)) g.data<float>()[k] = grad_at(t, static_cast<int>(k));
+      ps[0].var.set_grad(g);
+      opt->step();
+    }
+    std::vector<Tensor> out = {ps[0].var.value().clone()};
+    for (const auto& [name, t] : opt->state()) out.push_back(t.clone());
+    return out;
+  };
+  OptimizerConfig adam;
+  adam.lr = 0.05;
+  OptimizerConfig sgd;
+  sgd.kind = OptimizerKind::Sgd;
+  sgd.momentum = 0.9;
+  sgd.nesterov = true;
+  OptimizerConfig plain_sgd = sgd;
+  plain_sgd.momentum = 0;
+  plain_sgd.nesterov = false;
+  for (const OptimizerConfig& c : {adam, sgd, plain_sgd}) {
+    const std::vector<Tensor> full = run(c, false), sparse = run(c, true);
+    ASSERT_EQ(full.size(), sparse.size());
+    for (size_t i = 0; i < full.size(); ++i)
+      EXPECT_EQ(std::memcmp(full[i].raw_data(), sparse[i].raw_data(), full[i].nbytes()), 0)
+          << nn::optimizer_kind_name(c.kind) << " momentum " << c.momentum << ", tensor " << i;
+    EXPECT_NE(sparse[0].data<float>()[5], std::cos(0.3f * 5)) << "an element of the support moved";
+  }
+  for (bool decoupled : {false, true}) {
+    OptimizerConfig decay = adam;
+    decay.weight_decay = 0.1;
+    decay.decoupled = decoupled;
+    const std::vector<Tensor> full = run(decay, false), sparse = run(decay, true);
+    EXPECT_EQ(std::memcmp(full[0].raw_data(), sparse[0].raw_data(), full[0].nbytes()), 0) << decoupled;
+    EXPECT_NE(sparse[0].data<float>()[0], 1.0f) << "decay moves an element outside the support";
+  }
+}
+
 TEST(OptimizerTest, SgdWithMomentumAndNesterov) {
   for (bool nesterov : {false, true}) {
     OptimizerConfig c;
@@ -235,6 +291,12 @@ TEST(OptimizerTest, Describe) {
   EXPECT_EQ(nn::make_optimizer(c, ps)->describe(),
             "adam lr 0.01 (betas 0.9, 0.999, eps 1e-08), weight decay 0.0005 (L2, added to the gradient) on all "
             "parameters");
+  // A gradient support is named where it is used (no decay on that parameter).
+  c.weight_decay = 0;
+  ps[0].support = std::make_shared<nn::GradientSupport>(nn::GradientSupport{{0, 1}});
+  EXPECT_EQ(nn::make_optimizer(c, ps)->describe(),
+            "adam lr 0.01 (betas 0.9, 0.999, eps 1e-08), no weight decay; layers.0.weight: 1 of 1 elements updated "
+            "(100.0%, the others never get a gradient)");
 }
 
 }  // namespace

@@ -295,6 +295,70 @@ TEST(RgcnModel, TypedInputsProjectFeaturesAndEmbedFeaturelessTypes) {
                              {"model.input is one_hot", "paper", "model.input: embedding"});
 }
 
+// R-GCN's one-hot first layer with full weights: the gradient support the model
+// marks on layers.0.weight is exactly where a real gradient is non-zero (the rows
+// (r, j) of each relation's sources j), and other models mark nothing.
+TEST(RgcnModel, OneHotWeightSupportIsWhereTheGradientIs) {
+  for (bool int64 : {false, true}) {
+    SCOPED_TRACE(int64 ? "int64 indices" : "int32 indices");
+    const sc::RelationalGraph g = small_graph(int64);
+    std::vector<nn::RgcnTypeInput> types(1);
+    types[0] = {"entity", g.cols, 0, {}, nullptr, nullptr};
+    nn::ModelConfig mc;
+    mc.kind = nn::ModelKind::Rgcn;
+    mc.layers = 1;  // no relu, whose kink would zero some of the gradient
+    mc.dropout = 0;
+    mc.rgcn.input = nn::RgcnInput::OneHot;
+    Rng init(4);
+    nn::RgcnModel model(mc, types, g.relations, 3, init);
+    model.mark_gradient_support(g);
+    const nn::Parameter& w = model.parameters()[0];
+    ASSERT_EQ(w.name, "layers.0.weight");
+    ASSERT_TRUE(w.support);
+    for (size_t i = 1; i < model.parameters().size(); ++i) EXPECT_FALSE(model.parameters()[i].support);
+    nn::RelationalKernelRequests req;
+    model.request_kernels(req);
+    const nn::RelationalKernels k(g, req, {});
+    Tape t;
+    Rng rng(5);
+    const Var logits = model.forward(t, k, types, 0);
+    t.backward(logits, Tensor::uniform(logits.shape(), 0.5, 1.0, rng));
+    std::vector<bool> marked(static_cast<size_t>(w.var.value().numel()), false);
+    int64_t covered = 0;
+    for (const auto& [b, e] : *w.support) {
+      ASSERT_LT(b, e);
+      for (int64_t q = b; q < e; ++q) {
+        EXPECT_FALSE(marked[static_cast<size_t>(q)]) << "element " << q << " in two ranges";
+        marked[static_cast<size_t>(q)] = true;
+      }
+      covered += e - b;
+    }
+    const float* grad = w.var.grad().data<float>();
+    int64_t nonzero = 0;
+    for (int64_t q = 0; q < w.var.value().numel(); ++q) {
+      if (grad[q] != 0.0f) ++nonzero;
+      EXPECT_TRUE(grad[q] == 0.0f || marked[static_cast<size_t>(q)]) << "gradient outside the support at " << q;
+    }
+    // Every row of the support gets a gradient (dY is positive, a_r(i, j) > 0): the
+    // support is no wider than needed. 3 floats (classes) per row; relation 2 is empty.
+    EXPECT_EQ(covered, nonzero);
+    EXPECT_EQ(covered % 3, 0);
+    EXPECT_GT(covered, 0);
+  }
+  // Bases: nothing is marked (every composed row can move).
+  const sc::RelationalGraph g = small_graph(false);
+  std::vector<nn::RgcnTypeInput> types(1);
+  types[0] = {"entity", g.cols, 0, {}, nullptr, nullptr};
+  nn::ModelConfig mc;
+  mc.kind = nn::ModelKind::Rgcn;
+  mc.rgcn.input = nn::RgcnInput::OneHot;
+  mc.rgcn.num_bases = 2;
+  Rng init(4);
+  nn::RgcnModel model(mc, types, g.relations, 3, init);
+  model.mark_gradient_support(g);
+  for (const auto& p : model.parameters()) EXPECT_FALSE(p.support) << p.name;
+}
+
 TEST(RgcnTuning, TunedKernelsRecordTheirOrderAndMatch) {
   const sc::RelationalGraph g = small_graph(false);
   nn::RelationalKernelRequests req;
