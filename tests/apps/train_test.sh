@@ -49,6 +49,10 @@ case "$mode" in
     # Evaluation builds the forward kernels only.
     expect eval "$ev" '^kernels +2 kernels, 2 programs compiled in one batch'
     expect eval "$ev" '^ +mean f=32 forward +A +spmm_f32_i32_rs'
+    # ... which training compiled, in a unit with others: loaded from that unit, not
+    # compiled again (the kernel cache's per-kernel index).
+    expect eval "$ev" '^kernels +2 kernels, .*total [0-9.]+ ms \((disk|memory)-hit\)$'
+    reject eval "$ev" ' compiled$'
     reject eval "$ev" 'backward'
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
     # Inference: every node predicted; on the test nodes, the accuracy eval reports.
