@@ -111,17 +111,45 @@ std::vector<ag::Var> decayed_parameters(const std::vector<Parameter>& params, De
   return out;
 }
 
+namespace {
+constexpr int64_t kParallelElements = int64_t{1} << 20;  // below this one thread does it
+constexpr int64_t kChunk = int64_t{1} << 16;
+}  // namespace
+
 Optimizer::Optimizer(const OptimizerConfig& config, std::vector<Parameter> params)
     : config_(config), params_(std::move(params)) {
   STRATA_CHECK(config.lr > 0 && std::isfinite(config.lr), "optimizer.lr must be positive, got {}", config.lr);
   STRATA_CHECK(config.weight_decay >= 0, "optimizer.weight_decay must be >= 0, got {}", config.weight_decay);
   for (const Parameter& p : params_) decayed_.push_back(is_decayed(p, config.decay_scope));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    // Where the gradient is zero on every step and nothing decays, the update is
+    // the identity (moments stay 0, so does the step): only the support is updated.
+    const bool decay = config_.weight_decay > 0 && decayed_[i];
+    const GradientSupport all = {{0, params_[i].var.value().numel()}};
+    const GradientSupport& ranges = params_[i].support && !decay ? *params_[i].support : all;
+    // Large parameters (embedding tables, R-GCN's bases: millions of elements) in
+    // tasks of up to kChunk elements across threads: the update streams several
+    // arrays and one core's bandwidth is not the machine's. Elementwise, so the
+    // result is the same. A task is a run of whole ranges (R-GCN's support: many
+    // rows of 16 floats), a long range cut into pieces.
+    UpdatePlan plan;
+    plan.task_start.push_back(0);
+    int64_t in_task = 0;
+    for (const auto& [begin, end] : ranges)
+      for (int64_t b = begin; b < end; b += kChunk) {
+        const int64_t e = std::min(end, b + kChunk);
+        if (in_task > 0 && in_task + (e - b) > kChunk) {
+          plan.task_start.push_back(plan.pieces.size());
+          in_task = 0;
+        }
+        plan.pieces.emplace_back(b, e);
+        in_task += e - b;
+        plan.elements += e - b;
+      }
+    plan.task_start.push_back(plan.pieces.size());
+    plans_.push_back(std::move(plan));
+  }
 }
-
-namespace {
-constexpr int64_t kParallelElements = int64_t{1} << 20;  // below this one thread does it
-constexpr int64_t kChunk = int64_t{1} << 16;
-}  // namespace
 
 void Optimizer::step() {
   const float shrink = static_cast<float>(1.0 - config_.lr * config_.weight_decay);
@@ -129,42 +157,18 @@ void Optimizer::step() {
     const ag::Var& v = params_[i].var;
     if (!v.has_grad()) continue;
     float* p = v.mutable_value().data<float>();
-    const int64_t n = v.value().numel();
     const bool decay = config_.weight_decay > 0 && decayed_[i];
     const float* g = v.grad().data<float>();
     const float wd = decay && !config_.decoupled ? static_cast<float>(config_.weight_decay) : 0.0f;
-    // Where the gradient is zero on every step and nothing decays, the update is
-    // the identity (moments stay 0, so does the step): only the support is updated.
-    const GradientSupport all = {{0, n}};
-    const GradientSupport& ranges = params_[i].support && !decay ? *params_[i].support : all;
-    // Large parameters (embedding tables, R-GCN's bases: millions of elements) in
-    // tasks of up to kChunk elements across threads: the update streams several
-    // arrays and one core's bandwidth is not the machine's. Elementwise, so the
-    // result is the same. A task is a run of whole ranges (R-GCN's support: many
-    // rows of 16 floats), a long range cut into pieces.
-    std::vector<std::pair<int64_t, int64_t>> pieces;
-    std::vector<size_t> task_start = {0};
-    int64_t elements = 0, in_task = 0;
-    for (const auto& [begin, end] : ranges)
-      for (int64_t b = begin; b < end; b += kChunk) {
-        const int64_t e = std::min(end, b + kChunk);
-        if (in_task > 0 && in_task + (e - b) > kChunk) {
-          task_start.push_back(pieces.size());
-          in_task = 0;
-        }
-        pieces.emplace_back(b, e);
-        in_task += e - b;
-        elements += e - b;
-      }
-    task_start.push_back(pieces.size());
-    const int64_t tasks = static_cast<int64_t>(task_start.size()) - 1;
-#pragma omp parallel for schedule(static) if (elements >= kParallelElements && tasks > 1)
+    const UpdatePlan& plan = plans_[i];
+    const int64_t tasks = static_cast<int64_t>(plan.task_start.size()) - 1;
+#pragma omp parallel for schedule(static) if (plan.elements >= kParallelElements && tasks > 1)
     for (int64_t t = 0; t < tasks; ++t) {
-      const size_t first = task_start[static_cast<size_t>(t)], last = task_start[static_cast<size_t>(t) + 1];
+      const size_t first = plan.task_start[static_cast<size_t>(t)], last = plan.task_start[static_cast<size_t>(t) + 1];
       if (decay && config_.decoupled)
         for (size_t r = first; r < last; ++r)
-          for (int64_t k = pieces[r].first; k < pieces[r].second; ++k) p[k] *= shrink;
-      update(i, pieces.data() + first, last - first, p, g, wd);
+          for (int64_t k = plan.pieces[r].first; k < plan.pieces[r].second; ++k) p[k] *= shrink;
+      update(i, plan.pieces.data() + first, last - first, p, g, wd);
     }
   }
   ++steps_;
@@ -217,8 +221,7 @@ std::string Optimizer::describe() const {
   // Parameters updated on their gradient support only (nn::GradientSupport).
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].support || (config_.weight_decay > 0 && decayed_[i])) continue;
-    int64_t n = 0;
-    for (const auto& [b, e] : *params_[i].support) n += e - b;
+    const int64_t n = plans_[i].elements;
     const int64_t all = params_[i].var.value().numel();
     s += fmt::format("; {}: {} of {} elements updated ({:.1f}%, the others never get a gradient)", params_[i].name, n,
                      all, all > 0 ? 100.0 * static_cast<double>(n) / static_cast<double>(all) : 0.0);

@@ -75,6 +75,17 @@ class Optimizer {
   std::vector<Parameter> params_;
   std::vector<bool> decayed_;
   int64_t steps_ = 0;
+
+ private:
+  // How step() walks a parameter, fixed at construction: the elements it updates
+  // (all, or the gradient support where nothing decays) as pieces of at most
+  // kChunk elements, grouped into tasks for the threads.
+  struct UpdatePlan {
+    std::vector<std::pair<int64_t, int64_t>> pieces;
+    std::vector<size_t> task_start;  // task t holds pieces [task_start[t], task_start[t + 1])
+    int64_t elements = 0;
+  };
+  std::vector<UpdatePlan> plans_;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<Parameter> params);

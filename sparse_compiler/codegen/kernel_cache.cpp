@@ -137,40 +137,34 @@ bool is_key(std::string_view s) {
   return s.size() == 32 &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
+
+// The unit key a member index entry names; empty when there is no readable entry
+// holding a key.
+std::string read_member_entry(const fs::path& entry) {
+  std::error_code ec;
+  if (!fs::exists(entry, ec)) return {};
+  std::string unit;
+  try {
+    unit = read_file(entry);
+  } catch (const std::exception&) {
+    return {};  // unreadable: a miss, rewritten by the compile that follows
+  }
+  while (!unit.empty() && (unit.back() == '\n' || unit.back() == ' ')) unit.pop_back();
+  return is_key(unit) ? unit : std::string();
+}
 }  // namespace
 
 CacheResult KernelCache::find_member(const std::string& member_key) {
   Timer timer;
   CacheResult res;
-  const fs::path index = dir_ / "members" / member_key;
   std::string unit;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto m = members_.find(member_key); m != members_.end()) {
-      unit = m->second;
-      if (auto it = memory_.find(unit); it != memory_.end())
-        if (auto lib = it->second.lock()) {
-          counters_.memory_hits.fetch_add(1);
-          res.library = std::move(lib);
-          res.outcome = CacheOutcome::MemoryHit;
-          res.key = unit;
-          res.total_ms = timer.ms();
-          return res;
-        }
-    }
+    if (auto m = members_.find(member_key); m != members_.end()) unit = m->second;
   }
-  if (unit.empty()) {
-    std::error_code ec;
-    if (!fs::exists(index, ec)) return res;
-    try {
-      unit = read_file(index);
-    } catch (const std::exception&) {
-      return res;  // unreadable: a miss, rewritten by the compile that follows
-    }
-    while (!unit.empty() && (unit.back() == '\n' || unit.back() == ' ')) unit.pop_back();
-    if (!is_key(unit)) return res;
-  }
-  // Not in memory: the unit's entry on disk, verified, and never built here.
+  if (unit.empty()) unit = read_member_entry(dir_ / "members" / member_key);
+  if (unit.empty()) return res;
+  // The unit from memory, else its entry on disk, verified; never built here.
   std::shared_ptr<SharedLibrary> lib;
   {
     std::lock_guard<std::mutex> lock(mu_);
