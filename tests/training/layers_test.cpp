@@ -161,11 +161,12 @@ TEST_P(SageConvTest, ForwardMatchesFormulaAndGradientsMatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, SageConvTest,
-                         ::testing::Values(SageCase{nn::SageAggregator::Mean, true, 6, 4},   // project first
-                                           SageCase{nn::SageAggregator::Mean, true, 3, 5},   // aggregate first
+                         ::testing::Values(SageCase{nn::SageAggregator::Mean, true, 6, 4},  // project first
+                                           SageCase{nn::SageAggregator::Mean, true, 3, 5},  // aggregate first
                                            SageCase{nn::SageAggregator::Gcn, false, 6, 4},
                                            SageCase{nn::SageAggregator::Gcn, true, 3, 5},
-                                           SageCase{nn::SageAggregator::Sum, false, 3, 5}));
+                                           SageCase{nn::SageAggregator::Sum, false, 3, 5},
+                                           SageCase{nn::SageAggregator::Sum, true, 7, 3}));  // one X·[W_self | W_neigh]
 
 TEST(LayersTest, SageConvSparseInputEqualsDensified) {
   Rng rng(3);
