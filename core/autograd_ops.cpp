@@ -85,15 +85,22 @@ void gemm_nt(const Tensor& a, const Tensor& b, Tensor& c) {
   }
 }
 
-// c [k, m] = a [n, k]ᵀ · b [n, m]: per-thread partial sums over blocks of n, added
-// in thread order.
+// c [k, m] = a [n, k]ᵀ · b [n, m], computed as (bᵀ · a)ᵀ: per-thread partial sums
+// over blocks of n, added in thread order. In that order Eigen's GEMM packs the
+// long operand once per depth block instead of once per block of c's rows (for
+// a weight gradient Xᵀ·dY, c has k = F_in rows): 1.05-1.12x on Facebook's 22,470 x
+// 4,714 input at m = 128 and 256, the same at R-MAT's 131,072 x 128 x 128.
 void gemm_tn(const Tensor& a, const Tensor& b, Tensor& c) {
   const int64_t n = a.dim(0), k = a.dim(1), m = b.dim(1);
   const CMat A(a.data<float>(), n, k), B(b.data<float>(), n, m);
   Mat C(c.data<float>(), k, m);
   const int T = gemm_threads(n, k, m, n);
-  if (T == 1) return serial_eigen([&] { C.noalias() = A.transpose() * B; });
-  std::vector<RowMatrix<float>> partial(static_cast<size_t>(T));
+  std::vector<RowMatrix<float>> partial(static_cast<size_t>(T));  // each [m, k]
+  if (T == 1) {
+    serial_eigen([&] { partial[0].noalias() = B.transpose() * A; });
+    C = partial[0].transpose();
+    return;
+  }
   int used = T;
 #pragma omp parallel num_threads(T)
   {
@@ -101,10 +108,10 @@ void gemm_tn(const Tensor& a, const Tensor& b, Tensor& c) {
 #pragma omp single
     used = omp_get_num_threads();
     const auto [r0, r1] = chunk(n, t, omp_get_num_threads());
-    partial[t].noalias() = A.middleRows(r0, r1 - r0).transpose() * B.middleRows(r0, r1 - r0);
+    partial[t].noalias() = B.middleRows(r0, r1 - r0).transpose() * A.middleRows(r0, r1 - r0);
   }
-  C = partial[0];
-  for (int t = 1; t < used; ++t) C += partial[t];
+  for (int t = 1; t < used; ++t) partial[0] += partial[t];
+  C = partial[0].transpose();
 }
 
 // y = op(x) element by element, block by block on the threads: `block(xp, yp,

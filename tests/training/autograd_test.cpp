@@ -38,6 +38,29 @@ TEST(AutogradTest, MatmulMatchesPlainLoops) {
     }
 }
 
+// Large enough for the products to split across threads (kParallelWork): the
+// forward, ∂A = ∂Y·Bᵀ and ∂B = Aᵀ·∂Y (per-thread partial sums of (∂Yᵀ·A)ᵀ) against
+// double-precision products, on 1 and 2 threads, with odd sizes.
+TEST(AutogradTest, ThreadedMatmulAndItsGradientsMatchDoubleProducts) {
+  Rng rng(12);
+  const Tensor a = uniform({2051, 173}, rng), b = uniform({173, 37}, rng), dy = uniform({2051, 37}, rng);
+  const Eigen::MatrixXd A = a.as_matrix<float>().cast<double>(), B = b.as_matrix<float>().cast<double>(),
+                        DY = dy.as_matrix<float>().cast<double>();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Var av = Var::parameter(a, "a"), bv = Var::parameter(b, "b");
+    Tape t;
+    const Var y = ag::matmul(t, av, bv);
+    t.backward(y, dy);
+    EXPECT_LT((y.value().as_matrix<float>().cast<double>() - A * B).cwiseAbs().maxCoeff(), 1e-4) << threads;
+    EXPECT_LT((av.grad().as_matrix<float>().cast<double>() - DY * B.transpose()).cwiseAbs().maxCoeff(), 1e-4)
+        << threads;
+    EXPECT_LT((bv.grad().as_matrix<float>().cast<double>() - A.transpose() * DY).cwiseAbs().maxCoeff(), 1e-3)
+        << threads;
+  }
+  set_num_threads(0);
+}
+
 TEST(AutogradTest, AddAndBiasAddGradients) {
   Rng rng(3);
   check_gradients([](Tape& t, const std::vector<Var>& v) { return ag::add(t, v[0], v[1]); },
