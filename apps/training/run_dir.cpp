@@ -10,17 +10,41 @@
 
 namespace strata::train {
 
+namespace {
+
+// What overwrite may replace: an earlier run dir (every committed one holds
+// metrics.jsonl) or an empty folder, never a user's file or other folder.
+void check_replaceable(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(dir, ec))) return;
+  STRATA_CHECK(fs::is_directory(fs::symlink_status(dir, ec)),
+               "output.run_dir '{}' exists and is not a folder; a run replaces only an earlier run dir (choose "
+               "another output.run_dir, or move the file away)",
+               dir.string());
+  const bool empty = fs::is_empty(dir, ec);
+  STRATA_CHECK(empty || fs::is_regular_file(dir / "metrics.jsonl", ec),
+               "output.run_dir '{}' is a folder that holds no earlier run (no metrics.jsonl); a run replaces only "
+               "an earlier run dir or an empty folder (choose another output.run_dir)",
+               dir.string());
+}
+
+}  // namespace
+
 RunDirectory::RunDirectory(fs::path final_dir, bool overwrite) : final_(std::move(final_dir)), overwrite_(overwrite) {
-  STRATA_CHECK(!final_.filename().empty(), "output.run_dir '{}' names no folder", final_.string());
+  STRATA_CHECK(!final_.filename().empty() && final_.filename() != "." && final_.filename() != "..",
+               "output.run_dir '{}' names no folder", final_.string());
   std::error_code ec;
   STRATA_CHECK(overwrite || !fs::exists(final_, ec),
                "output.run_dir '{}' already exists (set output.overwrite: true to replace it, or choose another "
                "output.run_dir)",
                final_.string());
+  check_replaceable(final_);
   staging_ = final_;
   staging_ += fmt::format(".partial-{}", ::getpid());
   fs::remove_all(staging_, ec);
-  ensure_directory(staging_);
+  fs::create_directories(staging_, ec);
+  STRATA_CHECK(!ec && fs::is_directory(staging_), "cannot create output.run_dir '{}' (staging folder '{}'): {}",
+               final_.string(), staging_.string(), ec ? ec.message() : "a file of that name exists");
   const fs::path metrics = staging_ / "metrics.jsonl";
   metrics_ = std::fopen(metrics.c_str(), "w");
   STRATA_CHECK(metrics_ != nullptr, "cannot create '{}': {}", metrics.string(), std::strerror(errno));
@@ -57,6 +81,7 @@ void RunDirectory::commit() {
   if (fs::exists(final_, ec)) {
     STRATA_CHECK(overwrite_, "output.run_dir '{}' appeared while the run was going (output.overwrite is false)",
                  final_.string());
+    check_replaceable(final_);
     old = final_;
     old += fmt::format(".old-{}", ::getpid());
     fs::remove_all(old, ec);

@@ -4,7 +4,8 @@
 // every file in it is written atomically (core AtomicFile) except metrics.jsonl,
 // which grows one line per epoch so `tail -f` can follow a run. commit() moves the
 // staging folder into place (replacing an existing run dir only when overwrite is
-// on); if the run fails first, the destructor removes the staging folder, so an
+// on, and only an earlier run dir or an empty folder: never a user's file or other
+// folder); if the run fails first, the destructor removes the staging folder, so an
 // error never leaves a half-written run dir behind.
 #pragma once
 

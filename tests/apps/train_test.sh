@@ -123,6 +123,28 @@ case "$mode" in
     err="$("$strata" eval "$sbm" --checkpoint "$scratch/cut.ckpt" 2>&1 >/dev/null)"
     expect_rc truncated $? 1
     expect truncated "$err" "checkpoint '.*cut.ckpt': checksum mismatch .*: the file is corrupt or truncated"
+    # output.overwrite replaces an earlier run dir (ok, above) or an empty folder, never
+    # a user's file or a folder holding something else; those are left as they were.
+    two=(--set training.epochs=2 --set training.runs=1)
+    "$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/ok" >/dev/null
+    expect_rc rerun-replaces-run $? 0
+    echo precious > "$scratch/afile"
+    err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/afile" 2>&1 >/dev/null)"
+    expect_rc run-dir-file $? 1
+    expect run-dir-file "$err" "output.run_dir '.*afile' exists and is not a folder; a run replaces only an earlier run dir"
+    [ "$(cat "$scratch/afile")" = precious ] || { echo "FAIL: the file at output.run_dir was changed"; fails=$((fails + 1)); }
+    mkdir -p "$scratch/notes/sub" && echo keep > "$scratch/notes/sub/important.txt"
+    err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/notes" 2>&1 >/dev/null)"
+    expect_rc run-dir-folder $? 1
+    expect run-dir-folder "$err" "output.run_dir '.*notes' is a folder that holds no earlier run \\(no metrics.jsonl\\)"
+    [ "$(cat "$scratch/notes/sub/important.txt")" = keep ] || { echo "FAIL: a folder at output.run_dir was changed"; fails=$((fails + 1)); }
+    mkdir -p "$scratch/empty"
+    "$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/empty" >/dev/null
+    expect_rc run-dir-empty $? 0
+    [ -f "$scratch/empty/summary.json" ] || { echo "FAIL: no run in the empty folder given as output.run_dir"; fails=$((fails + 1)); }
+    err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir=/proc/strata-run 2>&1 >/dev/null)"
+    expect_rc run-dir-unwritable $? 1
+    expect run-dir-unwritable "$err" "cannot create output.run_dir '/proc/strata-run'"
     "$strata" train "$sbm" --bogus-flag >/dev/null 2>&1
     expect_rc cli $? 2
     ;;
