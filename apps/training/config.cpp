@@ -470,6 +470,8 @@ double Config::get_float(const std::string& path) const { return std::stod(value
 bool Config::get_bool(const std::string& path) const { return value(path, ValueType::Bool).text == "true"; }
 const std::string& Config::get_string(const std::string& path) const { return value(path, ValueType::String).text; }
 bool Config::is_default(const std::string& path) const { return values_.at(path).origin == "default"; }
+const std::string& Config::text(const std::string& path) const { return values_.at(path).text; }
+const std::string& Config::origin(const std::string& path) const { return values_.at(path).origin; }
 
 namespace {
 std::string yaml_scalar(const KeySpec& k, const std::string& text) {

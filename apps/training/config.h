@@ -69,6 +69,10 @@ class Config {
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  // strings and enums
   bool is_default(const std::string& path) const;
+  // A key's canonical text ("64", "true", "mean") and where it came from
+  // ("config.yaml:4:3", "--set model.hidden=64", "default").
+  const std::string& text(const std::string& path) const;
+  const std::string& origin(const std::string& path) const;
 
   const std::string& source() const { return source_; }
   const std::vector<std::string>& overrides() const { return overrides_; }

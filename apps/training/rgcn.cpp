@@ -488,6 +488,7 @@ void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
                "checkpoint '{}' holds a {} model; strata infer / rgcn configs need an rgcn checkpoint (strata train "
                "configs/rgcn_*.yaml)",
                file, l.ck.meta.value("model", std::string("unknown")));
+  check_config_matches_checkpoint(config, l.ck.meta, file);
   l.ctx.data = prepare_rgcn_data(l.ctx.config.data, l.ctx.config.model, config.source());
   check_checkpoint_graph(l.ck.meta, l.ctx.data, file);
   l.model = l.ctx.make_model(l.ctx.config.training.seed);
@@ -517,7 +518,7 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", e.test_acc, r.recorded_test_acc,
                     e.test_macro_f1,
                     r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
-                                : "DIFFERS from the recorded run (different threads, backend or build?)"));
+                                : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
   return r;
 }
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <set>
+
+#include "core/error.h"
 #include "core/parallel.h"
 
 namespace strata::train {
@@ -21,6 +25,30 @@ nlohmann::ordered_json checkpoint_meta(const Config& config, sc::Backend backend
   meta["backend"] = sc::backend_name(backend);
   meta["threads"] = num_threads();
   return meta;
+}
+
+void check_config_matches_checkpoint(const Config& config, const nlohmann::json& meta, const std::string& file) {
+  if (!meta.contains("config") || !meta["config"].is_string()) return;
+  std::optional<Config> trained;
+  try {
+    trained = Config::parse(meta["config"].get<std::string>(), fmt::format("checkpoint '{}'", file));
+  } catch (const UserError&) {
+    return;  // written by a build with other keys: the architecture checks still apply
+  }
+  // A model of another kind: the caller's own check says so.
+  if (config.text("model.name") != trained->text("model.name")) return;
+  static const std::set<std::string> kNotCompared = {
+      "data.dataset",    "data.random_features", "data.random_classes",   // which graph: the size checks
+      "data.data_root",  "data.cache",           "data.feature_storage",  // where and how it is read
+      "data.split.seed", "data.split.per_run"};                           // the split check
+  for (const KeySpec& k : config_schema()) {
+    const bool relevant = k.path.starts_with("data.") || k.path.starts_with("model.");
+    if (!relevant || kNotCompared.count(k.path) || config.text(k.path) == trained->text(k.path)) continue;
+    STRATA_FAIL(
+        "checkpoint '{}' was trained with {}={}, but the config gives {} ({}); evaluate with the config the run dir "
+        "holds (config.yaml) and the same --set overrides",
+        file, k.path, trained->text(k.path), config.text(k.path), config.origin(k.path));
+  }
 }
 
 std::string write_run_checkpoint(RunDirectory& dir, int run, const nn::Checkpoint& ck) {

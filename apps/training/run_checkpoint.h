@@ -30,6 +30,17 @@ struct RunCheckpointInfo {
 // The header of a run's checkpoint; callers may add fields of their own after it.
 nlohmann::ordered_json checkpoint_meta(const Config& config, sc::Backend backend, const RunCheckpointInfo& info);
 
+// `strata eval` / `strata infer`: refuses a config whose data or model keys differ
+// from those the checkpoint was trained with (the recorded accuracy could not be
+// reproduced, and predictions would come from another model), naming the first
+// such key, both values and where the config's value came from. Not compared: which
+// graph is read (data.dataset and the synthetic sizes: inference on another graph is
+// legal, and the callers check its sizes and relations), where and how it is read
+// (data.data_root, data.cache, data.feature_storage), the split's seed (checked
+// against the run's own split), and anything when the model kinds differ (the
+// callers' message) or the checkpoint records no config.
+void check_config_matches_checkpoint(const Config& config, const nlohmann::json& meta, const std::string& file);
+
 // Writes checkpoints/run-NN.ckpt into the run's staging folder and returns that
 // relative path (what summary.json names).
 std::string write_run_checkpoint(RunDirectory& dir, int run, const nn::Checkpoint& ck);

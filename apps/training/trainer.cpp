@@ -368,6 +368,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   apply_runtime(ctx.config.runtime);
   l.ck = nn::read_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
+  check_config_matches_checkpoint(config, l.ck.meta, file);
   ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
   l.state = std::make_unique<RunState>(ctx, ctx.config.training.seed);
   RunState& state = *l.state;
@@ -438,8 +439,9 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
   print(fmt::format("Train accuracy {:.4f} | val accuracy {:.4f} (loss {:.4f})", r.eval.train_acc, r.eval.val_acc,
                     r.eval.val_loss));
   print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}): {}", r.eval.test_acc, r.recorded_test_acc,
-                    r.identical ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
-                                : "DIFFERS from the recorded run (different threads, backend or build?)"));
+                    r.identical
+                        ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
+                        : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
   return r;
 }
 

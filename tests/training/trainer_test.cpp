@@ -340,7 +340,15 @@ TEST_F(TrainerErrorTest, ExistingRunDirWithoutOverwrite) {
   expect_user_error([&] { train(config(kSbm, {"output.overwrite=false"})); },
                     {"output.run_dir '", "already exists", "output.overwrite: true"});
   EXPECT_EQ(read_file(dir_ / "run" / "keep.txt"), "previous run");
+  // Overwrite replaces an earlier run only: a folder holding something else is left alone.
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"training.runs=1", "training.epochs=2"}));
+      },
+      {"output.run_dir '", "is a folder that holds no earlier run (no metrics.jsonl)"});
+  EXPECT_EQ(read_file(dir_ / "run" / "keep.txt"), "previous run");
   // With overwrite, the old run is replaced only once the new one has finished.
+  write_file_atomic(dir_ / "run" / "metrics.jsonl", "{}\n");
   train(config(kSbm, {"training.runs=1", "training.epochs=2"}));
   EXPECT_FALSE(fs::exists(dir_ / "run" / "keep.txt"));
   EXPECT_TRUE(fs::exists(dir_ / "run" / "summary.json"));
@@ -352,9 +360,15 @@ TEST_F(TrainerErrorTest, EvalRejectsWrongAndCorruptCheckpoints) {
   train(c);
   const fs::path ckpt = dir_ / "run/checkpoints/run-01.ckpt";
   auto quiet = [](const std::string&) {};
+  // The config's data and model keys must be those the checkpoint was trained with.
   expect_user_error([&] { train::run_evaluation(config(kSbm, {"model.hidden=32"}), ckpt, quiet); },
-                    {"architecture mismatch: parameter 'layers.0.weight_self' is float32 [16, 16]", "run-01.ckpt",
-                     "but [16, 32] in the model built from the config"});
+                    {"checkpoint '", "run-01.ckpt' was trained with model.hidden=16, but the config gives 32",
+                     "model.hidden=32", "evaluate with the config the run dir holds (config.yaml)"});
+  expect_user_error([&] { train::run_evaluation(config(kSbm, {"data.normalize_features=true"}), ckpt, quiet); },
+                    {"was trained with data.normalize_features=false, but the config gives true"});
+  // How the features are stored is not the model: a dense read evaluates the same weights.
+  const train::EvalReport dense = train::run_evaluation(config(kSbm, {"data.feature_storage=dense"}), ckpt, quiet);
+  EXPECT_NEAR(dense.eval.test_acc, dense.recorded_test_acc, 0.02);
   expect_user_error([&] { train::run_evaluation(config(kSbm, {"model.name=gcn"}), ckpt, quiet); },
                     {"architecture mismatch: checkpoint", "holds a graphsage model, but the config builds gcn"});
   expect_user_error(
