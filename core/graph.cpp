@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "core/host_memory.h"
+
 namespace strata {
 namespace {
 
@@ -46,6 +48,11 @@ Graph Graph::from_coo(int64_t num_rows, int64_t num_cols, const Tensor& rows, co
   const IndexReader R(rows), C(cols);
   const float* V = weighted ? values.data<float>() : nullptr;
 
+  // The row counts, the skip flags, then the CSR itself (offsets, indices, values):
+  // refused up front when a size line or node count asks for more than the machine has.
+  check_host_bytes(
+      16.0 * (static_cast<double>(num_rows) + 1) + static_cast<double>(n) * (1.0 + 8.0 + (weighted ? 4.0 : 0.0)),
+      fmt::format("{}: a graph of {} rows and {} entries", opt.source, num_rows, n));
   // Validate and count entries per row.
   std::vector<int64_t> count(static_cast<size_t>(num_rows) + 1, 0);
   std::vector<uint8_t> skip(static_cast<size_t>(n), 0);

@@ -33,6 +33,15 @@ int64_t available_host_bytes() {
   return available < 0 ? -1 : available + swap_free;
 }
 
+void check_host_bytes(double bytes, const std::string& what) {
+  if (bytes < static_cast<double>(kCheckedAllocationBytes)) return;
+  const int64_t available = available_host_bytes();
+  STRATA_CHECK(available < 0 || bytes <= static_cast<double>(available),
+               "out of host memory: {} needs about {:.1f} GiB, more than the {:.1f} GiB this machine has available "
+               "(MemAvailable + SwapFree in /proc/meminfo)",
+               what, bytes / (1 << 30), static_cast<double>(available) / (1 << 30));
+}
+
 void* allocate_host(size_t bytes, size_t alignment) {
   // Linux grants a large allocation it cannot back and kills the process when the
   // pages are touched; refuse it here instead, with a message.

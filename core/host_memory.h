@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace strata {
 
@@ -25,6 +26,12 @@ void free_host(void* p);
 
 // MemAvailable + SwapFree from /proc/meminfo, in bytes; -1 where unknown.
 int64_t available_host_bytes();
+
+// Throws a UserError naming `what` when `bytes` (an estimate of what a step is
+// about to allocate, possibly in many pieces) exceeds available_host_bytes(): a
+// loader or generator given absurd sizes refuses them instead of swapping or
+// being killed. Below kCheckedAllocationBytes nothing is checked.
+void check_host_bytes(double bytes, const std::string& what);
 
 // Whether large allocations are advised as huge pages in this process.
 bool huge_pages_enabled();

@@ -10,12 +10,12 @@ namespace strata::data {
 namespace {
 
 // "# Nodes: 23133 Edges: 186936" (SNAP). Returns true when the line is one.
-bool parse_snap_counts(std::string_view line, EdgeRecords& out) {
+bool parse_snap_counts(std::string_view line, const Where& where, EdgeRecords& out) {
   static const std::regex re(R"(Nodes:\s*(\d+)\s+Edges:\s*(\d+))");
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_search(line.begin(), line.end(), m, re)) return false;
-  out.header_nodes = std::stoll(m[1].str());
-  out.header_edges = std::stoll(m[2].str());
+  out.header_nodes = parse_int(m[1].str(), where, "node count of the '# Nodes: … Edges: …' header");
+  out.header_edges = parse_int(m[2].str(), where, "edge count of the '# Nodes: … Edges: …' header");
   return true;
 }
 
@@ -34,7 +34,7 @@ EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
     const std::string_view t = trim(line);
     if (t.empty()) continue;
     if (style == EdgeListStyle::Blank && (t[0] == '#' || t[0] == '%')) {
-      if (!rec.header_edges && rec.src.empty()) parse_snap_counts(t, rec);
+      if (!rec.header_edges && rec.src.empty()) parse_snap_counts(t, lines.where(), rec);
       continue;
     }
     if (style == EdgeListStyle::Blank) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "core/host_memory.h"
 #include "datasets/generator_params.h"
 #include "datasets/generator_util.h"
 
@@ -47,6 +48,11 @@ std::string sbm_spec(const SbmParams& p) {
 
 Dataset generate_sbm(const SbmParams& p) {
   const int64_t n = p.nodes, k = p.classes;
+  // Labels, blocks, features; per drawn pair the dedup set, both endpoints and the
+  // CSR of both directions (about 100 bytes).
+  check_host_bytes(static_cast<double>(n) * (32.0 + 4.0 * static_cast<double>(p.feature_dim)) +
+                       100.0 * static_cast<double>(n) * p.avg_degree / 2,
+                   fmt::format("generating '{}'", sbm_spec(p)));
   Rng rng = detail::chunk_rng(p.seed, 0);
 
   // Balanced blocks in random positions.

@@ -186,6 +186,9 @@ TEST(GeneratorErrorTest, UnknownKeysAndBadValuesNameTheKey) {
   testing::expect_user_error([] { parse_sbm_params("train=0.9,val=0.3"); }, {"train=0.9 + val=0.3 exceeds 1"});
   testing::expect_user_error([] { parse_sbm_params("undirected=maybe"); }, {"unknown parameter 'undirected'"});
   testing::expect_user_error([] { parse_rmat_params("simple=maybe"); }, {"'simple' is 'maybe'", "expected 0 or 1"});
+  // Sizes inside the parameters' ranges whose graph no machine holds: refused, not swapped or killed.
+  testing::expect_user_error([] { generate_sbm(parse_sbm_params("nodes=268435456,avg_degree=10000")); },
+                             {"out of host memory: generating 'sbm:nodes=268435456", "needs about", "available"});
 }
 
 }  // namespace

@@ -115,6 +115,10 @@ TEST(MatrixMarketErrorTest, BannerSizeLineCountsAndIndices) {
                              {"j.mtx:2", "must be square"});
   testing::expect_user_error(load("k.mtx", "%%MatrixMarket matrix coordinate real general\n3 x 1\n"),
                              {"k.mtx:2", "column count is 'x'"});
+  // A size line no machine can hold is refused before anything of that size is allocated.
+  testing::expect_user_error(
+      load("l.mtx", "%%MatrixMarket matrix coordinate pattern general\n1000000000000000 1000000000000000 1\n1 2\n"),
+      {"out of host memory", "l.mtx: a graph of 1000000000000000 rows and 1 entries needs about", "available"});
 }
 
 TEST(EdgeListDataTest, SnapGraphs) {
@@ -233,6 +237,13 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
   testing::expect_user_error([&] { load_edge_list(dir.write("e.csv", "a,b\n0,1\n1,2,0.5\n"), EdgeListStyle::Csv, {}); },
                              {"e.csv:3", "found 3"});
   testing::expect_user_error([&] { load_edge_list(dir / "none.txt", EdgeListStyle::Blank, {}); }, {"none.txt", "cannot open"});
+  testing::expect_user_error(
+      [&] {
+        load_edge_list(dir.write("f.txt", "# Nodes: 99999999999999999999999 Edges: 2\n0 1\n1 2\n"),
+                       EdgeListStyle::Blank, {});
+      },
+      {"f.txt:1", "node count of the '# Nodes: … Edges: …' header is '99999999999999999999999'",
+       "expected an integer"});
 }
 
 TEST(MusaeErrorTest, IdsOutsideTheTargetJsonAndCsvProblems) {
