@@ -29,11 +29,10 @@
 //
 // --stream-only prints {"threads": T, "stream_gbs": G}: the STREAM-like triad that
 // `strata bench` uses as the memory-bandwidth floor, on the requested threads.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
@@ -43,6 +42,7 @@
 #include "benchmarks/baselines/baselines.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "core/staged_directory.h"
 #include "datasets/load.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 
@@ -109,12 +109,12 @@ int run_export(const ExportArgs& a) {
   STRATA_CHECK(!a.out.empty(), "export: --out is required");
   if (a.threads > 0) set_num_threads(a.threads);
   const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
+  // Everything is written into a staging folder that replaces --out (an earlier
+  // export, or an empty folder) only once every file is there.
+  StagedDirectory out(a.out, "meta.json", "--out");
+  const fs::path dir = out.staging_path();
   const BenchGraph bg = load_bench_graph(a.graph, a.data_root, a.as_stored);
   const Graph& A = bg.graph;
-  const fs::path dir(a.out);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  STRATA_CHECK(!ec, "export: cannot create '{}': {}", dir.string(), ec.message());
 
   write_npy(dir / "indptr.npy", A.indptr());
   write_npy(dir / "indices.npy", A.indices());
@@ -221,10 +221,13 @@ int run_export(const ExportArgs& a) {
                         {"relations", rels}};
     }
   }
-  std::ofstream m(dir / "meta.json");
-  m << meta.dump(2) << "\n";
-  STRATA_CHECK(m.good(), "export: cannot write '{}'", (dir / "meta.json").string());
-  std::printf("%s -> %s\n", bg.description.c_str(), dir.string().c_str());
+  {
+    std::ofstream m(dir / "meta.json");
+    m << meta.dump(2) << "\n";
+    STRATA_CHECK(m.good(), "export: cannot write '{}'", (dir / "meta.json").string());
+  }
+  out.commit();
+  std::printf("%s -> %s\n", bg.description.c_str(), out.final_path().string().c_str());
   return 0;
 }
 
@@ -235,9 +238,12 @@ RegisterCommand reg({"export", "write a benchmark graph, seeded features and ref
                        app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
                        app.add_option("--out", a->out, "output folder (created)");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
-                       app.add_option("--seed", a->seed, "seed of the random features")->capture_default_str();
+                       app.add_option("--seed", a->seed, "seed of the random features")
+                           ->check(integer_at_least(0))
+                           ->capture_default_str();
                        app.add_option("--split-seed", a->split_seed,
                                       "with --train: data.split.seed of the Planetoid-style split written")
+                           ->check(integer_at_least(0))
                            ->capture_default_str();
                        app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");

@@ -2,12 +2,12 @@
 // classes, splits, node types and relations, degree distribution) and how it was
 // loaded (time, cache). --json prints the same facts as one JSON object; the table
 // is rendered from that object, so the two never disagree.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "core/timer.h"
 #include "datasets/load.h"
 
@@ -245,7 +245,8 @@ const RegisterCommand kInfo{Command{
                                                      "../shared/datasets)");
       app.add_flag("--json", args->json, "print one JSON object instead of the table");
       app.add_flag("--no-cache", args->no_cache, "parse the files even if a binary cache entry exists");
-      app.add_option("--seed", args->seed, "seed for splits the loader draws itself (HGB train/val)");
+      app.add_option("--seed", args->seed, "seed for splits the loader draws itself (HGB train/val)")
+          ->check(integer_at_least(0));
       return [args] {
         LoadOptions opt;
         if (!args->data_root.empty()) opt.data_root = args->data_root;

@@ -1,18 +1,22 @@
 // A run directory that appears whole or not at all.
 //
-// A run writes into a staging folder beside the final one (<run_dir>.partial-<pid>);
-// every file in it is written atomically (core AtomicFile) except metrics.jsonl,
-// which grows one line per epoch so `tail -f` can follow a run. commit() moves the
-// staging folder into place (replacing an existing run dir only when overwrite is
-// on, and only an earlier run dir or an empty folder: never a user's file or other
-// folder); if the run fails first, the destructor removes the staging folder, so an
-// error never leaves a half-written run dir behind.
+// A run writes into a staging folder beside the final one (core/staged_directory:
+// <run_dir>.partial-<pid>); every file in it is written atomically (core
+// AtomicFile) except metrics.jsonl, which grows one line per epoch so `tail -f` can
+// follow a run. commit() moves the staging folder into place, replacing an
+// existing run dir only when overwrite is on, and only an earlier run dir (it holds
+// metrics.jsonl) or an empty folder: never a user's file or other folder. If the
+// run fails first, the staging folder is removed, so an error never leaves a
+// half-written run dir behind.
 #pragma once
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/staged_directory.h"
 
 namespace strata::train {
 
@@ -20,15 +24,15 @@ namespace fs = std::filesystem;
 
 class RunDirectory {
  public:
-  // Throws a UserError when `final_dir` exists and overwrite is off, or when the
-  // staging folder cannot be created.
+  // Throws a UserError when `final_dir` exists and overwrite is off (or it is not
+  // an earlier run dir), or when the staging folder cannot be created.
   RunDirectory(fs::path final_dir, bool overwrite);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
 
-  const fs::path& final_path() const { return final_; }
-  const fs::path& staging_path() const { return staging_; }
+  const fs::path& final_path() const { return staged_->final_path(); }
+  const fs::path& staging_path() const { return staged_->staging_path(); }
   // Writes `name` (relative; folders created) atomically inside the staging folder.
   void write(const std::string& name, std::string_view data);
   // Appends one line to metrics.jsonl.
@@ -37,10 +41,9 @@ class RunDirectory {
   void commit();
 
  private:
-  fs::path final_, staging_;
+  std::optional<StagedDirectory> staged_;
   bool overwrite_;
   std::FILE* metrics_ = nullptr;
-  bool committed_ = false;
 };
 
 }  // namespace strata::train

@@ -93,6 +93,22 @@ case "$mode" in
     expect_rc export $? 0
     cmp -s "$scratch/run/split.json" "$scratch/exp/split.json" ||
       { echo "FAIL: export's split.json differs from the run dir's"; fails=$((fails + 1)); }
+    # export writes --out whole or not at all: a failure after the first arrays leaves the
+    # earlier export as it was, and a folder that holds no export is not written into.
+    err="$("$strata" export --graph "sbm:nodes=300,classes=3,seed=1" --feat 8 --hetero --out "$scratch/exp" 2>&1 >/dev/null)"
+    expect_rc export-hetero $? 1
+    expect export-hetero "$err" "export --hetero: 'sbm:nodes=300,classes=3,seed=1' is not a heterograph"
+    cmp -s "$scratch/run/split.json" "$scratch/exp/split.json" ||
+      { echo "FAIL: a failed export changed the earlier one"; fails=$((fails + 1)); }
+    ls "$scratch" | grep -q partial && { echo "FAIL: export left a staging folder"; fails=$((fails + 1)); }
+    mkdir -p "$scratch/mine" && echo keep > "$scratch/mine/notes.md"
+    err="$("$strata" export --graph "sbm:nodes=300,classes=3,seed=1" --feat 8 --out "$scratch/mine" 2>&1 >/dev/null)"
+    expect_rc export-foreign $? 1
+    expect export-foreign "$err" "--out '.*mine' is a folder that holds no earlier output \\(no meta.json\\)"
+    [ "$(ls "$scratch/mine")" = notes.md ] || { echo "FAIL: export wrote into a foreign folder"; fails=$((fails + 1)); }
+    err="$("$strata" export --graph "sbm:nodes=300,classes=3,seed=1" --feat 8 --seed -1 --out "$scratch/e2" 2>&1 >/dev/null)"
+    expect_rc export-seed $? 2
+    expect export-seed "$err" "--seed: expected an integer >= 0, got '-1'"
     ;;
   error)
     printf 'version: 1\ndata:\n  dataset: sbm:nodes=200,classes=2\nmodel:\n  hiden: 64\n' > "$scratch/typo.yaml"
@@ -131,12 +147,12 @@ case "$mode" in
     echo precious > "$scratch/afile"
     err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/afile" 2>&1 >/dev/null)"
     expect_rc run-dir-file $? 1
-    expect run-dir-file "$err" "output.run_dir '.*afile' exists and is not a folder; a run replaces only an earlier run dir"
+    expect run-dir-file "$err" "output.run_dir '.*afile' exists and is not a folder; only an earlier output is replaced"
     [ "$(cat "$scratch/afile")" = precious ] || { echo "FAIL: the file at output.run_dir was changed"; fails=$((fails + 1)); }
     mkdir -p "$scratch/notes/sub" && echo keep > "$scratch/notes/sub/important.txt"
     err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/notes" 2>&1 >/dev/null)"
     expect_rc run-dir-folder $? 1
-    expect run-dir-folder "$err" "output.run_dir '.*notes' is a folder that holds no earlier run \\(no metrics.jsonl\\)"
+    expect run-dir-folder "$err" "output.run_dir '.*notes' is a folder that holds no earlier output \\(no metrics.jsonl\\)"
     [ "$(cat "$scratch/notes/sub/important.txt")" = keep ] || { echo "FAIL: a folder at output.run_dir was changed"; fails=$((fails + 1)); }
     mkdir -p "$scratch/empty"
     "$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/empty" >/dev/null

@@ -7,6 +7,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/staged_directory.h"
 #include "core/timer.h"
 #include "tests/support/test_support.h"
 
@@ -78,6 +79,57 @@ TEST(AtomicFile, CommitRenamesAndAbandonLeavesNothing) {
   for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
   fs::remove_all(dir);
+}
+
+TEST(StagedDirectory, AppearsWholeOnCommitAndReplacesOnlyAnEarlierOutput) {
+  const fs::path root = fs::temp_directory_path() / fmt::format("strata-staged-{}", ::getpid());
+  fs::remove_all(root);
+  const fs::path out = root / "out";
+  {
+    StagedDirectory d(out, "meta.json", "--out");
+    write_file_atomic(d.staging_path() / "a.npy", "first");
+    EXPECT_FALSE(fs::exists(out)) << "visible before commit";
+  }  // abandoned: nothing at the final path, no staging folder left
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(fs::is_empty(root));
+  {
+    StagedDirectory d(out, "meta.json", "--out");
+    write_file_atomic(d.staging_path() / "a.npy", "first");
+    write_file_atomic(d.staging_path() / "meta.json", "{}");
+    d.commit();
+  }
+  EXPECT_EQ(read_file(out / "a.npy"), "first");
+  {
+    // An earlier output (it holds the marker) is replaced whole: no file of it survives.
+    StagedDirectory d(out, "meta.json", "--out");
+    write_file_atomic(d.staging_path() / "b.npy", "second");
+    d.commit();
+  }
+  EXPECT_FALSE(fs::exists(out / "a.npy"));
+  EXPECT_EQ(read_file(out / "b.npy"), "second");
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(root)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, std::set<std::string>{"out"}) << "staging or old folders left behind";
+  // A user's file, or a folder without the marker, is refused and left as it was.
+  write_file_atomic(root / "notes.txt", "mine");
+  testing::expect_user_error(
+      [&] { StagedDirectory d(root / "notes.txt", "meta.json", "--out"); },
+      {"--out '", "notes.txt' exists and is not a folder", "only an earlier output is replaced"});
+  write_file_atomic(root / "docs" / "keep.md", "mine");
+  testing::expect_user_error([&] { StagedDirectory d(root / "docs", "meta.json", "--out"); },
+                             {"--out '", "docs' is a folder that holds no earlier output (no meta.json)"});
+  EXPECT_EQ(read_file(root / "notes.txt"), "mine");
+  EXPECT_EQ(read_file(root / "docs" / "keep.md"), "mine");
+  // An empty folder is taken.
+  fs::create_directories(root / "empty");
+  {
+    StagedDirectory d(root / "empty", "meta.json", "--out");
+    write_file_atomic(d.staging_path() / "c.npy", "third");
+    d.commit();
+  }
+  EXPECT_EQ(read_file(root / "empty" / "c.npy"), "third");
+  testing::expect_user_error([&] { StagedDirectory d(root / ".", "meta.json", "--out"); }, {"names no folder"});
+  fs::remove_all(root);
 }
 
 TEST(UtilErrorTest, MessagesNameTheInput) {

@@ -345,7 +345,7 @@ TEST_F(TrainerErrorTest, ExistingRunDirWithoutOverwrite) {
       [&] {
         train(config(kSbm, {"training.runs=1", "training.epochs=2"}));
       },
-      {"output.run_dir '", "is a folder that holds no earlier run (no metrics.jsonl)"});
+      {"output.run_dir '", "is a folder that holds no earlier output (no metrics.jsonl)"});
   EXPECT_EQ(read_file(dir_ / "run" / "keep.txt"), "previous run");
   // With overwrite, the old run is replaced only once the new one has finished.
   write_file_atomic(dir_ / "run" / "metrics.jsonl", "{}\n");

@@ -1,0 +1,40 @@
+// A folder of outputs that appears whole or not at all.
+//
+// Files are written into a staging folder beside the final one
+// (<final>.partial-<pid>); commit() moves it into place. If the work fails first,
+// the destructor removes the staging folder, so an error never leaves a
+// half-written folder behind. An existing folder at the final path is replaced
+// only when it is empty or holds `marker` (a file every earlier output of the same
+// kind has): never a user's file or another folder. `setting` names the path in
+// messages ("output.run_dir", "--out").
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace strata {
+
+namespace fs = std::filesystem;
+
+class StagedDirectory {
+ public:
+  // Throws a UserError when the final path exists and may not be replaced, or when
+  // the staging folder cannot be created.
+  StagedDirectory(fs::path final_dir, std::string marker, std::string setting);
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+
+  const fs::path& final_path() const { return final_; }
+  const fs::path& staging_path() const { return staging_; }
+  // Moves the staging folder into place, replacing an earlier output there.
+  void commit();
+
+ private:
+  void check_replaceable() const;
+  fs::path final_, staging_;
+  std::string marker_, setting_;
+  bool committed_ = false;
+};
+
+}  // namespace strata
