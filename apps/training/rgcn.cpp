@@ -196,6 +196,11 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
 }
 
 std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
+  const int64_t relations = data.graph->relations;
+  STRATA_CHECK(config.model.rgcn.num_bases <= relations,
+               "model.num_bases {} exceeds the {} relations of '{}': a basis decomposition has at most one basis per "
+               "relation (0: a full weight per relation)",
+               config.model.rgcn.num_bases, relations, data.name);
   Rng base(seed);
   Rng init = base.fork(1);
   auto model = std::make_unique<nn::RgcnModel>(config.model, data.types, data.graph->relations, data.num_classes, init);

@@ -132,6 +132,9 @@ case "$mode" in
     train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }
     ck="$scratch/run/checkpoints/run-01.ckpt"
     cfg="$scratch/run/config.yaml"
+    err="$("$strata" train "$scratch/tiny.yaml" --set model.num_bases=4 --set output.run_dir="$scratch/bases" 2>&1)"
+    expect_rc too-many-bases $? 1
+    expect too-many-bases "$err" "model.num_bases 4 exceeds the 3 relations of 'tiny': a basis decomposition has at most one basis per relation"
     err="$("$strata" infer "$cfg" --checkpoint "$scratch/missing.ckpt" 2>&1)"
     expect_rc missing $? 1
     expect missing "$err" "^strata: error: checkpoint '.*missing.ckpt' does not exist"
