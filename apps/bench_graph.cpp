@@ -28,11 +28,13 @@ BenchGraph load_bench_graph(const std::string& spec, const std::optional<std::st
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
+  if (s.empty()) return out;
+  // Empty items ("32,,64", "32,") are kept, so the caller's check reports them.
   size_t pos = 0;
   while (pos <= s.size()) {
     size_t c = s.find(',', pos);
     if (c == std::string::npos) c = s.size();
-    if (c > pos) out.push_back(s.substr(pos, c - pos));
+    out.push_back(s.substr(pos, c - pos));
     pos = c + 1;
   }
   return out;

@@ -339,7 +339,8 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--grain", a->grain, "'generated': non-zeros per task")->check(integer_at_least(1));
                        app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
-                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")
+                           ->check(integer_in(1, 4096));
                        app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
                        app.add_option("--repeats", a->repeats, "timed repeats per row")
                            ->capture_default_str()

@@ -245,7 +245,8 @@ RegisterCommand reg({"export", "write a benchmark graph, seeded features and ref
                                       "with --train: data.split.seed of the Planetoid-style split written")
                            ->check(integer_at_least(0))
                            ->capture_default_str();
-                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")
+                           ->check(integer_in(1, 4096));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_flag("--train", a->train, "also write node features and labels for training");
                        app.add_flag("--hetero", a->hetero, "also write the typed graph of a heterograph (RGCN)");

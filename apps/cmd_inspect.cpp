@@ -5,6 +5,7 @@
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "sparse_compiler/formats/inspected_format.h"
 
 namespace strata::apps {
@@ -54,7 +55,9 @@ RegisterCommand reg({"inspect", "run a format's inspector on a graph and print i
                        app.add_option("--graph", a->graph, "dataset string")->required();
                        app.add_option("--format", a->format, "coo, dcsr, dcsr:cols=.., ell:w=.., bsr:b=.., hyb:c=..,B=..")
                            ->capture_default_str();
-                       app.add_option("--grain", a->grain, "slots per owner task")->capture_default_str();
+                       app.add_option("--grain", a->grain, "slots per owner task")
+                           ->check(integer_at_least(1))
+                           ->capture_default_str();
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_option("--data-root", a->data_root, "dataset folder");
                        return [a] { return run_inspect(*a); };

@@ -64,7 +64,8 @@ RegisterCommand reg({"tune", "choose a format and schedule for an op on a graph,
                        app.add_flag("--no-records", a->no_records, "neither read nor write tuning records");
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_option("--data-root", a->data_root, "dataset folder");
-                       app.add_option("--threads", a->threads, "threads (default: all cores)")->check(integer_at_least(1));
+                       app.add_option("--threads", a->threads, "threads (default: all cores)")
+                           ->check(integer_in(1, 4096));
                        return [a] { return run_tune(*a); };
                      }});
 

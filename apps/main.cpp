@@ -22,6 +22,19 @@ int main(int argc, char** argv) {
     auto fn = cmd.setup(*sub);
     sub->callback([&run, fn] { run = fn; });
   }
+  // "strata frobnicate": CLI11 would say only that a subcommand is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& cmd : apps::command_registry()) {
+      known = known || cmd.name == argv[1];
+      names += (names.empty() ? "" : ", ") + cmd.name;
+    }
+    if (!known) {
+      std::fprintf(stderr, "strata: unknown command '%s' (commands: %s; strata --help)\n", argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

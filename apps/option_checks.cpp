@@ -24,6 +24,16 @@ CLI::Validator integer_at_least(int64_t min) {
       "INT>=" + std::to_string(min));
 }
 
+CLI::Validator integer_in(int64_t min, int64_t max) {
+  return CLI::Validator(
+      [min, max](const std::string& text) {
+        int64_t v = 0;
+        if (parse_integer(text, v) && v >= min && v <= max) return std::string();
+        return "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + text + "'";
+      },
+      "INT in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+}
+
 CLI::Validator power_of_two_up_to(int64_t max) {
   return CLI::Validator(
       [max](const std::string& text) {

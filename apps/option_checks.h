@@ -10,6 +10,8 @@
 namespace strata::apps {
 
 CLI::Validator integer_at_least(int64_t min);
+// "--threads: expected an integer in [1, 4096], got '10000'"
+CLI::Validator integer_in(int64_t min, int64_t max);
 CLI::Validator power_of_two_up_to(int64_t max);
 
 }  // namespace strata::apps

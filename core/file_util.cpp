@@ -12,6 +12,8 @@
 namespace strata {
 
 std::string read_file(const fs::path& path) {
+  std::error_code ec;
+  STRATA_CHECK(!fs::is_directory(path, ec), "cannot read '{}': it is a folder, expected a file", path.string());
   std::FILE* f = std::fopen(path.c_str(), "rb");
   STRATA_CHECK(f != nullptr, "cannot open '{}': {}", path.string(), std::strerror(errno));
   std::string data;

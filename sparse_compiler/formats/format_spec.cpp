@@ -23,6 +23,7 @@ std::map<std::string, int64_t> parse_params(const std::string& body, const std::
     STRATA_CHECK(eq != std::string::npos && eq > 0, "{}: '{}' has a parameter '{}' without a value (expected key=value)",
                  what, whole, item);
     const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    STRATA_CHECK(!out.count(key), "{}: '{}': parameter {} is given twice", what, whole, key);
     try {
       size_t used = 0;
       const long long v = std::stoll(val, &used);

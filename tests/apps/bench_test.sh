@@ -78,6 +78,12 @@ expect prefetch "$err" "--prefetch: expected auto or a distance >= 0 in non-zero
 err="$("$strata" bench spmm --graph "$graph" --feat 0 --backend generated 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --feat 0 exited 0"; fails=$((fails + 1)); }
 expect feat "$err" "--feat: '0' is not a positive integer"
+err="$("$strata" bench spmm --graph "$graph" --feat 32,,64 --backend generated 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: --feat 32,,64 did not exit 1"; fails=$((fails + 1)); }
+expect feat-empty "$err" "--feat: '' is not a positive integer"
+err="$("$strata" inspect --graph "$graph" --format ell:w=4,w=5 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: a repeated format parameter did not exit 1"; fails=$((fails + 1)); }
+expect format-twice "$err" "--format: 'ell:w=4,w=5': parameter w is given twice"
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend cuda_magic 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: bad backend exited 0"; fails=$((fails + 1)); }
 expect backend "$err" "cuda_magic"
@@ -93,7 +99,10 @@ bad_option() {  # name, expected message, command...
   expect "$name" "$err" "$want"
 }
 bad_option repeats "--repeats: expected an integer >= 1, got '0'" bench spmm --graph "$graph" --feat 8 --repeats 0
-bad_option threads "--threads: expected an integer >= 1, got '-3'" bench spmm --graph "$graph" --feat 8 --threads -3
+bad_option threads "--threads: expected an integer in \\[1, 4096\\], got '-3'" bench spmm --graph "$graph" --feat 8 --threads -3
+bad_option threads-huge "--threads: expected an integer in \\[1, 4096\\], got '10000'" tune spmm --graph "$graph" --feat 8 --threads 10000
+bad_option inspect-grain "--grain: expected an integer >= 1, got '0'" inspect --graph "$graph" --format ell:w=4 --grain 0
+bad_option command "unknown command 'frobnicate' \\(commands: .*bench.*; strata --help\\)" frobnicate
 bad_option grain "--grain: expected an integer >= 1, got '2x'" bench spmm --graph "$graph" --feat 8 --grain 2x
 bad_option lanes "--lanes: expected a power of two from 1 to 64, got '7'" compile spmm --feat 8 --lanes 7
 bad_option compile-prefetch "--prefetch: expected an integer >= 0, got '-1'" compile spmm --feat 8 --prefetch -1

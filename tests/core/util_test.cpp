@@ -135,6 +135,9 @@ TEST(StagedDirectory, AppearsWholeOnCommitAndReplacesOnlyAnEarlierOutput) {
 TEST(UtilErrorTest, MessagesNameTheInput) {
   testing::expect_user_error([] { read_file("/nonexistent/strata/file.bin"); },
                              {"cannot open '/nonexistent/strata/file.bin'", "No such file"});
+  const fs::path folder = fs::temp_directory_path();
+  testing::expect_user_error([&] { read_file(folder); },
+                             {"cannot read '" + folder.string() + "': it is a folder, expected a file"});
   testing::expect_user_error([] { parse_device("tpu", "--device"); }, {"--device", "unknown device 'tpu'"});
   testing::expect_user_error([] { parse_dtype("f16", "model.dtype"); }, {"model.dtype", "'f16'"});
   testing::expect_user_error([] { parse_log_level("loud"); }, {"'loud'"});
