@@ -57,7 +57,7 @@ EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
                  columns == 3 ? 3 : 2, f.size(), excerpt(t));
     rec.src.push_back(parse_int(f[0], w, "source id"));
     rec.dst.push_back(parse_int(f[1], w, "destination id"));
-    if (f.size() == 3) rec.weights.push_back(parse_float(f[2], w, "weight"));
+    if (f.size() == 3) rec.weights.push_back(parse_finite_float(f[2], w, "weight"));
     rec.lines.push_back(w.line);
   }
   return rec;

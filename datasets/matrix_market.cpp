@@ -82,7 +82,7 @@ Dataset load_matrix_market(const fs::path& path, const SourceOptions& opt) {
     const int64_t i = parse_int(f[0], w, "row index"), j = parse_int(f[1], w, "column index");
     STRATA_CHECK(i >= 1 && i <= rows && j >= 1 && j <= cols,
                  "{}: entry ({}, {}) is outside the {} x {} matrix (indices are 1-based)", w.str(), i, j, rows, cols);
-    const float val = pattern ? 1.0f : parse_float(f[2], w, "value");
+    const float val = pattern ? 1.0f : parse_finite_float(f[2], w, "value");
     r.push_back(i - 1);
     c.push_back(j - 1);
     if (!pattern) v.push_back(val);

@@ -93,6 +93,12 @@ float parse_float(std::string_view s, const Where& where, std::string_view what)
   return *v;
 }
 
+float parse_finite_float(std::string_view s, const Where& where, std::string_view what) {
+  const float v = parse_float(s, where, what);
+  if (!std::isfinite(v)) STRATA_FAIL("{}: {} is '{}', expected a finite number", where.str(), what, excerpt(s));
+  return v;
+}
+
 int64_t parse_integral(std::string_view s, const Where& where, std::string_view what) {
   if (auto i = try_parse_int(s)) return *i;
   auto d = try_parse_double(s);

@@ -30,6 +30,9 @@ std::optional<float> try_parse_float(std::string_view s);
 int64_t parse_int(std::string_view s, const Where& where, std::string_view what);
 double parse_double(std::string_view s, const Where& where, std::string_view what);
 float parse_float(std::string_view s, const Where& where, std::string_view what);
+// As parse_float (which refuses values that overflow a float), refusing nan and inf too: for edge
+// weights and matrix values, which no kernel result would survive.
+float parse_finite_float(std::string_view s, const Where& where, std::string_view what);
 // An id given as an integral float ("2.0", as in the R-GCN TSVs) or an integer.
 int64_t parse_integral(std::string_view s, const Where& where, std::string_view what);
 

@@ -115,6 +115,10 @@ TEST(MatrixMarketErrorTest, BannerSizeLineCountsAndIndices) {
                              {"j.mtx:2", "must be square"});
   testing::expect_user_error(load("k.mtx", "%%MatrixMarket matrix coordinate real general\n3 x 1\n"),
                              {"k.mtx:2", "column count is 'x'"});
+  testing::expect_user_error(load("m.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n2 2 nan\n"),
+                             {"m.mtx:4", "value is 'nan', expected a finite number"});
+  testing::expect_user_error(load("n.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1e60\n"),
+                             {"n.mtx:3", "value is '1e60', expected a number"});
   // A size line no machine can hold is refused before anything of that size is allocated.
   testing::expect_user_error(
       load("l.mtx", "%%MatrixMarket matrix coordinate pattern general\n1000000000000000 1000000000000000 1\n1 2\n"),
@@ -237,6 +241,9 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
   testing::expect_user_error([&] { load_edge_list(dir.write("e.csv", "a,b\n0,1\n1,2,0.5\n"), EdgeListStyle::Csv, {}); },
                              {"e.csv:3", "found 3"});
   testing::expect_user_error([&] { load_edge_list(dir / "none.txt", EdgeListStyle::Blank, {}); }, {"none.txt", "cannot open"});
+  testing::expect_user_error(
+      [&] { load_edge_list(dir.write("g.txt", "0 1 0.5\n1 2 inf\n"), EdgeListStyle::Blank, {}); },
+      {"g.txt:2", "weight is 'inf', expected a finite number"});
   testing::expect_user_error(
       [&] {
         load_edge_list(dir.write("f.txt", "# Nodes: 99999999999999999999999 Edges: 2\n0 1\n1 2\n"),
