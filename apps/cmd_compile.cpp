@@ -50,8 +50,8 @@ struct CompileArgs {
 
 int run_compile(const CompileArgs& a) {
   using namespace sc;
+  STRATA_CHECK(a.index == "int32" || a.index == "int64", "--index: expected int32 or int64, got '{}'", a.index);
   const DType idt = parse_dtype(a.index, "--index");
-  STRATA_CHECK(idt == DType::I32 || idt == DType::I64, "--index: expected int32 or int64, got '{}'", a.index);
   // The plan: from --plan (a JSON file, e.g. written by `strata tune`), else from
   // the individual options.
   KernelPlan plan;
@@ -69,6 +69,10 @@ int run_compile(const CompileArgs& a) {
   const bool cuda = parse_device(a.device, "--device").is_cuda();
   STRATA_CHECK(!a.deterministic || cuda, "--deterministic: applies to --device cuda (CPU kernels have no atomics)");
   Kernel program, lowered;
+  // Options of one op given to another are refused, not ignored.
+  STRATA_CHECK(a.op == "spmm" || a.reduce == "sum", "--reduce {}: applies to spmm only", a.reduce);
+  STRATA_CHECK(a.op == "spmm" || plan.x_layout.is_row(),
+               "--x-layout {}: applies to spmm only (X of {} is read by rows)", plan.x_layout.str(), a.op);
   if (a.op == "spmm") {
     SpmmSpec spec;
     spec.feat = a.feat;

@@ -102,10 +102,14 @@ Dataset load_rdf(const fs::path& path, const SourceOptions& opt) {
   if (is_dir) {
     std::vector<fs::path> nts = files_matching(dir, "", ".nt.gz");
     for (auto& p : files_matching(dir, "", ".nt")) nts.push_back(p);
-    STRATA_CHECK(!nts.empty(),
-                 "RDF graph file missing: expected '{}' (N-Triples, .nt or .nt.gz) under the data root; '{}' holds only "
-                 "the label files. The {} graph is not included in this data root.",
-                 (dir / (dir_name + "_stripped.nt.gz")).string(), dir.string(), dir_name);
+    std::error_code ec;
+    const bool has_labels = !files_matching(dir, "", ".tsv").empty();
+    STRATA_CHECK(
+        !nts.empty(), "RDF graph file missing: expected '{}' (N-Triples, .nt or .nt.gz) in '{}', which {}",
+        (dir / (dir_name + "_stripped.nt.gz")).string(), dir.string(),
+        has_labels ? fmt::format("holds only the label files: the {} graph is not included in this data root", dir_name)
+        : fs::is_empty(dir, ec) ? std::string("is empty")
+                                : std::string("holds no N-Triples file"));
     STRATA_CHECK(nts.size() == 1, "'{}': {} N-Triples files ({} and {}); expected one", dir.string(), nts.size(),
                  nts[0].filename().string(), nts[1].filename().string());
     graph_path = nts[0];

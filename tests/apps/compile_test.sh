@@ -69,5 +69,16 @@ err="$("$strata" compile spmv --feat 32 2>&1)"
 expect_rc bad-op $? 1
 expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add, rgms or gat\)"
 
+# Options of one op given to another are refused, not ignored.
+err="$("$strata" compile sddmm --feat 8 --reduce mean 2>&1)"
+expect_rc sddmm-reduce $? 1
+expect sddmm-reduce "$err" "--reduce mean: applies to spmm only"
+err="$("$strata" compile sddmm --feat 8 --x-layout panel:8 2>&1)"
+expect_rc sddmm-layout $? 1
+expect sddmm-layout "$err" "--x-layout panel:8: applies to spmm only"
+err="$("$strata" compile spmm --feat 8 --index float32 2>&1)"
+expect_rc index-dtype $? 1
+expect index-dtype "$err" "--index: expected int32 or int64, got 'float32'"
+
 [ "$fails" -eq 0 ] && echo "compile_test: all checks passed"
 exit $((fails > 0))

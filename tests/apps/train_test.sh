@@ -158,6 +158,9 @@ case "$mode" in
     "$strata" train "$sbm" "${two[@]}" --set output.run_dir="$scratch/empty" >/dev/null
     expect_rc run-dir-empty $? 0
     [ -f "$scratch/empty/summary.json" ] || { echo "FAIL: no run in the empty folder given as output.run_dir"; fails=$((fails + 1)); }
+    err="$("$strata" train "$sbm" "${two[@]}" --set runtime.cache_dir=/proc/strata-cache --set output.run_dir="$scratch/c1" 2>&1 >/dev/null)"
+    expect_rc cache-dir $? 1
+    expect cache-dir "$err" "runtime.cache_dir '/proc/strata-cache' cannot be created"
     err="$("$strata" train "$sbm" "${two[@]}" --set output.run_dir=/proc/strata-run 2>&1 >/dev/null)"
     expect_rc run-dir-unwritable $? 1
     expect run-dir-unwritable "$err" "cannot create output.run_dir '/proc/strata-run'"

@@ -130,7 +130,8 @@ TEST(RdfDataTest, BgsAndAmSayTheGraphFileIsMissing) {
   STRATA_REQUIRE_DATA("rdf/bgs");
   STRATA_REQUIRE_DATA("rdf/am");
   testing::expect_user_error([] { load_rdf(testing::data_root() / "rdf/bgs", {}); },
-                             {"RDF graph file missing", "bgs_stripped.nt.gz", "under the data root"});
+                             {"RDF graph file missing", "bgs_stripped.nt.gz", "holds only the label files",
+                              "the bgs graph is not included in this data root"});
   testing::expect_user_error([] { load_rdf(testing::data_root() / "rdf/am", {}); },
                              {"RDF graph file missing", "am_stripped.nt.gz"});
 }
@@ -209,7 +210,11 @@ TEST(RdfErrorTest, LabelsNamingUnknownEntitiesAndBadFiles) {
   dir.write("e/testSet.tsv", "person\tid\tlabel_toy\nhttp://x/alice\t1\tg1\n");
   testing::expect_user_error([&] { load_rdf(dir / "e", {}); }, {"testSet.tsv:2", "already labelled at", "trainingSet.tsv:2"});
   dir.write("f/trainingSet.tsv", "person\tid\tlabel_toy\n");
-  testing::expect_user_error([&] { load_rdf(dir / "f", {}); }, {"RDF graph file missing", "f_stripped.nt.gz"});
+  testing::expect_user_error([&] { load_rdf(dir / "f", {}); },
+                             {"RDF graph file missing", "f_stripped.nt.gz", "which holds only the label files"});
+  fs::create_directories(dir / "g");
+  testing::expect_user_error([&] { load_rdf(dir / "g", {}); },
+                             {"RDF graph file missing", "g_stripped.nt.gz", "which is empty"});
 }
 
 }  // namespace
