@@ -3,6 +3,7 @@
 
 #include "apps/commands.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace strata::apps {
 std::vector<Command>& command_registry() {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     auto fn = cmd.setup(*sub);
     sub->callback([&run, fn] { run = fn; });
   }
+  (void)log_level();  // reads STRATA_LOG now, so a bad value is reported even if nothing logs
   // "strata frobnicate": CLI11 would say only that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

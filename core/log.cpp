@@ -15,7 +15,9 @@ std::atomic<int>& level_ref() {
     if (!env) return static_cast<int>(LogLevel::Info);
     try {
       return static_cast<int>(parse_log_level(env, "STRATA_LOG"));
-    } catch (const UserError&) {
+    } catch (const UserError& e) {
+      // A typo in an environment variable should not stop a run, nor go unnoticed.
+      std::fprintf(stderr, "strata: warning: %s; logging at info\n", e.what());
       return static_cast<int>(LogLevel::Info);
     }
   }();

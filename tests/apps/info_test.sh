@@ -13,6 +13,9 @@ case "$mode" in
   unit)
     out="$("$strata" info sbm:nodes=300,classes=3,seed=1)" || { echo "FAIL: exit code $?"; exit 1; }
     echo "$out"
+    err="$(STRATA_LOG=loud "$strata" info sbm:nodes=300,classes=3,seed=1 2>&1 >/dev/null)"
+    expect_rc log-typo $? 0
+    expect log-typo "$err" "^strata: warning: STRATA_LOG: unknown log level 'loud' \\(expected error, warn, info or debug\\); logging at info"
     expect table "$out" '^sbm  sbm:nodes=300,classes=3,'
     expect table "$out" 'cache: not cached \(generator\)'
     expect table "$out" '^  nodes +300$'
