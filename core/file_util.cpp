@@ -89,14 +89,22 @@ bool env_flag(const char* name) {
 
 fs::path cache_root() {
   fs::path root;
+  std::string from;
   if (auto v = env_value("STRATA_CACHE_DIR")) {
     root = *v;
+    from = "from STRATA_CACHE_DIR or runtime.cache_dir";
   } else if (auto home = env_value("HOME")) {
     root = fs::path(*home) / ".cache" / "strata";
+    from = "the default under $HOME";
   } else {
     root = fs::temp_directory_path() / "strata-cache";
+    from = "the default without $HOME";
   }
-  ensure_directory(root);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  STRATA_CHECK(!ec && fs::is_directory(root),
+               "the cache folder '{}' ({}) cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
+               root.string(), from, ec ? ec.message() : "a file of that name exists");
   return root;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+#include "core/log.h"
 #include "core/timer.h"
 #include "sparse_compiler/codegen/compile_in_units.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
@@ -208,9 +210,15 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int 
     Member m{lowered[i], cache.key_for(emit_cpu_source({lowered[i]}))};
     const CacheResult hit = cache.find_member(m.key);
     if (hit.library) {
-      out[i] = resolve(lowered[i], hit);
-      out[i].total_ms = t.ms();
-      continue;
+      // An index naming a unit without this kernel (damaged, or edited by hand) is a miss.
+      try {
+        out[i] = resolve(lowered[i], hit);
+        out[i].total_ms = t.ms();
+        continue;
+      } catch (const UserError& e) {
+        log_warn("kernel cache: the member index sends {} to a unit without it ({}); compiling it again",
+                 lowered[i].name, e.what());
+      }
     }
     missing.push_back(std::move(m));
     where.push_back(i);

@@ -202,10 +202,20 @@ void KernelCache::record_members(const std::vector<std::string>& member_keys, co
   }
   if (fresh.empty()) return;
   const fs::path dir = dir_ / "members";
-  ensure_directory(dir);
   // Each file is written whole (temporary name, then rename): a reader sees the old
-  // unit or the new one, never a torn key.
-  for (const std::string& m : fresh) write_file_atomic(dir / m, unit_key + "\n");
+  // unit or the new one, never a torn key. The index only saves later batches a
+  // compile, so a failure to write it is a warning, not the end of the command.
+  try {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) fs::remove(dir, ec);  // a file in its place
+    ensure_directory(dir);
+    for (const std::string& m : fresh) {
+      if (fs::is_directory(dir / m, ec)) fs::remove_all(dir / m, ec);
+      write_file_atomic(dir / m, unit_key + "\n");
+    }
+  } catch (const UserError& e) {
+    log_warn("kernel cache: member index not written ({}); later batches compile these kernels again", e.what());
+  }
 }
 
 std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key, bool report) {
@@ -226,7 +236,11 @@ std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key
 KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::string_view source,
                                                const Toolchain& toolchain) {
   const CacheEntryPaths p = paths(key);
-  ensure_directory(dir_);
+  std::error_code dir_ec;
+  fs::create_directories(dir_, dir_ec);
+  STRATA_CHECK(!dir_ec && fs::is_directory(dir_),
+               "the kernel cache folder '{}' cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
+               dir_.string(), dir_ec ? dir_ec.message() : "a file of that name exists");
   // Without the lock first: a complete entry verifies on its own, and a hit should not
   // wait behind another process's unrelated compile. Anything else is decided (and
   // reported) under the lock, where no other process is writing this entry.
@@ -236,8 +250,12 @@ KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::stri
 
   if (lock.held()) remove_stale_temporaries(dir_, key);
   // Build. The old manifest goes first, so a crash below leaves an entry that reads as
-  // incomplete rather than a manifest describing other bytes.
+  // incomplete rather than a manifest describing other bytes; whatever else is in the
+  // entry's place (a folder where a file belongs) goes too.
   std::error_code ec;
+  for (const fs::path& f : {p.manifest, p.source, p.library}) {
+    if (fs::is_directory(fs::symlink_status(f, ec))) fs::remove_all(f, ec);
+  }
   fs::remove(p.manifest, ec);
   write_file_atomic(p.source, source);
   TempFile tmp(temporary_sibling(p.library));

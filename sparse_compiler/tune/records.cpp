@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/hash.h"
 #include "core/log.h"
 
@@ -73,7 +74,16 @@ void save_record(const TuningRecord& r) {
                                {"neighbour", c.neighbour},
                                {"padding", c.padding},
                                {"status", c.status}});
-  write_file_atomic(record_path(r.key), j.dump(2) + "\n");
+  // A record saves the next run a search; failing to write one costs only that, so
+  // it is a warning, never the end of the tuning that produced it.
+  const fs::path path = record_path(r.key);
+  try {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) fs::remove_all(path, ec);  // a folder in its place: not a record
+    write_file_atomic(path, j.dump(2) + "\n");
+  } catch (const UserError& e) {
+    log_warn("tuning record not written ({}); the next run tunes again", e.what());
+  }
 }
 
 }  // namespace strata::sc

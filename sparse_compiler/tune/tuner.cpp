@@ -113,7 +113,19 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
   const std::string key = record_key(fingerprint, hooks.op_name + (o.exhaustive ? "/exhaustive" : ""), cpu_target(), compiler);
   res.record_file = record_path(key).string();
   if (o.use_records) {
-    if (auto r = load_record(key)) {
+    std::optional<TuningRecord> r = load_record(key);
+    // A record whose plan does not fit this op (edited, or from a build with other
+    // plan semantics) is stale: searched again and rewritten, not run.
+    if (r) {
+      try {
+        (void)hooks.lower(r->chosen);
+      } catch (const UserError& e) {
+        log_warn("tuning record '{}' holds a plan that does not fit {} ({}); tuning again", res.record_file,
+                 hooks.op_name, e.what());
+        r.reset();
+      }
+    }
+    if (r) {
       res.chosen = r->chosen;
       res.candidates = r->candidates;
       res.from_record = true;

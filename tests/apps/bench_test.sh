@@ -81,6 +81,10 @@ expect feat "$err" "--feat: '0' is not a positive integer"
 err="$("$strata" bench spmm --graph "$graph" --feat 32,,64 --backend generated 2>&1)"
 [ $? -eq 1 ] || { echo "FAIL: --feat 32,,64 did not exit 1"; fails=$((fails + 1)); }
 expect feat-empty "$err" "--feat: '' is not a positive integer"
+echo "not a folder" > "$scratch/cachefile"
+err="$(STRATA_CACHE_DIR="$scratch/cachefile" "$strata" bench spmm --graph "$graph" --feat 8 --backend generated 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: a file as STRATA_CACHE_DIR did not exit 1"; fails=$((fails + 1)); }
+expect cache-root "$err" "the cache folder '.*cachefile' \\(from STRATA_CACHE_DIR or runtime.cache_dir\\) cannot be created: Not a directory; set STRATA_CACHE_DIR to a writable folder"
 err="$("$strata" inspect --graph "$graph" --format ell:w=4,w=5 2>&1)"
 [ $? -eq 1 ] || { echo "FAIL: a repeated format parameter did not exit 1"; fails=$((fails + 1)); }
 expect format-twice "$err" "--format: 'ell:w=4,w=5': parameter w is given twice"

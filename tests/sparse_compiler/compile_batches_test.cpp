@@ -7,6 +7,7 @@
 
 #include "core/rng.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "tests/support/test_support.h"
@@ -72,6 +73,23 @@ TEST(CompileBatches, AKernelCompiledInOneBatchIsLoadedFromItsUnitByTheNext) {
   EXPECT_LT(max_error(A, 41, second[1], 1), 1e-4f);
   EXPECT_LT(max_error(A, 43, third[1], 2), 1e-4f);
   EXPECT_LT(max_error(A, 37, third[2], 3), 1e-4f);
+}
+
+// A member index that sends a kernel to a unit without it (damaged, or edited) is a
+// miss: the kernel is compiled again, and computes the SpMM.
+TEST(CompileBatches, AnIndexNamingTheWrongUnitIsAMiss) {
+  testing::RandomGraphSpec gs;
+  gs.rows = gs.cols = 200;
+  gs.seed = 9;
+  const Graph A = testing::random_graph(gs);
+  const Kernel a = lowered_spmm(A, 29), b = lowered_spmm(A, 31);
+  const std::vector<CompiledKernel> first = compile_cpu({a}, 1);
+  const std::string b_member = KernelCache::global().key_for(emit_cpu_source({b}));
+  KernelCache::global().record_members({b_member}, first[0].source_key);  // b "is in" a's unit: it is not
+  const std::vector<CompiledKernel> second = compile_cpu({b}, 1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(second[0].source_key, first[0].source_key) << "b resolved from a unit without it";
+  EXPECT_LT(max_error(A, 31, second[0], 1), 1e-4f);
 }
 
 }  // namespace

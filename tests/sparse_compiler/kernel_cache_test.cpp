@@ -486,6 +486,42 @@ TEST(KernelCacheTest, MembersOfAUnitAreFoundByTheirKeys) {
   EXPECT_EQ(compiler_runs(), runs);
 }
 
+// Something other than a file in a cache file's place (a folder where the library or
+// a member entry belongs, a file where the member folder belongs) is replaced by the
+// next write: the command goes on, and the entry heals.
+TEST(KernelCacheTest, FoldersAndFilesInTheWrongPlaceAreReplaced) {
+  TempDir root;
+  std::string unit;
+  {
+    KernelCache first(root.path());
+    unit = first.get_or_compile(sum_kernel(6)).key;
+  }
+  const CacheEntryPaths p = KernelCache(root.path()).paths(unit);
+  fs::remove(p.library);
+  fs::create_directories(p.library / "junk");
+  {
+    KernelCache second(root.path());
+    const CacheResult r = second.get_or_compile(sum_kernel(6));
+    EXPECT_EQ(r.outcome, CacheOutcome::Compiled);
+    EXPECT_EQ(run_sum(*r.library, 40), sum_expected(6, 40));
+  }
+  EXPECT_TRUE(fs::is_regular_file(p.library));
+  EXPECT_EQ(KernelCache(root.path()).get_or_compile(sum_kernel(6)).outcome, CacheOutcome::DiskHit);
+
+  // The member index: a folder in a member's place, then a file in the index folder's place.
+  const std::string m(32, 'd');
+  const fs::path index = root.path() / "kernels" / "members";
+  fs::create_directories(index / m / "junk");
+  KernelCache third(root.path());
+  third.record_members({m}, unit);
+  EXPECT_EQ(read_file(index / m), unit + "\n");
+  fs::remove_all(index);
+  write_file_atomic(index, "not a folder");
+  KernelCache fourth(root.path());
+  fourth.record_members({m}, unit);
+  EXPECT_EQ(read_file(index / m), unit + "\n");
+}
+
 TEST(KernelCacheTest, ChangedSourceOrFlagsMiss) {
   TempDir root;
   KernelCache cache(root.path());

@@ -1,11 +1,14 @@
 // The tuner: it measures only correct candidates, keeps the fastest, records the
 // choice and reuses the record on the next run without measuring; the cost model
 // and the search space behave as documented.
+#include "sparse_compiler/tune/tuner.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -16,7 +19,6 @@
 #include "sparse_compiler/tune/cost_model.h"
 #include "sparse_compiler/tune/graph_fingerprint.h"
 #include "sparse_compiler/tune/search_space.h"
-#include "sparse_compiler/tune/tuner.h"
 #include "tests/sparse_compiler/reference_ops.h"
 #include "tests/support/test_support.h"
 
@@ -280,6 +282,30 @@ TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
   write_file_atomic(first.record_file, "{ not json");
   const TuneResult again = tune_spmm(g, 8, o);
   EXPECT_FALSE(again.from_record);
+  EXPECT_TRUE(tune_spmm(g, 8, o).from_record);
+}
+
+// A record that parses but whose plan does not fit the op (a panel width that does
+// not divide F) is stale: tuned again and rewritten, not run; a folder in the
+// record's place is replaced by the record.
+TEST_F(TunerTest, RecordWithAPlanThatDoesNotFitIsTunedAgain) {
+  const Graph g = graph();
+  TuneOptions o;
+  o.top_k = 1;
+  o.max_repeats = 2;
+  o.budget_ms = 10;
+  const TuneResult first = tune_spmm(g, 8, o);
+  auto record = nlohmann::json::parse(read_file(first.record_file));
+  record["chosen"]["x_layout"] = "panel:3";
+  write_file_atomic(first.record_file, record.dump());
+  const TuneResult again = tune_spmm(g, 8, o);
+  EXPECT_FALSE(again.from_record);
+  EXPECT_TRUE(again.chosen.x_layout.is_row());
+  EXPECT_TRUE(tune_spmm(g, 8, o).from_record);
+  fs::remove(first.record_file);
+  fs::create_directories(fs::path(first.record_file) / "junk");
+  EXPECT_FALSE(tune_spmm(g, 8, o).from_record);
+  EXPECT_TRUE(fs::is_regular_file(first.record_file));
   EXPECT_TRUE(tune_spmm(g, 8, o).from_record);
 }
 
