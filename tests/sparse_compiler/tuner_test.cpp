@@ -51,6 +51,14 @@ class TunerTest : public ::testing::Test {
     o.budget_ms = budget_ms;
     return o;
   }
+  // The smallest search that writes a record: one ranked candidate, timed twice.
+  static TuneOptions one_candidate() {
+    TuneOptions o;
+    o.top_k = 1;
+    o.max_repeats = 2;
+    o.budget_ms = 10;
+    return o;
+  }
   std::optional<testing::ScopedCacheRoot> cache_;
 };
 
@@ -274,10 +282,7 @@ TEST_F(TunerTest, ColumnTiledPlansAreMeasuredWhereRowsAreLong) {
 
 TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
   const Graph g = graph();
-  TuneOptions o;
-  o.top_k = 1;
-  o.max_repeats = 2;
-  o.budget_ms = 10;
+  const TuneOptions o = one_candidate();
   const TuneResult first = tune_spmm(g, 8, o);
   write_file_atomic(first.record_file, "{ not json");
   const TuneResult again = tune_spmm(g, 8, o);
@@ -290,10 +295,7 @@ TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
 // record's place is replaced by the record.
 TEST_F(TunerTest, RecordWithAPlanThatDoesNotFitIsTunedAgain) {
   const Graph g = graph();
-  TuneOptions o;
-  o.top_k = 1;
-  o.max_repeats = 2;
-  o.budget_ms = 10;
+  const TuneOptions o = one_candidate();
   const TuneResult first = tune_spmm(g, 8, o);
   auto record = nlohmann::json::parse(read_file(first.record_file));
   record["chosen"]["x_layout"] = "panel:3";
