@@ -116,6 +116,40 @@ data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t 
   return s;
 }
 
+StoredFeatures store_features(const data::FeatureMatrix& f, const DataConfig& c) {
+  StoredFeatures out;
+  const double cells = static_cast<double>(f.rows()) * static_cast<double>(f.cols());
+  if (f.is_sparse()) {
+    const double density = static_cast<double>(f.stored()) / cells;
+    if (c.feature_storage == FeatureStorage::Dense) {
+      Tensor x = f.to_dense();
+      if (c.normalize_features) normalize_rows(x);
+      out.dense = x;
+      out.note = fmt::format("sparse features densified ({} non-zero)", percent(density));
+    } else {
+      out.sparse = sparse_from(f, c.normalize_features, &out.binary);
+    }
+    return out;
+  }
+  Tensor x = f.dense_values();
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) nonzero += x.data<float>()[i] != 0.0f;
+  const double density = static_cast<double>(nonzero) / cells;
+  const bool to_sparse =
+      c.feature_storage == FeatureStorage::Sparse || (c.feature_storage == FeatureStorage::Auto && density <= 0.10);
+  if (c.normalize_features) {
+    x = x.clone();
+    normalize_rows(x);
+  }
+  if (to_sparse) {
+    out.sparse = sparse_from_dense(x, &out.binary);
+    out.note = fmt::format("dense features stored sparse for the first layer ({} non-zero)", percent(density));
+  } else {
+    out.dense = x;
+  }
+  return out;
+}
+
 namespace {
 
 // The dataset's node features in the storage the first layer reads (sparse when
@@ -141,35 +175,11 @@ void read_features_and_labels(const data::Dataset& ds, const DataConfig& c, cons
   } else {
     STRATA_CHECK(ds.features.rows() == n, "{}: '{}' has features for {} nodes but the graph has {}", config_source,
                  c.dataset, ds.features.rows(), n);
-    const double cells = static_cast<double>(ds.features.rows()) * static_cast<double>(ds.features.cols());
-    if (ds.features.is_sparse()) {
-      const double density = static_cast<double>(ds.features.stored()) / cells;
-      if (c.feature_storage == FeatureStorage::Dense) {
-        Tensor x = ds.features.to_dense();
-        if (c.normalize_features) normalize_rows(x);
-        td.dense_features = x;
-        td.notes.push_back(fmt::format("sparse features densified ({} non-zero)", percent(density)));
-      } else {
-        td.sparse_features = sparse_from(ds.features, c.normalize_features, &binary);
-      }
-    } else {
-      Tensor x = ds.features.dense_values();
-      int64_t nonzero = 0;
-      for (int64_t i = 0; i < x.numel(); ++i) nonzero += x.data<float>()[i] != 0.0f;
-      const double density = static_cast<double>(nonzero) / cells;
-      const bool to_sparse =
-          c.feature_storage == FeatureStorage::Sparse || (c.feature_storage == FeatureStorage::Auto && density <= 0.10);
-      if (c.normalize_features) {
-        x = x.clone();
-        normalize_rows(x);
-      }
-      if (to_sparse) {
-        td.sparse_features = sparse_from_dense(x, &binary);
-        td.notes.push_back(fmt::format("dense features stored sparse for the first layer ({} non-zero)", percent(density)));
-      } else {
-        td.dense_features = x;
-      }
-    }
+    StoredFeatures sf = store_features(ds.features, c);
+    td.dense_features = sf.dense;
+    td.sparse_features = std::move(sf.sparse);
+    binary = sf.binary;
+    if (!sf.note.empty()) td.notes.push_back(sf.note);
     if (c.normalize_features) td.notes.push_back("features row-normalized");
   }
   if (td.sparse_features) {

@@ -13,6 +13,17 @@
 
 namespace strata::train {
 
+// A feature matrix in the storage a first layer reads, by data.feature_storage
+// (auto: sparse at <= 10% non-zeros) and data.normalize_features (rows divided by
+// their sum): the GNN inputs and each R-GCN node type's.
+struct StoredFeatures {
+  Tensor dense;                              // float32 [N, F], or undefined when sparse
+  std::optional<nn::SparseFeatures> sparse;  // CSR, when stored sparse
+  bool binary = false;                       // sparse with every value 1
+  std::string note;                          // what was converted, for the run header
+};
+StoredFeatures store_features(const data::FeatureMatrix& f, const DataConfig& c);
+
 struct TrainingData {
   std::string name;             // dataset name ("cora")
   std::string source;           // resolved source

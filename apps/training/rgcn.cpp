@@ -131,13 +131,16 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
     if (t < static_cast<int>(ds.type_features.size()) && ds.type_features[t].defined() && use) {
       const data::FeatureMatrix& f = ds.type_features[t];
       in.feat_dim = f.cols();
-      if (f.is_sparse()) {
-        d.sparse.push_back(nn::SparseFeatures::from_csr(f.rows(), f.cols(), f.indptr(), f.indices(), f.values()));
+      // Stored as data.feature_storage and data.normalize_features say, as for the GNNs.
+      StoredFeatures sf = store_features(f, c);
+      if (sf.sparse) {
+        d.sparse.push_back(std::move(*sf.sparse));
         in.sparse = &d.sparse.back();
       } else {
-        in.dense = f.dense_values();
+        in.dense = sf.dense;
       }
-      d.notes.push_back(fmt::format("type {}: {} features ({}), projected", in.name, f.cols(), f.is_sparse() ? "sparse" : "dense"));
+      d.notes.push_back(fmt::format("type {}: {} features ({}{}), projected", in.name, f.cols(),
+                                    in.sparse ? "sparse" : "dense", c.normalize_features ? ", row-normalized" : ""));
     } else if (t < static_cast<int>(ds.type_features.size()) && ds.type_features[t].defined()) {
       d.notes.push_back(fmt::format("type {}: features ignored (model.type_features: target)", in.name));
     }

@@ -75,6 +75,13 @@ case "$mode" in
     expect header "$out" '^ +120 nodes \(type0 90, type1 30\), 3 relations, 270 edges; target type type0, 3 classes'
     expect header "$out" 'validation: 20% of the training nodes|label.dat split 80/20'
     expect header "$out" '^model +rgcn: 2 layers 8 -> 8 -> 3 \(3 relations, 2 bases, self loop, input: 1 projected type, 1 embedded\)'
+    expect header "$out" 'type type0: 12 features \(sparse\), projected'
+    # The type features are stored as data.feature_storage and data.normalize_features say
+    # (both were ignored for R-GCN once).
+    out2="$("$strata" train "$scratch/tiny.yaml" --set data.feature_storage=dense --set data.normalize_features=true \
+              --set training.epochs=2 --set output.run_dir="$scratch/dense" 2>&1)"
+    expect_rc dense-storage $? 0
+    expect dense-storage "$out2" 'type type0: 12 features \(dense, row-normalized\), projected'
     expect header "$out" '^kernels +4 rgms kernel sets on 3 relations'
     # Untuned: the order by multiply-add count (rgms_default_order); on this graph
     # one relation is cheaper transformed at its sources.
