@@ -29,10 +29,11 @@
 //
 // --stream-only prints {"threads": T, "stream_gbs": G}: the STREAM-like triad that
 // `strata bench` uses as the memory-bandwidth floor, on the requested threads.
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"

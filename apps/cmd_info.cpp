@@ -2,9 +2,10 @@
 // classes, splits, node types and relations, degree distribution) and how it was
 // loaded (time, cache). --json prints the same facts as one JSON object; the table
 // is rendered from that object, so the two never disagree.
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "apps/option_checks.h"

@@ -26,11 +26,16 @@ std::string read_file(const fs::path& path) {
   return data;
 }
 
-void ensure_directory(const fs::path& dir) {
+std::string create_directories_problem(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  STRATA_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}': {}", dir.string(),
-               ec ? ec.message() : "a file of that name exists");
+  if (ec) return ec.message();
+  return fs::is_directory(dir) ? "" : "a file of that name exists";
+}
+
+void ensure_directory(const fs::path& dir) {
+  const std::string why = create_directories_problem(dir);
+  STRATA_CHECK(why.empty(), "cannot create directory '{}': {}", dir.string(), why);
 }
 
 fs::path temporary_sibling(const fs::path& target) {
@@ -100,11 +105,10 @@ fs::path cache_root() {
     root = fs::temp_directory_path() / "strata-cache";
     from = "the default without $HOME";
   }
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  STRATA_CHECK(!ec && fs::is_directory(root),
+  const std::string why = create_directories_problem(root);
+  STRATA_CHECK(why.empty(),
                "the cache folder '{}' ({}) cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
-               root.string(), from, ec ? ec.message() : "a file of that name exists");
+               root.string(), from, why);
   return root;
 }
 

@@ -22,6 +22,9 @@ std::string read_file(const fs::path& path);
 void write_file_atomic(const fs::path& path, std::string_view data);
 // Creates the directory and its parents; throws UserError naming it on failure.
 void ensure_directory(const fs::path& dir);
+// The same without throwing: why `dir` is not a folder now ("" when it is), for
+// callers whose message names the setting the path came from.
+std::string create_directories_problem(const fs::path& dir);
 
 class AtomicFile {
  public:

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/file_util.h"
 
 namespace strata {
 
@@ -16,9 +17,9 @@ StagedDirectory::StagedDirectory(fs::path final_dir, std::string marker, std::st
   staging_ += fmt::format(".partial-{}", ::getpid());
   std::error_code ec;
   fs::remove_all(staging_, ec);
-  fs::create_directories(staging_, ec);
-  STRATA_CHECK(!ec && fs::is_directory(staging_), "cannot create {} '{}' (staging folder '{}'): {}", setting_,
-               final_.string(), staging_.string(), ec ? ec.message() : "a file of that name exists");
+  const std::string why = create_directories_problem(staging_);
+  STRATA_CHECK(why.empty(), "cannot create {} '{}' (staging folder '{}'): {}", setting_, final_.string(),
+               staging_.string(), why);
 }
 
 StagedDirectory::~StagedDirectory() {

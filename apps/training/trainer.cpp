@@ -112,10 +112,8 @@ void apply_runtime(const RuntimeConfig& runtime) {
   // 0 keeps OpenMP's default, so OMP_NUM_THREADS still applies.
   if (runtime.threads > 0) set_num_threads(runtime.threads);
   if (!runtime.cache_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(runtime.cache_dir, ec);
-    STRATA_CHECK(!ec && fs::is_directory(runtime.cache_dir), "runtime.cache_dir '{}' cannot be created: {}",
-                 runtime.cache_dir, ec ? ec.message() : "a file of that name exists");
+    const std::string why = create_directories_problem(runtime.cache_dir);
+    STRATA_CHECK(why.empty(), "runtime.cache_dir '{}' cannot be created: {}", runtime.cache_dir, why);
     ::setenv("STRATA_CACHE_DIR", runtime.cache_dir.c_str(), 1);
   }
 }

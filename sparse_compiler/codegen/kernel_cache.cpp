@@ -236,11 +236,10 @@ std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key
 KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::string_view source,
                                                const Toolchain& toolchain) {
   const CacheEntryPaths p = paths(key);
-  std::error_code dir_ec;
-  fs::create_directories(dir_, dir_ec);
-  STRATA_CHECK(!dir_ec && fs::is_directory(dir_),
+  const std::string why = create_directories_problem(dir_);
+  STRATA_CHECK(why.empty(),
                "the kernel cache folder '{}' cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
-               dir_.string(), dir_ec ? dir_ec.message() : "a file of that name exists");
+               dir_.string(), why);
   // Without the lock first: a complete entry verifies on its own, and a hit should not
   // wait behind another process's unrelated compile. Anything else is decided (and
   // reported) under the lock, where no other process is writing this entry.
