@@ -19,8 +19,18 @@
 namespace strata::sc {
 
 EntryLock::EntryLock(const fs::path& path) : path_(path) {
+  bool cleared = false;
   for (;;) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0 && errno == EISDIR && !cleared) {
+      // A folder where the lock file belongs (nothing of ours makes one): cleared once,
+      // like any other folder in a cache file's place.
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+      log_debug("kernel cache: removed the folder standing at lock file '{}'", path_.string());
+      cleared = true;
+      continue;
+    }
     STRATA_CHECK(fd_ >= 0, "cannot create lock file '{}': {}", path_.string(), std::strerror(errno));
     int rc;
     while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {

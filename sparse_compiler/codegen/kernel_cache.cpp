@@ -235,11 +235,29 @@ std::shared_ptr<SharedLibrary> KernelCache::load_verified(const std::string& key
 
 KernelCache::Loaded KernelCache::load_or_build(const std::string& key, std::string_view source,
                                                const Toolchain& toolchain) {
+  for (int attempt = 1;; ++attempt) {
+    const std::string why = create_directories_problem(dir_);
+    STRATA_CHECK(why.empty(),
+                 "the kernel cache folder '{}' cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
+                 dir_.string(), why);
+    try {
+      return load_or_build_in_place(key, source, toolchain);
+    } catch (const UserError& e) {
+      // The folder removed while this entry was built (a user clearing the cache
+      // under a running command): the build's files went with it. Once more in a
+      // new folder; a second failure, or any failure with the folder in place, is
+      // the build's own and is reported as it is.
+      std::error_code ec;
+      if (attempt > 1 || fs::is_directory(dir_, ec)) throw;
+      log_warn("kernel cache: the folder '{}' disappeared while a kernel was being built; building it again",
+               dir_.string());
+    }
+  }
+}
+
+KernelCache::Loaded KernelCache::load_or_build_in_place(const std::string& key, std::string_view source,
+                                                        const Toolchain& toolchain) {
   const CacheEntryPaths p = paths(key);
-  const std::string why = create_directories_problem(dir_);
-  STRATA_CHECK(why.empty(),
-               "the kernel cache folder '{}' cannot be created: {}; set STRATA_CACHE_DIR to a writable folder",
-               dir_.string(), why);
   // Without the lock first: a complete entry verifies on its own, and a hit should not
   // wait behind another process's unrelated compile. Anything else is decided (and
   // reported) under the lock, where no other process is writing this entry.

@@ -129,7 +129,10 @@ class KernelCache {
   };
   using Future = std::shared_future<std::shared_ptr<SharedLibrary>>;
 
+  // Creates the cache folder, then load_or_build_in_place(); built once more when the
+  // folder vanished during the build.
   Loaded load_or_build(const std::string& key, std::string_view source, const Toolchain& toolchain);
+  Loaded load_or_build_in_place(const std::string& key, std::string_view source, const Toolchain& toolchain);
   // Loads the entry if its manifest verifies; nullptr otherwise. With `report`, a bad
   // entry is logged with the reason and the file, and counted as rebuilt.
   std::shared_ptr<SharedLibrary> load_verified(const std::string& key, bool report);

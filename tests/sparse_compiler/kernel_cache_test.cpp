@@ -604,6 +604,59 @@ TEST(KernelCacheTest, StaleTemporariesOfACrashedBuildAreRemoved) {
   EXPECT_EQ(list_dir(cache.directory()), entry_files(key));
 }
 
+// A folder where the lock file belongs is cleared like any other folder in a cache
+// file's place; the entry builds, and no lock is left behind.
+TEST(KernelCacheTest, AFolderAtTheLockFileIsReplaced) {
+  TempDir root;
+  KernelCache cache(root.path());
+  const std::string key = cache.key_for(sum_kernel(12));
+  fs::create_directories(cache.paths(key).lock / "junk");
+  const CacheResult r = cache.get_or_compile(sum_kernel(12));
+  EXPECT_EQ(r.outcome, CacheOutcome::Compiled);
+  EXPECT_EQ(run_sum(*r.library, 21), sum_expected(12, 21));
+  EXPECT_EQ(list_dir(cache.directory()), entry_files(key));
+}
+
+// The cache folder removed while a kernel compiles (a user clearing ~/.cache/strata
+// under a running command): the build is repeated in a new folder, once, with a
+// warning, and the entry is whole afterwards. A compiler wrapper removes the folder at
+// its first kernel compile, then runs the real compiler, whose output has nowhere to go.
+TEST(KernelCacheTest, ACacheFolderRemovedDuringTheBuildIsRecreatedAndTheBuildRepeated) {
+  TempDir root;
+  TempDir tools;
+  CountingCompiler real(tools.path());
+  const fs::path marker = tools.path() / "removed-once";
+  const fs::path script = tools.path() / "removing-cxx.sh";
+  write_file_atomic(script, "#!/bin/sh\ncase \"$*\" in *-shared*)\n  if [ ! -e " + shell_quote(marker.string()) +
+                                " ]; then touch " + shell_quote(marker.string()) + "; rm -rf " +
+                                shell_quote((root.path() / "kernels").string()) + "; fi;;\nesac\nexec " +
+                                shell_quote(real.script.string()) + " \"$@\"\n");
+  fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
+  CompileOptions options;
+  options.cxx = script.string();
+  KernelCache cache(root.path());
+  const LogLevel saved = log_level();
+  set_log_level(LogLevel::Warn);
+  ::testing::internal::CaptureStderr();
+  CacheResult r;
+  try {
+    r = cache.get_or_compile(sum_kernel(13), options);
+  } catch (...) {
+    ::testing::internal::GetCapturedStderr();
+    set_log_level(saved);
+    throw;
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  set_log_level(saved);
+  EXPECT_EQ(r.outcome, CacheOutcome::Compiled);
+  EXPECT_EQ(run_sum(*r.library, 8), sum_expected(13, 8));
+  EXPECT_TRUE(fs::exists(marker)) << "the wrapper never removed the folder";
+  EXPECT_EQ(real.compiles(), 2);
+  EXPECT_NE(log.find("disappeared while a kernel was being built; building it again"), std::string::npos) << log;
+  EXPECT_EQ(list_dir(cache.directory()), entry_files(r.key));
+  EXPECT_EQ(KernelCache(root.path()).get_or_compile(sum_kernel(13), options).outcome, CacheOutcome::DiskHit);
+}
+
 TEST(KernelCacheTest, GlobalCacheLivesUnderStrataCacheDir) {
   const auto env = env_value("STRATA_CACHE_DIR");
   ASSERT_TRUE(env.has_value());
