@@ -19,6 +19,15 @@ bool parse_snap_counts(std::string_view line, const Where& where, EdgeRecords& o
   return true;
 }
 
+// A node id: any non-negative integer (ids that are not 0..N-1 are renumbered later).
+// A negative one is refused rather than renumbered: no graph format writes them, so
+// one is a damaged line (a stray '-'), not an id.
+int64_t parse_node_id(std::string_view s, const Where& where, std::string_view what) {
+  const int64_t id = parse_int(s, where, what);
+  STRATA_CHECK(id >= 0, "{}: {} is '{}', expected a non-negative integer", where.str(), what, excerpt(s));
+  return id;
+}
+
 }  // namespace
 
 EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
@@ -55,8 +64,8 @@ EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
                  "{}: expected '<src>{}<dst>[{}<weight>]' with {} fields like the first record, found {}: '{}'", w.str(),
                  style == EdgeListStyle::Csv ? "," : " ", style == EdgeListStyle::Csv ? "," : " ",
                  columns == 3 ? 3 : 2, f.size(), excerpt(t));
-    rec.src.push_back(parse_int(f[0], w, "source id"));
-    rec.dst.push_back(parse_int(f[1], w, "destination id"));
+    rec.src.push_back(parse_node_id(f[0], w, "source id"));
+    rec.dst.push_back(parse_node_id(f[1], w, "destination id"));
     if (f.size() == 3) rec.weights.push_back(parse_finite_float(f[2], w, "weight"));
     rec.lines.push_back(w.line);
   }

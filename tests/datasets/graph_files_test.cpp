@@ -241,6 +241,10 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
   testing::expect_user_error([&] { load_edge_list(dir.write("e.csv", "a,b\n0,1\n1,2,0.5\n"), EdgeListStyle::Csv, {}); },
                              {"e.csv:3", "found 3"});
   testing::expect_user_error([&] { load_edge_list(dir / "none.txt", EdgeListStyle::Blank, {}); }, {"none.txt", "cannot open"});
+  testing::expect_user_error([&] { load_edge_list(dir.write("n.txt", "0 1\n-3 2\n"), EdgeListStyle::Blank, {}); },
+                             {"n.txt:2", "source id is '-3', expected a non-negative integer"});
+  testing::expect_user_error([&] { load_edge_list(dir.write("n.csv", "a,b\n0,1\n1,-2\n"), EdgeListStyle::Csv, {}); },
+                             {"n.csv:3", "destination id is '-2', expected a non-negative integer"});
   testing::expect_user_error(
       [&] { load_edge_list(dir.write("g.txt", "0 1 0.5\n1 2 inf\n"), EdgeListStyle::Blank, {}); },
       {"g.txt:2", "weight is 'inf', expected a finite number"});
