@@ -238,7 +238,8 @@ const RegisterCommand kInfo{Command{
         uint64_t seed = 0;
       };
       auto args = std::make_shared<Args>();
-      app.add_option("dataset", args->dataset,
+      // Positional, or --graph as inspect, tune, bench and export spell it.
+      app.add_option("dataset,--graph", args->dataset,
                      "a name (cora, aifb, ddi, ...), FORMAT:PATH (mtx:x.mtx, ogb:dir, ...) or a generator "
                      "(sbm:nodes=2000,classes=5,seed=1, rmat:scale=16, er:nodes=1000,avg_degree=8)")
           ->required();

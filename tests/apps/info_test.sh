@@ -30,6 +30,10 @@ case "$mode" in
     expect json "$json" '^  "edges": 3000,$'
     expect json "$json" '"cache": "not cached \(generator\)"'
     expect json "$json" '"histogram": \['
+    # --graph names the dataset as in inspect, tune, bench and export.
+    named="$("$strata" info --graph sbm:nodes=300,classes=3,seed=1)"
+    expect_rc graph-flag $? 0
+    expect graph-flag "$named" '^  nodes +300$'
     ;;
   error)
     err="$("$strata" info corra 2>&1 >/dev/null)"

@@ -114,6 +114,24 @@ TEST(ConfigErrorTest, UnknownKeysNameLineColumnAndNearestKey) {
                                                             "training, version"});
 }
 
+// Names a GraphGym, DGL-Go or PyG user brings get Strata's name, which edit distance
+// would not find.
+TEST(ConfigErrorTest, OtherToolsNamesGetStrataName) {
+  expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\noptim:\n  base_lr: 0.01\n"); },
+                    {"cfg.yaml:4:1:", "unknown key 'optim'",
+                     "did you mean 'optimizer'? (Strata's name for what other GNN tools call 'optim')"});
+  expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\noptimizer:\n  base_lr: 0.01\n"); },
+                    {"cfg.yaml:5:3:", "unknown key 'optimizer.base_lr'", "did you mean 'optimizer.lr'?"});
+  expect_user_error([] { parse(kMinimal, {"model.dim_inner=64"}); },
+                    {"unknown key 'model.dim_inner'", "did you mean 'model.hidden'?"});
+  expect_user_error([] { parse(kMinimal, {"training.max_epoch=10"}); },
+                    {"unknown key 'training.max_epoch'", "did you mean 'training.epochs'?"});
+  expect_user_error([] { parse(kMinimal, {"data.name=cora"}); },
+                    {"unknown key 'data.name'", "did you mean 'data.dataset'?"});
+  // A name both tools use keeps the ordinary hint.
+  expect_user_error([] { parse(kMinimal, {"model.nme=gcn"}); }, {"did you mean 'model.name'?"});
+}
+
 TEST(ConfigErrorTest, BadValuesNameTheExpectation) {
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\nmodel:\n  hidden: sixteen\n"); },
                     {"cfg.yaml:5:11:", "'model.hidden' expects an integer in [1, 65536], got 'sixteen'"});
