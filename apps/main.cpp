@@ -4,6 +4,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/provenance.h"
 
 namespace strata::apps {
 std::vector<Command>& command_registry() {
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
   using namespace strata;
   CLI::App app{"strata: a GNN runtime whose sparse kernels are compiled for each graph"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "strata 0.1.0");
+  app.set_version_flag("--version", build_info().str() + "\nhost: " + host_cpu_model());
   std::function<int()> run;
   for (auto& cmd : apps::command_registry()) {
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.help);

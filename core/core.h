@@ -7,6 +7,7 @@
 //   rng.h, timer.h, log.h, hash.h, file_util.h, parallel.h   seeded RNG, timing,
 //                   logging, content hashing, atomic files and cache dir, thread count
 //   fast_math.h     exp and expm1 over 16 floats in vector arithmetic (element-wise ops)
+//   provenance.h    the build (version, commit, compiler) and host CPU behind a result
 #pragma once
 
 #include "core/device.h"

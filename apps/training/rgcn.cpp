@@ -328,8 +328,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   print_data(out, ctx.data);
   out(fmt::format("{:<11}{}", "model", first->describe()));
   out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe()));
-  out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
-                  sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
+  print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels(out, ctx);
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
@@ -456,6 +455,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                   tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
                   summary.val_mean, summary.val_std, summary.median_epoch_ms));
   json s = {{"config", config.source()},
+            {"provenance", provenance_json()},
             {"config_hash", config.hash().hex()},
             {"overrides", config.overrides()},
             {"dataset", meta_graph(ctx.data)},
@@ -545,9 +545,7 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test accuracy {:.4f}", "checkpoint",
                     l.ck.meta.value("run", 0), l.ck.meta.value("seed", uint64_t{0}),
                     epoch_str(l.ck.meta.value("epoch", int64_t{0})), l.ck.meta.value("test_acc", -1.0)));
-  print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
-                    sc::backend_name(l.ctx.config.runtime.kernels.backend),
-                    l.ctx.config.runtime.kernels.tuning ? "on" : "off"));
+  print_runtime(print, l.ctx.config);
   print_kernels(print, l.ctx);
   // Inference: one warm-up-free forward pass over the whole graph, eval mode.
   Timer t;

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/hash.h"
+#include "core/parallel.h"
+#include "core/provenance.h"
+#include "sparse_compiler/ops/spmm.h"
 
 namespace strata::train {
 
@@ -26,6 +29,18 @@ std::string Console::text() const {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
   return out;
+}
+
+void print_runtime(const Printer& print, const TrainingConfig& c) {
+  print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
+                    sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
+  print(fmt::format("{:<11}{} on {}", "build", build_info().str(), host_cpu_model()));
+}
+
+nlohmann::json provenance_json() {
+  const BuildInfo& b = build_info();
+  return {{"strata", b.version},    {"commit", b.commit},           {"build_type", b.build_type},
+          {"compiler", b.compiler}, {"host_cpu", host_cpu_model()}, {"threads", num_threads()}};
 }
 
 std::string time_shares(const ag::OpProfile& p, double total_ms) {

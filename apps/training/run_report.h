@@ -34,6 +34,12 @@ struct Console {
   std::string text() const;
 };
 
+// The header's runtime lines: threads, backend and tuning; then the build and the
+// host that ran it ("build      strata 0.1.0 (commit …, Release, GNU 12.2.0) on <CPU>").
+void print_runtime(const Printer& print, const TrainingConfig& c);
+// {"strata": "0.1.0", "commit": …, "build_type": …, "compiler": …, "host_cpu": …, "threads": N}
+nlohmann::json provenance_json();
+
 // Where a run's training steps spent their time, from the tape's profile: "sparse
 // 54%, dense 22%, other 24%" of `total_ms` (empty when it is 0), and as JSON
 // (sparse_ms, dense_ms, other_ms, optimizer_ms, total_ms) for summary.json.

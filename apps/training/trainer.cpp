@@ -63,8 +63,7 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
   out(fmt::format("{:<11}{}", "model", model.describe()));
   out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
-  out(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
-                  sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));
+  print_runtime([&out](const std::string& line) { out(line); }, c);
   // Through a reference: a Printer made from `out` itself would hold a copy of it.
   print_kernels([&out](const std::string& line) { out(line); }, c, *ctx.kernels);
 }
@@ -337,6 +336,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
                     {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
                     {"checkpoint", r.checkpoint}});
   json s = {{"config", config.source()},
+            {"provenance", provenance_json()},
             {"config_hash", config.hash().hex()},
             {"overrides", config.overrides()},
             {"dataset", dataset_json(ctx.data)},
@@ -347,7 +347,11 @@ Summary run_training(const Config& config, const std::string& config_name, const
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
             {"mean_epoch_ms", summary.mean_epoch_ms},
             {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels", {{"programs", ctx.kernels->distinct_programs()}, {"compile_ms", ctx.kernels->compile_ms()}, {"build_ms", ctx.kernels->build_ms()}, {"file", "kernels.json"}}}};
+            {"kernels",
+             {{"programs", ctx.kernels->distinct_programs()},
+              {"compile_ms", ctx.kernels->compile_ms()},
+              {"build_ms", ctx.kernels->build_ms()},
+              {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
   dir.commit();
@@ -419,9 +423,7 @@ void print_restored(const Printer& print, const RestoredRun& l) {
                     meta.value("run", 0), meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
                     epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
                     meta.value("backend", std::string("?"))));
-  print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
-                    sc::backend_name(ctx.config.runtime.kernels.backend),
-                    ctx.config.runtime.kernels.tuning ? "on" : "off"));
+  print_runtime(print, ctx.config);
   print_kernels(print, ctx.config, *ctx.kernels);
 }
 

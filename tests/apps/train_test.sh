@@ -25,6 +25,8 @@ case "$mode" in
     expect header "$out" '^dataset +sbm \(sbm:nodes=2000,'
     expect header "$out" '^ +2,000 nodes, 20,000 edges; in-degree min'
     expect header "$out" '^model +graphsage: 2 layers 32 -> 32 -> 5 \(mean aggregator, root weight\)'
+    # Provenance: the build and the host, in the header and in summary.json.
+    expect header "$out" '^build +strata [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown), [A-Za-z]+, [A-Za-z]+ [0-9.]+\) on .+$'
     expect header "$out" '^kernels +4 kernels, 4 programs compiled in one batch: compiler [0-9.]+ ms'
     expect header "$out" '^ +mean f=32 forward +A +spmm_f32_i32_rs +csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+'
     expect header "$out" '^ +mean f=32 backward +Aᵀ +spmm_f32_i32_cs'
@@ -41,6 +43,12 @@ case "$mode" in
     expect summary.json "$summary" '"mean_epoch_ms": [0-9.e+-]+,'
     expect summary.json "$summary" '"compile_ms": [0-9.e+-]+,'
     expect summary.json "$summary" '"file": "kernels.json"'
+    expect summary.json "$summary" '"commit": "([0-9a-f]{12}(-dirty)?|unknown)",'
+    expect summary.json "$summary" '"host_cpu": ".+",'
+    version="$("$strata" --version)"
+    expect_rc version $? 0
+    expect version "$version" '^strata [0-9]+\.[0-9]+\.[0-9]+ \(commit '
+    expect version "$version" '^host: .+$'
 
     ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
     expect_rc eval $? 0
