@@ -7,11 +7,15 @@
 // for decomposed formats), or the generated C++ (cpu) or CUDA C (cuda: any format
 // with its default GPU schedule, or --deterministic; needs no GPU). A plan file replays a tuned plan exactly: the
 // same plan always prints the same code.
+#include <fmt/ranges.h>
+
 #include <cstdio>
+#include <optional>
 
 #include "apps/commands.h"
 #include "apps/option_checks.h"
 #include "core/file_util.h"
+#include "layers/recorded_plans.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
@@ -43,6 +47,7 @@ struct CompileArgs {
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
   std::string plan_file;
+  std::string role;              // with a run's kernels.json as --plan: which kernel
   std::string kernel = "fused";  // rgms and gat: which of their kernels
   int64_t heads = 8;             // gat: attention heads
   int64_t feat_out = 0;          // rgms: output feature size (0: --feat)
@@ -55,8 +60,26 @@ int run_compile(const CompileArgs& a) {
   // The plan: from --plan (a JSON file, e.g. written by `strata tune`), else from
   // the individual options.
   KernelPlan plan;
+  std::optional<SpmmSpec> recorded_spec;  // --role: the program the run built
+  STRATA_CHECK(a.role.empty() || !a.plan_file.empty(),
+               "--role: names a kernel of a run's kernels.json given as --plan");
   if (!a.plan_file.empty()) {
-    plan = KernelPlan::from_json(read_file(a.plan_file), a.plan_file);
+    const std::string text = read_file(a.plan_file);
+    if (nn::RecordedPlans::looks_like_kernels_json(text)) {
+      const nn::RecordedPlans plans = nn::RecordedPlans::read(a.plan_file);
+      STRATA_CHECK(!a.role.empty(), "--plan '{}' is a run's kernels.json: name one of its kernels with --role ({})",
+                   a.plan_file, fmt::join(plans.roles(), "; "));
+      STRATA_CHECK(a.op == "spmm", "--role: a run's kernels.json records SpMM kernels; use op spmm, not {}", a.op);
+      const nn::RecordedPlan& r = plans.at(a.role, "--plan");
+      recorded_spec = SpmmSpec::from_name(r.program);
+      STRATA_CHECK(recorded_spec.has_value(),
+                   "--plan '{}': kernel '{}' names program '{}', which is not an SpMM program", a.plan_file, a.role,
+                   r.program);
+      plan = r.plan;
+    } else {
+      STRATA_CHECK(a.role.empty(), "--role: '{}' is a single plan, not a run's kernels.json", a.plan_file);
+      plan = KernelPlan::from_json(text, a.plan_file);
+    }
   } else {
     plan.format = FormatSpec::parse(a.format, "--format");
     plan.knobs.vector_lanes = a.lanes > 0 ? a.lanes : host_vector_lanes();
@@ -80,6 +103,7 @@ int run_compile(const CompileArgs& a) {
     spec.weighted = a.weighted;
     STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: expected sum or mean, got '{}'", a.reduce);
     spec.row_scale = a.reduce == "mean";
+    if (recorded_spec) spec = *recorded_spec;  // the run's program (its scalings too), not the options
     program = spmm_program(spec, plan.x_layout);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
@@ -162,7 +186,12 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                            ->check(integer_at_least(0));
                        app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
-                       app.add_option("--plan", a->plan_file, "a plan JSON file (replaces --format and the knobs)");
+                       app.add_option("--plan", a->plan_file,
+                                      "a plan JSON file (replaces --format and the knobs), or a run dir's kernels.json "
+                                      "with --role");
+                       app.add_option("--role", a->role,
+                                      "with a run's kernels.json as --plan: the kernel ('mean f=32 forward'); its "
+                                      "program (feature size, index type, scalings) and plan are the run's");
                        app.add_option(
                               "--kernel", a->kernel,
                               "rgms: fused, aggregate, transform, source_transform, gather, weight_grad, "

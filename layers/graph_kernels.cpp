@@ -293,6 +293,10 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   Timer tuning_timer;
   for (Job& j : jobs) {
     const sc::SpmmSpec spec = sc::SpmmKernel::spec(*j.graph, j.options);
+    if (runtime.plans && runtime.backend == sc::Backend::Generated) {
+      j.options.plan = runtime.plans->plan_for(j.record.role, spec.name(), "runtime.plans");
+      continue;
+    }
     if (!tuning) {
       j.options.plan =
           runtime.plan_template ? sc::SpmmKernel::default_plan(spec) : sc::SpmmKernel::default_plan(spec, *j.graph);
@@ -304,8 +308,10 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     ++tuned;
     from_records += r.from_record ? 1 : 0;
   }
-  out.tune_ms_ = tuning ? tuning_timer.ms() : 0;
-  if (tuning)
+  out.tune_ms_ = tuning && !runtime.plans ? tuning_timer.ms() : 0;
+  if (runtime.plans && runtime.backend == sc::Backend::Generated)
+    out.note_ = fmt::format("{} plans replayed from '{}' (runtime.plans)", jobs.size(), runtime.plans->file());
+  else if (tuning)
     out.note_ = fmt::format("tuned {} kernels in {:.0f} ms ({} from tuning records)", tuned, out.tune_ms_, from_records);
   Timer lowering;
   std::vector<sc::Kernel> batch;
@@ -318,7 +324,14 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     j.record.plan = *j.options.plan;
     j.record.backend = sc::backend_name(runtime.backend);
     if (runtime.backend != sc::Backend::Generated) continue;
-    sc::Kernel lowered = sc::SpmmKernel::lower(spec, *j.options.plan);
+    sc::Kernel lowered;
+    try {
+      lowered = sc::SpmmKernel::lower(spec, *j.options.plan);
+    } catch (const UserError& e) {
+      if (!runtime.plans) throw;
+      STRATA_FAIL("runtime.plans '{}': the plan for '{}' does not fit this run's kernel: {}", runtime.plans->file(),
+                  j.record.role, e.what());
+    }
     auto [it, fresh] = batch_index.emplace(lowered.name, batch.size());
     if (fresh) batch.push_back(std::move(lowered));
     job_program[i] = it->second;

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "layers/recorded_plans.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/gat_tuner.h"
@@ -70,6 +71,9 @@ struct KernelRuntime {
   // plain-CSR baseline of benchmarks/bench_train.cpp.
   bool plan_template = false;
   AttentionMode attention = AttentionMode::Auto;  // GAT only
+  // runtime.plans: every SpMM kernel runs the plan an earlier run recorded for its
+  // role (recorded_plans.h), instead of tuning or the size rules.
+  std::shared_ptr<const RecordedPlans> plans;
 };
 
 // ---- GAT attention kernels ----

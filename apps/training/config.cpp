@@ -185,6 +185,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("runtime.attention", "auto", {"auto", "tuned", "fused", "unfused"},
                        "gat: attention forward; tuned: measured per graph (tune_gat); auto: tuned with runtime.tuning, "
                        "else unfused"));
+  s.push_back(key_string("runtime.plans", "",
+                         "an earlier run's kernels.json: every SpMM kernel runs the plan recorded for its role (no "
+                         "tuning, no size rules); empty: choose plans"));
   s.push_back(key_string("runtime.cache_dir", "", "kernel and dataset cache; empty: $STRATA_CACHE_DIR or ~/.cache/strata"));
   // output
   s.push_back(key_string("output.run_dir", "runs/{config}",
@@ -677,6 +680,8 @@ TrainingConfig typed(const Config& c) {
                         : attention == "tuned"   ? nn::AttentionMode::Tuned
                                                  : nn::AttentionMode::Auto;
   r.cache_dir = c.get_string("runtime.cache_dir");
+  if (const std::string& plans = c.get_string("runtime.plans"); !plans.empty())
+    r.kernels.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(plans));
 
   OutputConfig& out = t.output;
   out.run_dir = c.get_string("output.run_dir");

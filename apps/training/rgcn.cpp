@@ -212,6 +212,9 @@ std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
 }
 
 void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
+  STRATA_CHECK(!config.runtime.kernels.plans,
+               "runtime.plans replays the SpMM plans of GraphSAGE, GCN and GAT runs; an R-GCN run's kernels.json "
+               "records relational orders, which runtime.tuning chooses (leave runtime.plans empty)");
   Timer t;
   nn::RelationalKernelRequests req;
   model.request_kernels(req);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "core/error.h"
 
 namespace strata::sc {
@@ -9,6 +11,20 @@ namespace strata::sc {
 std::string SpmmSpec::name() const {
   return fmt::format("spmm_f{}_{}{}{}{}", feat, index_dtype == DType::I32 ? "i32" : "i64", weighted ? "_w" : "",
                      row_scale ? "_rs" : "", col_scale ? "_cs" : "");
+}
+
+std::optional<SpmmSpec> SpmmSpec::from_name(const std::string& name) {
+  // spmm_f<F>_i32|i64[_w][_rs][_cs], the suffixes in name()'s order.
+  static const std::regex re(R"(spmm_f([1-9][0-9]{0,8})_(i32|i64)(_w)?(_rs)?(_cs)?)");
+  std::smatch m;
+  if (!std::regex_match(name, m, re)) return std::nullopt;
+  SpmmSpec s;
+  s.feat = std::stoll(m[1].str());
+  s.index_dtype = m[2].str() == "i32" ? DType::I32 : DType::I64;
+  s.weighted = m[3].matched;
+  s.row_scale = m[4].matched;
+  s.col_scale = m[5].matched;
+  return s;
 }
 
 std::string SddmmSpec::name() const {

@@ -14,6 +14,7 @@
 // XL, XR, O, and scalars m (rows), n (columns), nnz.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sparse_compiler/ir/kernel.h"
@@ -28,6 +29,8 @@ struct SpmmSpec {
   bool row_scale = false;
   bool col_scale = false;
   std::string name() const;  // "spmm_f64_i32", with _w, _rs, _cs suffixes
+  // The spec whose name() is `name`; nullopt for any other string.
+  static std::optional<SpmmSpec> from_name(const std::string& name);
 };
 
 enum class SddmmKind : uint8_t { Dot, Add };

@@ -142,6 +142,11 @@ case "$mode" in
     err="$("$strata" train "$scratch/tiny.yaml" --set model.num_bases=4 --set output.run_dir="$scratch/bases" 2>&1)"
     expect_rc too-many-bases $? 1
     expect too-many-bases "$err" "model.num_bases 4 exceeds the 3 relations of 'tiny': a basis decomposition has at most one basis per relation"
+    err="$("$strata" train "$scratch/tiny.yaml" --set runtime.plans="$scratch/run/kernels.json" \
+           --set output.run_dir="$scratch/plans" 2>&1)"
+    expect_rc rgcn-plans $? 1
+    expect rgcn-plans "$err" "records relational orders|holds no kernel plan"
+    [ ! -e "$scratch/plans" ] || { echo "FAIL: a refused run left '$scratch/plans'"; fails=$((fails + 1)); }
     err="$("$strata" infer "$cfg" --checkpoint "$scratch/missing.ckpt" 2>&1)"
     expect_rc missing $? 1
     expect missing "$err" "^strata: error: checkpoint '.*missing.ckpt' does not exist"

@@ -50,6 +50,22 @@ case "$mode" in
     expect version "$version" '^strata [0-9]+\.[0-9]+\.[0-9]+ \(commit '
     expect version "$version" '^host: .+$'
 
+    # runtime.plans: a second run replays the first one's plans, kernel by kernel; and
+    # strata compile prints one of them from the same kernels.json.
+    replay="$("$strata" train "$sbm" --set training.epochs=2 --set training.runs=1 --set runtime.tuning=on \
+              --set runtime.plans="$scratch/run/kernels.json" --set output.run_dir="$scratch/replay")"
+    expect_rc replay $? 0
+    expect replay "$replay" "^ +4 plans replayed from '$scratch/run/kernels.json' \(runtime.plans\)$"
+    plans() { grep -o '"plan_text": "[^"]*"' "$1"; }
+    [ "$(plans "$scratch/run/kernels.json")" = "$(plans "$scratch/replay/kernels.json")" ] ||
+      { echo "FAIL: replayed plans differ"; fails=$((fails + 1)); }
+    src="$("$strata" compile spmm --plan "$scratch/run/kernels.json" --role "mean f=32 backward" --emit source)"
+    expect_rc compile-role $? 0
+    expect compile-role "$src" '^extern "C" int strata_spmm_f32_i32_cs_l[0-9]+_g[0-9]+_p[0-9]+\('
+    err="$("$strata" compile spmm --plan "$scratch/run/kernels.json" 2>&1 >/dev/null)"
+    expect_rc compile-no-role $? 1
+    expect compile-no-role "$err" "is a run's kernels.json: name one of its kernels with --role \(mean f=32 backward; "
+
     ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
     expect_rc eval $? 0
     echo "$ev"

@@ -45,6 +45,32 @@ TEST(OpsErrorTest, SpmmNamesTheOffendingArgument) {
                              {"runtime.backend", "unknown backend 'fast'", "generated, reference, interpreter or cusparse"});
 }
 
+// SpmmSpec::from_name inverts name() (runs record program names; `strata compile
+// --role` rebuilds the program from one), and refuses anything else.
+TEST(SpmmSpecName, FromNameInvertsNameForEveryVariant) {
+  for (int64_t feat : {1, 7, 64, 1000})
+    for (DType idt : {DType::I32, DType::I64})
+      for (int bits = 0; bits < 8; ++bits) {
+        SpmmSpec s;
+        s.feat = feat;
+        s.index_dtype = idt;
+        s.weighted = bits & 1;
+        s.row_scale = bits & 2;
+        s.col_scale = bits & 4;
+        const std::optional<SpmmSpec> back = SpmmSpec::from_name(s.name());
+        ASSERT_TRUE(back.has_value()) << s.name();
+        EXPECT_EQ(back->name(), s.name());
+        EXPECT_EQ(back->feat, feat);
+        EXPECT_EQ(back->index_dtype, idt);
+        EXPECT_EQ(back->weighted, s.weighted);
+        EXPECT_EQ(back->row_scale, s.row_scale);
+        EXPECT_EQ(back->col_scale, s.col_scale);
+      }
+  for (const char* bad : {"", "spmm_f0_i32", "spmm_f32_i16", "spmm_f32_i32_cs_rs", "sddmm_dot_f32_i32",
+                          "spmm_f32_i32_rs_l16_g4096_p0", "spmm_f32"})
+    EXPECT_FALSE(SpmmSpec::from_name(bad).has_value()) << bad;
+}
+
 TEST(OpsErrorTest, SddmmNamesTheOffendingArgument) {
   const Graph g = small();
   SddmmKernel k(g, {SddmmKind::Dot, 4, Backend::Reference, std::nullopt});

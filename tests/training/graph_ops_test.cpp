@@ -6,12 +6,14 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <Eigen/Dense>
 #include <cmath>
 #include <set>
 
 #include "core/autograd_ops.h"
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "tests/support/test_support.h"
 #include "tests/training/grad_check.h"
@@ -331,6 +333,106 @@ TEST(GraphKernelPlans, PlanTemplateReplacesTheUntunedPlansWithTheSameValues) {
   x.zero_grad();
   t2.backward(y2, dy);
   EXPECT_EQ(max_abs_diff(g1, x.grad()), 0.0f);
+}
+
+// runtime.plans: every kernel runs the plan an earlier run recorded for its role
+// (recorded_plans.h), whatever tuning or the size rules would pick; the values match
+// the untuned kernels'. A role the file lacks, a plan recorded for another program or
+// one that does not fit the kernel is refused naming the file and the role.
+TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
+  testing::RandomGraphSpec spec;
+  spec.rows = spec.cols = 600;
+  spec.avg_degree = 6;
+  spec.seed = 23;
+  const Graph g = testing::random_graph(spec);
+  nn::KernelRequests req;
+  req.add_aggregation(Aggregation::Mean, 16);
+  const nn::GraphKernels untuned = nn::build_graph_kernels(g, nullptr, req, {sc::Backend::Generated, false});
+  ASSERT_EQ(untuned.records().size(), 2u);
+  const std::string fwd_program = untuned.records()[0].program, bwd_program = untuned.records()[1].program;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("strata-recorded-plans-{}", ::getpid());
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    write_file_atomic(dir / name, text);
+    return (dir / name).string();
+  };
+  const std::string hyb = R"({"format": "hyb:c=1,B=2", "lanes": 8, "grain": 512, "prefetch": 4, "tile": 0})";
+  const std::string tiled = R"({"format": "csr", "lanes": 8, "grain": 1024, "prefetch": 0, "tile": 8})";
+  const std::string file = write("kernels.json", fmt::format(R"({{"kernels": [
+      {{"role": "mean f=16 forward", "program": "{}", "plan": {}}},
+      {{"role": "mean f=16 backward", "program": "{}", "plan": {}}},
+      {{"role": "relation 0", "order": "fused"}}]}})",
+                                                             fwd_program, hyb, bwd_program, tiled));
+  nn::KernelRuntime replay{sc::Backend::Generated, true};  // tuning on: the recorded plans win
+  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(file));
+  const nn::GraphKernels replayed = nn::build_graph_kernels(g, nullptr, req, replay);
+  ASSERT_EQ(replayed.records().size(), 2u);
+  EXPECT_EQ(replayed.records()[0].plan.str(), "hyb:c=1,B=2 lanes=8,grain=512,prefetch=4");
+  EXPECT_EQ(replayed.records()[1].plan.str(), "csr lanes=8,grain=1024,prefetch=0,tile=8");
+  EXPECT_EQ(replayed.tune_ms(), 0.0);
+  EXPECT_NE(replayed.note().find("2 plans replayed from '" + file + "' (runtime.plans)"), std::string::npos)
+      << replayed.note();
+  Rng rng(24);
+  const Var x = Var::parameter(Tensor::uniform({600, 16}, -1, 1, rng), "x");
+  Tape t1, t2;
+  const Var y1 = nn::aggregate(t1, untuned.aggregation(Aggregation::Mean, 16), x);
+  const Var y2 = nn::aggregate(t2, replayed.aggregation(Aggregation::Mean, 16), x);
+  EXPECT_LT(max_abs_diff(y1.value(), y2.value()), 1e-5f);
+  const Tensor dy = Tensor::uniform({600, 16}, -1, 1, rng);
+  t1.backward(y1, dy);
+  const Tensor g1 = x.grad().clone();
+  x.zero_grad();
+  t2.backward(y2, dy);
+  EXPECT_LT(max_abs_diff(g1, x.grad()), 1e-5f);
+
+  // Another width: no plan for its roles.
+  nn::KernelRequests wider;
+  wider.add_aggregation(Aggregation::Mean, 32);
+  testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, wider, replay); },
+                             {"runtime.plans '" + file + "' has no plan for the kernel 'mean f=32 forward'",
+                              "it holds: mean f=16 backward; mean f=16 forward"});
+  // The same role recorded for another program (a sum, not a mean).
+  nn::KernelRequests sum;
+  sum.add_aggregation(Aggregation::Sum, 16);
+  const std::string other = write("other.json", fmt::format(R"({{"kernels": [
+      {{"role": "sum f=16 forward", "program": "{}", "plan": {}}}]}})",
+                                                            fwd_program, hyb));
+  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(other));
+  sum.backward = false;
+  testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, sum, replay); },
+                             {"the plan for 'sum f=16 forward' was recorded for program " + fwd_program,
+                              "this run builds spmm_f16_i32 for it"});
+  // A plan that does not fit its kernel: a feature tile that does not divide 16.
+  const std::string misfit = write("misfit.json", fmt::format(R"({{"kernels": [
+      {{"role": "sum f=16 forward", "program": "spmm_f16_i32", "plan": {}}}]}})",
+                                                              R"({"format": "csr", "lanes": 8, "grain": 512,
+                                                                  "prefetch": 0, "tile": 12})"));
+  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(misfit));
+  testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, sum, replay); },
+                             {"runtime.plans '" + misfit + "': the plan for 'sum f=16 forward' does not fit",
+                              "feature tile 12 does not divide the feature size 16"});
+  // Files that are not a run's plans.
+  testing::expect_user_error([&] { nn::RecordedPlans::read(write("bad.json", "{\"kernels\": [")); },
+                             {"bad.json': not JSON"});
+  testing::expect_user_error([&] { nn::RecordedPlans::read(write("plan.json", hyb)); },
+                             {"plan.json': no \"kernels\" list; expected a run dir's kernels.json"});
+  testing::expect_user_error(
+      [&] { nn::RecordedPlans::read(write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}]})")); },
+      {"orders.json': holds no kernel plan"});
+  testing::expect_user_error(
+      [&] {
+        nn::RecordedPlans::read(write("twice.json", fmt::format(R"({{"kernels": [
+            {{"role": "a", "program": "p", "plan": {0}}}, {{"role": "a", "program": "p", "plan": {0}}}]}})",
+                                                                hyb)));
+      },
+      {"twice.json': kernels[1]: role 'a' is listed twice"});
+  testing::expect_user_error(
+      [&] {
+        nn::RecordedPlans::read(
+            write("badplan.json", R"({"kernels": [{"role": "a", "program": "p", "plan": {"format": "csv"}}]})"));
+      },
+      {"badplan.json': kernels[0].plan"});
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GraphOpsTest, ::testing::Values(sc::Backend::Generated, sc::Backend::Reference),
