@@ -29,17 +29,17 @@
 //
 // --stream-only prints {"threads": T, "stream_gbs": G}: the STREAM-like triad that
 // `strata bench` uses as the memory-bandwidth floor, on the requested threads.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "apps/bench_graph.h"
 #include "apps/commands.h"
 #include "apps/option_checks.h"
 #include "apps/training/data.h"
 #include "apps/training/run_report.h"
+#include "apps/training/split_file.h"
 #include "benchmarks/baselines/baselines.h"
 #include "core/parallel.h"
 #include "core/rng.h"

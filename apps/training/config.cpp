@@ -91,10 +91,13 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("data.feature_storage", "auto", {"auto", "dense", "sparse"},
                        "how the first layer reads the features; auto: sparse (never densified) when at most 10% of "
                        "the entries are non-zero"));
-  s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random"},
+  s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random", "file"},
                        "dataset: the dataset's own split; planetoid: train_per_class per class, then val_size and "
-                       "test_size nodes; random: train_ratio / val_ratio / rest; auto: dataset if it has one, else "
-                       "planetoid"));
+                       "test_size nodes; random: train_ratio / val_ratio / rest; file: data.split.file; auto: dataset "
+                       "if it has one, else planetoid"));
+  s.push_back(key_string("data.split.file", "",
+                         "file: a JSON file {\"train\": [...], \"val\": [...], \"test\": [...]} of node ids, as "
+                         "a run dir's split.json"));
   s.push_back(key_int("data.split.train_per_class", "20", 1, kBig, "planetoid: labelled training nodes per class"));
   s.push_back(key_int("data.split.val_size", "500", 1, kBig, "planetoid: validation nodes"));
   s.push_back(key_int("data.split.test_size", "1000", 1, kBig, "planetoid: test nodes"));
@@ -601,7 +604,17 @@ TrainingConfig typed(const Config& c) {
   const std::string& fs_ = c.get_string("data.feature_storage");
   d.feature_storage = fs_ == "auto" ? FeatureStorage::Auto : fs_ == "dense" ? FeatureStorage::Dense : FeatureStorage::Sparse;
   const std::string& sk = c.get_string("data.split.kind");
-  d.split.kind = sk == "auto" ? SplitKind::Auto : sk == "dataset" ? SplitKind::Dataset : sk == "planetoid" ? SplitKind::Planetoid : SplitKind::Random;
+  d.split.kind = sk == "auto"        ? SplitKind::Auto
+                 : sk == "dataset"   ? SplitKind::Dataset
+                 : sk == "planetoid" ? SplitKind::Planetoid
+                 : sk == "file"      ? SplitKind::File
+                                     : SplitKind::Random;
+  d.split.file = c.get_string("data.split.file");
+  STRATA_CHECK((d.split.kind == SplitKind::File) == !d.split.file.empty(),
+               "{}: data.split.file {} (data.split.kind is '{}'); set both or neither", c.source(),
+               d.split.file.empty() ? "is empty, but data.split.kind is 'file' needs it"
+                                    : "is set, but only data.split.kind: file reads it",
+               sk);
   d.split.train_per_class = c.get_int("data.split.train_per_class");
   d.split.val_size = c.get_int("data.split.val_size");
   d.split.test_size = c.get_int("data.split.test_size");

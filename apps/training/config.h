@@ -101,7 +101,7 @@ class Config {
 enum class Tristate : uint8_t { Auto, Yes, No };
 enum class SelfLoops : uint8_t { Auto, Add, Remove, Keep };
 enum class FeatureStorage : uint8_t { Auto, Dense, Sparse };
-enum class SplitKind : uint8_t { Auto, Dataset, Planetoid, Random };
+enum class SplitKind : uint8_t { Auto, Dataset, Planetoid, Random, File };
 enum class CheckpointPolicy : uint8_t { Best, Last, None };
 
 struct SplitConfig {
@@ -109,6 +109,7 @@ struct SplitConfig {
   int64_t train_per_class = 20, val_size = 500, test_size = 1000;
   double train_ratio = 0.6, val_ratio = 0.2;
   uint64_t seed = 0;
+  std::string file;      // kind File: a split.json-style file (split_file.h)
   bool per_run = false;  // run k draws its split from seed + k - 1
   double holdout = 0.2;  // rgcn: share of training nodes for validation when the dataset has none
 

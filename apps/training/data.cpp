@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "apps/training/split_file.h"
 #include "core/rng.h"
 #include "core/timer.h"
 
@@ -304,6 +305,17 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
                  config_source, c.dataset, c.split.kind == SplitKind::Auto ? "auto" : "dataset");
     td.splits = ds.splits;
     check_split(td.splits, td, c, config_source);
+  } else if (kind == SplitKind::File) {
+    STRATA_CHECK(!c.split.per_run,
+                 "{}: data.split.per_run draws a new planetoid or random split for every run, but data.split.kind "
+                 "'file' trains every run on the file's split; set per_run to false",
+                 config_source);
+    try {
+      td.splits = read_split_json(c.split.file, td.num_nodes());
+    } catch (const UserError& e) {
+      STRATA_FAIL("{}: data.split.file: {}", config_source, e.what());
+    }
+    check_split(td.splits, td, c, config_source);
   } else {
     td.splits = split_for_run(td, c, config_source, 1);
   }
@@ -312,7 +324,7 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
 }
 
 data::Splits split_for_run(const TrainingData& td, const DataConfig& c, const std::string& config_source, int run) {
-  if (td.split_kind == SplitKind::Dataset || (run > 1 && !c.split.per_run)) return td.splits;
+  if (td.split_is_fixed() || (run > 1 && !c.split.per_run)) return td.splits;
   const uint64_t seed = c.split.seed_for_run(run);
   data::Splits drawn;
   if (td.split_kind == SplitKind::Planetoid) {

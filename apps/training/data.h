@@ -37,7 +37,9 @@ struct TrainingData {
   std::vector<std::string> class_names;
   std::vector<std::string> node_names;  // ids as the files write them (LINQS paper ids), or empty
   data::Splits splits;          // run 1's split (data.split.per_run: split_for_run gives run k's)
-  SplitKind split_kind = SplitKind::Auto;  // resolved: dataset, planetoid or random
+  SplitKind split_kind = SplitKind::Auto;  // resolved: dataset, planetoid, random or file
+  // The dataset's own split or one read from a file: the same for every run, no seed.
+  bool split_is_fixed() const { return split_kind == SplitKind::Dataset || split_kind == SplitKind::File; }
   std::vector<std::string> notes;  // what the transforms did ("symmetrized: 5429 -> 10556 edges")
   double prepare_ms = 0;
 

@@ -8,6 +8,7 @@
 #include "apps/training/model_selection.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
+#include "apps/training/split_file.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
 #include "core/hash.h"
@@ -157,6 +158,10 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
     d.target_names.assign(ds.node_names.begin() + off, ds.node_names.begin() + off + d.target_count());
   else if (static_cast<int64_t>(ds.node_names.size()) == d.target_count())
     d.target_names = ds.node_names;
+  STRATA_CHECK(c.split.kind != SplitKind::File,
+               "{}: data.split.kind 'file' applies to GraphSAGE, GCN and GAT; rgcn trains on the dataset's split (or "
+               "data.split.kind: random)",
+               config_source);
   STRATA_CHECK(!ds.splits.empty() || c.split.kind == SplitKind::Random,
                "{}: dataset '{}' comes without a split; rgcn uses the dataset's split (or data.split.kind: random)",
                config_source, c.dataset);

@@ -99,15 +99,4 @@ std::string train_banner(const Config& config) {
                                                 : fmt::format(", --set {}", fmt::join(config.overrides(), " --set ")));
 }
 
-std::string split_json(const data::Splits& splits) {
-  auto ids = [](const Tensor& t) {
-    std::vector<int64_t> v;
-    if (t.defined()) v.assign(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-    return v;
-  };
-  nlohmann::ordered_json j = {
-      {"origin", splits.origin}, {"train", ids(splits.train)}, {"val", ids(splits.val)}, {"test", ids(splits.test)}};
-  return j.dump() + "\n";
-}
-
 }  // namespace strata::train

@@ -56,12 +56,6 @@ std::string logits_hash(const Tensor& logits, const Tensor& index);
 // The first line of a training run: "strata train <file> (config <hash>, version N[, --set ...])".
 std::string train_banner(const Config& config);
 
-// The node ids of a split as split.json text: {"origin": ..., "train": [...], "val":
-// [...], "test": [...]} (one line, ids ascending as stored). `strata train` writes it to
-// the run dir and `strata export --train` beside its .npy files, so a peer's run can
-// be checked to use the same nodes.
-std::string split_json(const data::Splits& splits);
-
 // output.run_dir with every "{config}" replaced by the config's name.
 std::string expand_run_dir(const std::string& pattern, const std::string& config_name);
 

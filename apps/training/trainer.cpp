@@ -1,15 +1,15 @@
 #include "apps/training/trainer.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "apps/training/model_selection.h"
 #include "apps/training/rgcn.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
+#include "apps/training/split_file.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
 #include "core/hash.h"
@@ -230,7 +230,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   for (int run = 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
     RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
-    const bool new_split = run > 1 && c.data.split.per_run && ctx.data.split_kind != SplitKind::Dataset;
+    const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
     if (new_split) {
       ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
       dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
@@ -295,7 +295,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
            run, seed, best, best ? rr.best_epoch : rr.epochs,
            {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
             {"val_loss", at.val_loss}, {"test_logits_hash", at.test_logits_hash}}});
-      if (ctx.data.split_kind != SplitKind::Dataset) ck.meta["split_seed"] = rr.split_seed;
+      if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
+      if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
       ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
       ck.optimizer = best ? best_optim : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
@@ -396,7 +397,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   // The split the checkpoint's run was evaluated on (data.split.per_run: its own).
   const int run = meta.value("run", 1);
   ctx.data.splits = split_for_run(ctx.data, ctx.config.data, config.source(), run);
-  if (meta.contains("split_seed") && ctx.data.split_kind != SplitKind::Dataset) {
+  if (meta.contains("split_seed") && !ctx.data.split_is_fixed()) {
     const uint64_t trained = meta["split_seed"].get<uint64_t>();
     const uint64_t here = ctx.config.data.split.seed_for_run(run);
     STRATA_CHECK(trained == here,
@@ -405,6 +406,12 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
                  "dir holds (config.yaml)",
                  file, run, trained, run, here, ctx.config.data.split.seed, ctx.config.data.split.per_run);
   }
+  // A split file edited since training would silently evaluate other nodes.
+  if (meta.contains("split_origin") && ctx.data.split_kind == SplitKind::File)
+    STRATA_CHECK(meta["split_origin"].get<std::string>() == ctx.data.splits.origin,
+                 "checkpoint '{}' was trained on the split of {}, but data.split.file now gives {} (the file changed); "
+                 "evaluate on the run dir's split.json",
+                 file, meta["split_origin"].get<std::string>(), ctx.data.splits.origin);
   nn::load_parameters(l.ck, state.model->parameters(), file);
   state.optimizer->load_state(l.ck.optimizer);
 }

@@ -1,15 +1,16 @@
 // The trainer end to end on small synthetic graphs: learning, the run dir, exact
 // reproduction by evaluation, determinism, early stopping, and every error path
 // (diverging loss, missing dataset, wrong or corrupt checkpoints, existing run dir).
-#include <gtest/gtest.h>
+#include "apps/training/trainer.h"
 
-#include <nlohmann/json.hpp>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
-#include "apps/training/trainer.h"
+#include "apps/training/split_file.h"
 #include "core/file_util.h"
 #include "tests/support/test_support.h"
 
@@ -252,6 +253,79 @@ TEST_F(TrainerErrorTest, PerRunSplitsNeedAPlanetoidOrRandomSplit) {
   expect_user_error([&] { train(config(kSbm, {"data.split.per_run=true"})); },
                     {"data.split.per_run draws a new planetoid or random split for every run",
                      "is trained on its own split (data.split.kind: auto)"});
+  expect_only({});
+}
+
+// data.split.kind: file trains every run on the split a file names (the format of a
+// run dir's split.json, so a split made elsewhere, or by an earlier run, is reused);
+// the run dir records it and eval reproduces the run from it.
+TEST_F(TrainerTest, SplitFromAFileIsUsedRecordedAndEvaluated) {
+  // 400 nodes: train 0..39, val 100..139, test the odd nodes from 201.
+  std::vector<int64_t> tr, va, te;
+  for (int64_t i = 0; i < 40; ++i) tr.push_back(i);
+  for (int64_t i = 100; i < 140; ++i) va.push_back(i);
+  for (int64_t i = 201; i < 400; i += 2) te.push_back(i);
+  data::Splits want;
+  want.train = Tensor::from_vector(tr);
+  want.val = Tensor::from_vector(va);
+  want.test = Tensor::from_vector(te);
+  want.origin = "hand-made";
+  const fs::path file = dir_ / "my_split.json";
+  write_file_atomic(file, train::split_json(want));
+  const Config c = config(kSbm, {"data.split.kind=file", "data.split.file=" + file.string(), "training.runs=1"});
+  const train::Summary s = train(c);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_TRUE(printed("split file '" + file.string() + "' (xxh3 ")) << "the header names the file";
+  EXPECT_TRUE(printed(": 40 train / 40 val / 100 test"));
+  const auto recorded = nlohmann::json::parse(read_file(dir_ / "run" / "split.json"));
+  EXPECT_EQ(recorded["train"].get<std::vector<int64_t>>(), tr);
+  EXPECT_EQ(recorded["val"].get<std::vector<int64_t>>(), va);
+  EXPECT_EQ(recorded["test"].get<std::vector<int64_t>>(), te);
+  const train::EvalReport r =
+      train::run_evaluation(c, dir_ / "run" / "checkpoints/run-01.ckpt", [](const std::string&) {});
+  EXPECT_TRUE(r.identical);
+  EXPECT_EQ(r.eval.test_acc, s.runs[0].best.test_acc);
+  // The file edited after training: eval refuses to test other nodes.
+  want.test = Tensor::from_vector(std::vector<int64_t>{201, 203});
+  write_file_atomic(file, train::split_json(want));
+  expect_user_error(
+      [&] { train::run_evaluation(c, dir_ / "run" / "checkpoints/run-01.ckpt", [](const std::string&) {}); },
+      {"was trained on the split of file '" + file.string() + "' (xxh3 ", "the file changed"});
+}
+
+TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
+  const fs::path file = dir_ / "s.json";
+  auto with = [&](const std::string& text, std::vector<std::string> sets = {}) {
+    write_file_atomic(file, text);
+    sets.push_back("data.split.kind=file");
+    sets.push_back("data.split.file=" + file.string());
+    return config(kSbm, sets);
+  };
+  const std::string f = "split file '" + file.string() + "'";
+  expect_user_error([&] { train(with("{\"train\": [1, 2], \"val\": [3], \"test\": [2, 4]}")); },
+                    {"data.split.file: " + f + ": node 2 is listed in two parts (in \"train\" and \"test\")"});
+  expect_user_error([&] { train(with("{\"train\": [1, 1], \"val\": [3], \"test\": [4]}")); },
+                    {f + ": node 1 is listed twice (in \"train\" and \"train\")"});
+  expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [400]}")); },
+                    {f + ": test[0] is node 400, outside 0..399 (the graph has 400 nodes)"});
+  expect_user_error([&] { train(with("{\"train\": [1], \"val\": [\"x\"], \"test\": [4]}")); },
+                    {f + ": val[0] is \"x\", expected an integer node id"});
+  expect_user_error([&] { train(with("{\"train\": [1], \"test\": [4]}")); }, {f + ": no \"val\" list"});
+  expect_user_error([&] { train(with("{\"train\": [], \"val\": [3], \"test\": [4]}")); },
+                    {f + ": the \"train\" list is empty"});
+  expect_user_error([&] { train(with("[1, 2")); }, {f + ": not JSON"});
+  expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [4]}", {"data.split.per_run=true"})); },
+                    {"data.split.kind 'file' trains every run on the file's split; set per_run to false"});
+  expect_user_error([&] { train(config(kSbm, {"data.split.kind=file"})); },
+                    {"data.split.file is empty, but data.split.kind is 'file' needs it"});
+  expect_user_error([&] { train(config(kSbm, {"data.split.file=" + file.string()})); },
+                    {"data.split.file is set, but only data.split.kind: file reads it"});
+  fs::remove(file);
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"data.split.kind=file", "data.split.file=" + file.string()}));
+      },
+      {"data.split.file: cannot open '" + file.string() + "'"});
   expect_only({});
 }
 
