@@ -33,7 +33,7 @@ class Adam final : public Optimizer {
     const double t = static_cast<double>(steps_ + 1);
     const float c1 = static_cast<float>(1.0 - std::pow(config_.beta1, t));
     const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(config_.beta2, t)));
-    const float step = static_cast<float>(config_.lr) / c1;
+    const float step = static_cast<float>(lr_) / c1;
     const float eps = static_cast<float>(config_.eps);
     float* m = m_[i].data<float>();
     float* v = v_[i].data<float>();
@@ -64,7 +64,7 @@ class Sgd final : public Optimizer {
  protected:
   void update(size_t i, const std::pair<int64_t, int64_t>* ranges, size_t count, float* p, const float* g,
               float wd) override {
-    const float lr = static_cast<float>(config_.lr), mu = static_cast<float>(config_.momentum);
+    const float lr = static_cast<float>(lr_), mu = static_cast<float>(config_.momentum);
     float* b = buf_[i].data<float>();
     // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
     const bool first = steps_ == 0;
@@ -120,6 +120,7 @@ Optimizer::Optimizer(const OptimizerConfig& config, std::vector<Parameter> param
     : config_(config), params_(std::move(params)) {
   STRATA_CHECK(config.lr > 0 && std::isfinite(config.lr), "optimizer.lr must be positive, got {}", config.lr);
   STRATA_CHECK(config.weight_decay >= 0, "optimizer.weight_decay must be >= 0, got {}", config.weight_decay);
+  lr_ = config.lr;
   for (const Parameter& p : params_) decayed_.push_back(is_decayed(p, config.decay_scope));
   for (size_t i = 0; i < params_.size(); ++i) {
     // Where the gradient is zero on every step and nothing decays, the update is
@@ -152,7 +153,7 @@ Optimizer::Optimizer(const OptimizerConfig& config, std::vector<Parameter> param
 }
 
 void Optimizer::step() {
-  const float shrink = static_cast<float>(1.0 - config_.lr * config_.weight_decay);
+  const float shrink = static_cast<float>(1.0 - lr_ * config_.weight_decay);
   for (size_t i = 0; i < params_.size(); ++i) {
     const ag::Var& v = params_[i].var;
     if (!v.has_grad()) continue;

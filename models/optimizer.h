@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "layers/parameter.h"
+#include "models/lr_schedule.h"
 
 namespace strata::nn {
 
@@ -38,6 +39,7 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
   double momentum = 0.9;                          // sgd
   bool nesterov = false;                          // sgd
+  LrSchedule schedule;                            // the rate per epoch (lr_schedule.h)
 };
 
 // The parameters weight decay applies to.
@@ -53,6 +55,9 @@ class Optimizer {
   void step();
   void zero_grad();
   int64_t steps() const { return steps_; }
+  // The rate of the next steps (a schedule's value for the epoch); config().lr stays the base.
+  void set_lr(double lr) { lr_ = lr; }
+  double lr() const { return lr_; }
   const OptimizerConfig& config() const { return config_; }
 
   // Named state tensors, e.g. "adam.m/layers.0.weight"; "step" holds the count.
@@ -75,6 +80,7 @@ class Optimizer {
   std::vector<Parameter> params_;
   std::vector<bool> decayed_;
   int64_t steps_ = 0;
+  double lr_ = 0;  // the current rate; config_.lr until set_lr
 
  private:
   // How step() walks a parameter, fixed at construction: the elements it updates

@@ -168,6 +168,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_float("optimizer.eps", "1e-08", 0, 1, true, false, "adam: denominator epsilon"));
   s.push_back(key_float("optimizer.momentum", "0.9", 0, 1, false, true, "sgd: momentum (0: plain SGD)"));
   s.push_back(key_bool("optimizer.nesterov", "false", "sgd: Nesterov momentum"));
+  s.push_back(key_enum("optimizer.schedule", "constant", {"constant", "cosine", "step"},
+                       "learning rate per epoch: constant; cosine from lr to 0 over training.epochs; step: times "
+                       "gamma every step_size epochs"));
+  s.push_back(key_int("optimizer.step_size", "50", 1, kBig, "step schedule: epochs between decays"));
+  s.push_back(key_float("optimizer.gamma", "0.5", 0, 1, true, false, "step schedule: the factor of each decay"));
   // training
   s.push_back(key_int("training.epochs", "200", 1, 1e7, "full-graph training epochs per run"));
   s.push_back(key_int("training.eval_period", "1", 1, kBig, "evaluate (train/val/test accuracy) every this many epochs"));
@@ -313,6 +318,8 @@ std::optional<std::string> strata_name_for(const std::string& path) {
                                                           {"out_dir", "output.run_dir"},
                                                           {"num_runs", "training.runs"},
                                                           {"num_threads", "runtime.threads"},
+                                                          {"scheduler", "optimizer.schedule"},
+                                                          {"lr_decay", "optimizer.gamma"},
                                                           {"optimizer", "optimizer.name"},
                                                           {"name", "data.dataset"}};
   const std::string parent = parent_of(path), leaf = leaf_of(path);
@@ -674,6 +681,12 @@ TrainingConfig typed(const Config& c) {
   o.eps = c.get_float("optimizer.eps");
   o.momentum = c.get_float("optimizer.momentum");
   o.nesterov = c.get_bool("optimizer.nesterov");
+  const std::string& schedule = c.get_string("optimizer.schedule");
+  o.schedule.kind = schedule == "cosine" ? nn::LrScheduleKind::Cosine
+                    : schedule == "step" ? nn::LrScheduleKind::Step
+                                         : nn::LrScheduleKind::Constant;
+  o.schedule.step_size = c.get_int("optimizer.step_size");
+  o.schedule.gamma = c.get_float("optimizer.gamma");
 
   LoopConfig& l = t.training;
   l.epochs = c.get_int("training.epochs");

@@ -335,7 +335,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   }
   print_data(out, ctx.data);
   out(fmt::format("{:<11}{}", "model", first->describe()));
-  out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe()));
+  out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe(),
+                  c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels(out, ctx);
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
@@ -364,6 +365,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     std::vector<std::pair<std::string, Tensor>> best_params;
     for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
       Timer t;
+      opt->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       tape.clear();
       tape.set_training(true);
       const ag::Var logits = model->forward(tape, *ctx.kernels, ctx.data.types, dropout.next_u64());

@@ -62,7 +62,8 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
                     c.data.split.seed));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
   out(fmt::format("{:<11}{}", "model", model.describe()));
-  out(fmt::format("{:<11}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe()));
+  out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe(),
+                  c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
   // Through a reference: a Printer made from `out` itself would hold a copy of it.
   print_kernels([&out](const std::string& line) { out(line); }, c, *ctx.kernels);
@@ -153,7 +154,6 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
   tape.clear();
   tape.set_training(true);
   tape.set_grad_enabled(true);
-  const nn::OptimizerConfig& oc = ctx.config.optimizer;
   ag::Var logits = state.model->forward(tape, *ctx.kernels, ctx.input(), state.dropout.next_u64());
   ag::Var loss;
   {
@@ -169,9 +169,10 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
                                           bad->total)
                             : "every layer's output was finite, the loss itself overflowed";
     tape.clear();
-    STRATA_FAIL("training diverged: run {}, epoch {}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
-                "input features",
-                run, epoch_str(epoch), std::isnan(value) ? "NaN" : "infinite", where, oc.lr);
+    STRATA_FAIL(
+        "training diverged: run {}, epoch {}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
+        "input features",
+        run, epoch_str(epoch), std::isnan(value) ? "NaN" : "infinite", where, state.optimizer->lr());
   }
   tape.backward(loss);
   Timer opt;
@@ -248,10 +249,12 @@ Summary run_training(const Config& config, const std::string& config_name, const
     ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
     for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+      state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       const StepResult step = train_step(ctx, state, tape, run, epoch);
       epoch_ms.push_back(step.ms);
       rr.optimizer_ms += step.optimizer_ms;
       json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
+      if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
       const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
       if (eval_now) {
         last = evaluate(ctx, *state.model);

@@ -197,6 +197,49 @@ TEST(OptimizerTest, PlainSgdAndParametersWithoutGradients) {
   EXPECT_FALSE(ps[0].var.has_grad());
 }
 
+// The schedules' rates per epoch against what torch.optim.lr_scheduler gives (torch
+// 2.2.1: CosineAnnealingLR(T_max=10), StepLR(step_size=3, gamma=0.5), base 0.1,
+// lr read before each epoch's steps; PyTorch's cosine is computed recursively, hence
+// the 1e-12 tolerance).
+TEST(LrScheduleTest, RatesPerEpochMatchPyTorch) {
+  const double cosine[] = {0.1,
+                           0.09755282581475769,
+                           0.09045084971874738,
+                           0.07938926261462367,
+                           0.06545084971874739,
+                           0.05000000000000001,
+                           0.03454915028125264,
+                           0.020610737385376353,
+                           0.009549150281252635,
+                           0.002447174185242324};
+  const double step[] = {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.0125};
+  nn::LrSchedule cos{nn::LrScheduleKind::Cosine}, stp{nn::LrScheduleKind::Step, 3, 0.5}, constant;
+  for (int e = 1; e <= 10; ++e) {
+    EXPECT_NEAR(cos.lr_at(0.1, e, 10), cosine[e - 1], 1e-12) << e;
+    EXPECT_DOUBLE_EQ(stp.lr_at(0.1, e, 10), step[e - 1]) << e;
+    EXPECT_EQ(constant.lr_at(0.1, e, 10), 0.1);
+  }
+  EXPECT_EQ(cos.describe(10), ", lr cosine to 0 over 10 epochs");
+  EXPECT_EQ(stp.describe(10), ", lr x0.5 every 3 epochs");
+  EXPECT_EQ(constant.describe(10), "");
+}
+
+// set_lr changes the rate of the next steps (the schedule's value), not the base.
+TEST(OptimizerTest, SetLrScalesTheNextUpdates) {
+  OptimizerConfig c;
+  c.kind = OptimizerKind::Sgd;
+  c.momentum = 0;
+  c.lr = 0.5;
+  auto ps = make_params({1.0f}, {3.0f});
+  auto opt = nn::make_optimizer(c, ps);
+  EXPECT_EQ(opt->lr(), 0.5);
+  opt->set_lr(0.125);
+  ps[0].var.set_grad(Tensor::full({1, 1}, DType::F32, 2.0));
+  opt->step();
+  EXPECT_FLOAT_EQ(ps[0].var.value().data<float>()[0], 0.75f);  // 1 - 0.125 * 2
+  EXPECT_EQ(opt->config().lr, 0.5);
+}
+
 TEST(OptimizerTest, CoupledWeightDecayEqualsAnL2TermInTheLoss) {
   // The optimizer's weight decay adds wd·p to the gradient: the same steps as
   // training on loss + (wd/2)·Σ‖p‖² (ag::l2_penalty) without weight decay.

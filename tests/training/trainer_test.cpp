@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/training/data.h"
 #include "apps/training/split_file.h"
@@ -291,6 +292,38 @@ TEST_F(TrainerTest, SplitFromAFileIsUsedRecordedAndEvaluated) {
   expect_user_error(
       [&] { train::run_evaluation(c, dir_ / "run" / "checkpoints/run-01.ckpt", [](const std::string&) {}); },
       {"was trained on the split of file '" + file.string() + "' (xxh3 ", "the file changed"});
+}
+
+// optimizer.schedule: every epoch's updates use the schedule's rate, which the header
+// announces and metrics.jsonl records.
+TEST_F(TrainerTest, LearningRateScheduleIsAppliedPerEpochAndRecorded) {
+  const Config c = config(kSbm, {"optimizer.schedule=step", "optimizer.step_size=2", "optimizer.gamma=0.25",
+                                 "training.epochs=5", "training.runs=1"});
+  train(c);
+  EXPECT_TRUE(printed(", lr x0.25 every 2 epochs"));
+  auto metrics = [&](const char* field) {
+    std::istringstream lines(read_file(dir_ / "run" / "metrics.jsonl"));
+    std::vector<double> v;
+    for (std::string line; std::getline(lines, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.contains(field)) v.push_back(j.at(field).get<double>());
+    }
+    return v;
+  };
+  const std::vector<double> lrs = metrics("lr"), scheduled_loss = metrics("loss");
+  ASSERT_EQ(lrs.size(), 5u);
+  const double base = train::typed(c).optimizer.lr;
+  const std::vector<double> want = {base, base, base * 0.25, base * 0.25, base * 0.0625};
+  for (size_t e = 0; e < 5; ++e) EXPECT_DOUBLE_EQ(lrs[e], want[e]) << "epoch " << e + 1;
+  // A constant rate adds no "lr" field. Its losses agree for the epochs whose
+  // parameters came from full-rate updates only (1-3), and differ after the first
+  // quarter-rate update (epoch 4 on): the schedule reaches the optimizer.
+  train(config(kSbm, {"training.epochs=5", "training.runs=1"}));
+  EXPECT_TRUE(metrics("lr").empty());
+  const std::vector<double> constant_loss = metrics("loss");
+  ASSERT_EQ(constant_loss.size(), 5u);
+  for (size_t e = 0; e < 3; ++e) EXPECT_EQ(constant_loss[e], scheduled_loss[e]) << "epoch " << e + 1;
+  for (size_t e = 3; e < 5; ++e) EXPECT_NE(constant_loss[e], scheduled_loss[e]) << "epoch " << e + 1;
 }
 
 TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
