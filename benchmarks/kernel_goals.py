@@ -134,7 +134,7 @@ def main():
         graphs = DATASETS + [RMAT, UNIFORM]
     load = os.getloadavg()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    version = run([strata, "--version"])[0].stdout.strip()
+    version = run([strata, "--version"])[0].stdout.strip().splitlines()[0]  # "strata 0.1.0 (commit ...)"
     out = {"machine": {"cpu": cpu, "cpus": os.cpu_count(), "load_at_start": load, "threads": a.threads,
                        "strata": version, "python": platform.python_version()},
            "feats": feats, "spmm": [], "sddmm": [], "skipped": [], "tune_time": [], "exhaustive": []}

@@ -133,17 +133,9 @@ def export(strata, graph, feats, results, extra=()):
 
 
 def strata_version(strata):
-    v = subprocess.run([strata, "--version"], capture_output=True, text=True).stdout.strip()
-    try:
-        where = os.path.dirname(os.path.abspath(strata))  # the binary's own worktree
-        rev = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        v += f" ({rev}{'+dirty' if dirty else ''})"
-    except OSError:
-        pass
-    return v
+    # "strata 0.1.0 (commit 3fea521e0a4b, Release, GNU 12.2.0)": the commit the binary was built from.
+    out = subprocess.run([strata, "--version"], capture_output=True, text=True).stdout.strip()
+    return out.splitlines()[0] if out else "unknown"
 
 
 def strata_subcommands(strata):

@@ -47,9 +47,9 @@ def main():
     ap.add_argument("--threads", required=True)
     ap.add_argument("--quick", default="0")
     a = ap.parse_args()
-    strata = subprocess.run([a.strata, "--version"], capture_output=True, text=True).stdout.strip()
-    rev = subprocess.run(["git", "-C", os.path.dirname(a.strata), "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
+    # "strata 0.1.0 (commit 3fea521e0a4b, Release, GNU 12.2.0)": names the commit the binary was built from.
+    strata = (subprocess.run([a.strata, "--version"], capture_output=True, text=True).stdout.strip().splitlines() or
+              ["unknown"])[0]
     import numpy  # noqa: F401  (so threadpoolctl sees its BLAS)
     try:
         import scipy.linalg  # noqa: F401
@@ -63,7 +63,7 @@ def main():
         "quick": a.quick == "1",
         "python": platform.python_version(),
         "versions": {
-            "Strata": f"{strata} ({rev})",
+            "Strata": strata,
             "Eigen": eigen_version(),
             "MKL": pip_version("mkl") + " (mkl-devel from PyPI; mkl_sparse_s_mm)",
             "GraphBLAS": "SuiteSparse:GraphBLAS " + dpkg_version("libgraphblas-dev") + " (Debian libgraphblas-dev)",
