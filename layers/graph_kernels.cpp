@@ -24,15 +24,25 @@ struct Job {
 // 1 / deg (0 for empty rows), deg^-1/2 (deg clamped to >= 1), or 1 / (deg + 1) per row.
 enum class DegreeFn { Inverse, InverseSqrtClamped, InversePlusOne };
 
+// Degrees count a row's non-zeros, or sum their values on a weighted graph (GCN with
+// edge weights), where a zero degree scales by 0 as in PyG's gcn_norm.
 Tensor degree_scale(const Graph& g, DegreeFn fn) {
   Tensor s = Tensor::empty({g.num_rows()}, DType::F32);
   float* p = s.data<float>();
   const int64_t* indptr = g.indptr_data();
+  const float* w = g.has_values() ? g.values().data<float>() : nullptr;
   for (int64_t r = 0; r < g.num_rows(); ++r) {
-    const double d = static_cast<double>(indptr[r + 1] - indptr[r]);
+    double d = static_cast<double>(indptr[r + 1] - indptr[r]);
+    if (w) {
+      d = 0;
+      for (int64_t k = indptr[r]; k < indptr[r + 1]; ++k) d += w[k];
+    }
     switch (fn) {
       case DegreeFn::Inverse: p[r] = d > 0 ? static_cast<float>(1.0 / d) : 0.0f; break;
-      case DegreeFn::InverseSqrtClamped: p[r] = static_cast<float>(1.0 / std::sqrt(std::max(d, 1.0))); break;
+      case DegreeFn::InverseSqrtClamped:
+        p[r] = w ? (d > 0 ? static_cast<float>(1.0 / std::sqrt(d)) : 0.0f)
+                 : static_cast<float>(1.0 / std::sqrt(std::max(d, 1.0)));
+        break;
       case DegreeFn::InversePlusOne: p[r] = static_cast<float>(1.0 / (d + 1.0)); break;
     }
   }
@@ -232,6 +242,10 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     inv_deg_plus_one = degree_scale(A, DegreeFn::InversePlusOne);
   }
   for (const auto& [kind, feat] : requests.aggregations) {
+    STRATA_CHECK(!A.has_values() || kind == Aggregation::GcnNorm,
+                 "kernels: the graph has edge weights, which only the gcn-norm aggregation uses; {} aggregates "
+                 "without them (drop the weights)",
+                 aggregation_name(kind));
     auto k = std::make_shared<AggregationKernels>();
     k->kind = kind;
     k->feat = feat;
@@ -249,6 +263,9 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
         fwd.col_scale = inv_sqrt_out;
         bwd.row_scale = inv_sqrt_out;
         bwd.col_scale = inv_sqrt_in;
+        // A weighted graph (data.edge_weights: use): each edge scaled by its weight,
+        // the degrees above summed over weights; Aᵀ carries the same weights.
+        fwd.weighted = bwd.weighted = A.has_values();
         break;
       case Aggregation::SageGcn:
         fwd.row_scale = inv_deg_plus_one;

@@ -91,6 +91,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("data.feature_storage", "auto", {"auto", "dense", "sparse"},
                        "how the first layer reads the features; auto: sparse (never densified) when at most 10% of "
                        "the entries are non-zero"));
+  s.push_back(key_enum("data.edge_weights", "ignore", {"ignore", "use"},
+                       "use: GCN aggregates with the dataset's edge weights (weighted degrees, as PyG's GCNConv with "
+                       "edge_weight); ignore: every edge counts 1"));
   s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random", "file"},
                        "dataset: the dataset's own split; planetoid: train_per_class per class, then val_size and "
                        "test_size nodes; random: train_ratio / val_ratio / rest; file: data.split.file; auto: dataset "
@@ -617,6 +620,7 @@ TrainingConfig typed(const Config& c) {
                  : sk == "file"      ? SplitKind::File
                                      : SplitKind::Random;
   d.split.file = c.get_string("data.split.file");
+  d.edge_weights = c.get_string("data.edge_weights") == "use";
   STRATA_CHECK((d.split.kind == SplitKind::File) == !d.split.file.empty(),
                "{}: data.split.file {} (data.split.kind is '{}'); set both or neither", c.source(),
                d.split.file.empty() ? "is empty, but data.split.kind is 'file' needs it"

@@ -125,6 +125,7 @@ struct DataConfig {
   SelfLoops self_loops = SelfLoops::Auto;
   bool normalize_features = false;
   FeatureStorage feature_storage = FeatureStorage::Auto;
+  bool edge_weights = false;  // GCN: aggregate with the dataset's edge weights
   SplitConfig split;
   // data.task: random: seeded random features and labels on the dataset's graph, for
   // timing on graphs that have no node classes (R-MAT, edge lists).

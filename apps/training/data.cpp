@@ -261,8 +261,26 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
                config_source, c.dataset, ds.graph.describe());
 
   // The training graph.
-  Graph g = ds.graph.has_values() ? ds.graph.without_values() : ds.graph;
-  if (ds.graph.has_values()) td.notes.push_back("edge weights ignored (unweighted aggregation)");
+  Graph g = ds.graph;
+  if (c.edge_weights) {
+    STRATA_CHECK(model == nn::ModelKind::Gcn,
+                 "{}: data.edge_weights: use applies to GCN (GraphConv, like PyG's GCNConv edge_weight); {} aggregates "
+                 "without edge weights (set data.edge_weights: ignore)",
+                 config_source, nn::model_kind_name(model));
+    STRATA_CHECK(ds.graph.has_values(), "{}: data.edge_weights is 'use', but dataset '{}' has no edge weights",
+                 config_source, c.dataset);
+    // GCN's normalisation takes square roots of weighted degrees.
+    const float* w = ds.graph.values().data<float>();
+    for (int64_t k = 0; k < ds.graph.nnz(); ++k)
+      STRATA_CHECK(w[k] >= 0,
+                   "{}: data.edge_weights: use needs non-negative weights (GCN normalises by the square "
+                   "root of weighted degrees), but '{}' has weight {} on stored edge {}",
+                   config_source, c.dataset, w[k], k);
+    td.notes.push_back("edge weights used: weighted aggregation and degrees; self-loops added with weight 1");
+  } else if (ds.graph.has_values()) {
+    g = ds.graph.without_values();
+    td.notes.push_back("edge weights ignored (unweighted aggregation; data.edge_weights: use for GCN)");
+  }
   const bool symmetrize = c.undirected == Tristate::Yes || (c.undirected == Tristate::Auto && ds.undirected);
   if (symmetrize) {
     const int64_t before = g.nnz();

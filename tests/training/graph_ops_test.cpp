@@ -127,6 +127,61 @@ TEST_P(GraphOpsTest, BackwardIsTheTransposeOnARandomGraph) {
   }
 }
 
+// GCN with edge weights (data.edge_weights: use): M = D_in^-1/2 A_w D_out^-1/2 with
+// weighted degrees and a zero scale where a degree is 0 (PyG's gcn_norm). Forward and
+// backward against the dense matrix on a random weighted graph with empty rows, a
+// long row, zero weights and self-loops of weight 1; finite differences on the hand
+// graph; and the unweighted aggregations refuse a weighted graph.
+TEST_P(GraphOpsTest, WeightedGcnNormMatchesTheDenseFormula) {
+  testing::RandomGraphSpec spec;
+  spec.rows = spec.cols = 50;
+  spec.avg_degree = 4;
+  spec.empty_row_fraction = 0.2;
+  spec.long_row_length = 30;
+  spec.seed = 31;
+  Rng rng(32);
+  Graph g = testing::random_graph(spec);
+  Tensor w = Tensor::uniform({g.nnz()}, 0, 3, rng);
+  for (int64_t k = 0; k < g.nnz(); k += 7) w.data<float>()[k] = 0;  // zero weights are legal
+  g = g.with_values(w).with_self_loops();
+  const int64_t n = g.num_rows();
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t p = g.row_begin(r); p < g.row_end(r); ++p) a(r, g.column(p)) += g.values().data<float>()[p];
+  const Eigen::VectorXd din = a.rowwise().sum(), dout = a.colwise().sum().transpose();
+  Eigen::MatrixXd m = a;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      m(i, j) = (din(i) > 0 ? 1 / std::sqrt(din(i)) : 0.0) * a(i, j) * (dout(j) > 0 ? 1 / std::sqrt(dout(j)) : 0.0);
+  nn::KernelRequests req;
+  req.add_aggregation(Aggregation::GcnNorm, 5);
+  const nn::GraphKernels k = nn::build_graph_kernels(g, nullptr, req, runtime());
+  EXPECT_NE(k.records()[0].program.find("_w_"), std::string::npos) << k.records()[0].program;
+  Var x = Var::parameter(Tensor::uniform({n, 5}, -1, 1, rng), "x");
+  const Tensor r = Tensor::uniform({n, 5}, -1, 1, rng);
+  Tape t;
+  const Var y = nn::aggregate(t, k.aggregation(Aggregation::GcnNorm, 5), x);
+  EXPECT_LT((to_eigen(y.value()) - m * to_eigen(x.value())).cwiseAbs().maxCoeff(), 1e-5);
+  t.backward(y, r);
+  EXPECT_LT((to_eigen(x.grad()) - m.transpose() * to_eigen(r)).cwiseAbs().maxCoeff(), 1e-5);
+
+  Graph hw = hand_graph();
+  hw = hw.with_values(Tensor::uniform({hw.nnz()}, 0.5, 2, rng));
+  const nn::GraphKernels hk = nn::build_graph_kernels(hw, nullptr, req, runtime());
+  const int64_t checked = check_gradients(
+      [&](Tape& tt, const std::vector<Var>& v) {
+        return nn::aggregate(tt, hk.aggregation(Aggregation::GcnNorm, 5), v[0]);
+      },
+      {Tensor::uniform({7, 5}, -1, 1, rng)}, {true});
+  EXPECT_EQ(checked, 35);
+
+  nn::KernelRequests mean;
+  mean.add_aggregation(Aggregation::Mean, 5);
+  testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, mean, runtime()); },
+                             {"the graph has edge weights, which only the gcn-norm aggregation uses; mean aggregates "
+                              "without them"});
+}
+
 TEST_P(GraphOpsTest, SparseFeatureProductForwardAndBackward) {
   // S [7, 5] with values and two empty rows; W [5, 3].
   std::vector<int64_t> indptr = {0, 2, 2, 5, 6, 6, 8, 9};

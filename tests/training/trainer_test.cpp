@@ -326,6 +326,47 @@ TEST_F(TrainerTest, LearningRateScheduleIsAppliedPerEpochAndRecorded) {
   for (size_t e = 3; e < 5; ++e) EXPECT_NE(constant_loss[e], scheduled_loss[e]) << "epoch " << e + 1;
 }
 
+// data.edge_weights: use trains GCN over the dataset's weights (the weighted
+// program, weighted degrees); other models, weightless datasets and negative weights
+// are refused before anything is written.
+TEST_F(TrainerTest, GcnTrainsWithEdgeWeightsWhenAsked) {
+  // A weighted 40-node ring with chords, as Matrix Market (1-based).
+  std::string mtx = "%%MatrixMarket matrix coordinate real general\n40 40 80\n";
+  for (int i = 0; i < 40; ++i) {
+    mtx += fmt::format("{} {} {}\n", i + 1, (i + 1) % 40 + 1, 0.5 + 0.1 * (i % 7));
+    mtx += fmt::format("{} {} {}\n", i + 1, (i + 7) % 40 + 1, 2.0 - 0.2 * (i % 5));
+  }
+  write_file_atomic(dir_ / "w.mtx", mtx);
+  const std::string yaml = "version: 1\ndata:\n  dataset: mtx:" + (dir_ / "w.mtx").string() +
+                           "\n  task: random\n  random_features: 8\n  random_classes: 3\nmodel:\n  name: gcn\n"
+                           "  hidden: 8\ntraining:\n  epochs: 3\n  runs: 1\n";
+  const train::Summary s = train(config(yaml, {"data.edge_weights=use"}));
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_TRUE(printed("edge weights used: weighted aggregation and degrees"));
+  const std::string kernels = read_file(dir_ / "run" / "kernels.json");
+  EXPECT_NE(kernels.find("\"program\": \"spmm_f8_i32_w_rs_cs\""), std::string::npos) << kernels;
+  // Ignored (the default): the unweighted program, and the note says how to use them.
+  train(config(yaml));
+  EXPECT_TRUE(printed("edge weights ignored (unweighted aggregation; data.edge_weights: use for GCN)"));
+  EXPECT_EQ(read_file(dir_ / "run" / "kernels.json").find("_w_rs_cs"), std::string::npos);
+
+  fs::remove_all(dir_ / "run");
+  expect_user_error(
+      [&] {
+        train(config(yaml, {"data.edge_weights=use", "model.name=graphsage"}));
+      },
+      {"data.edge_weights: use applies to GCN", "graphsage aggregates without edge weights"});
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"data.edge_weights=use", "model.name=gcn"}));
+      },
+      {"data.edge_weights is 'use', but dataset 'sbm:", "has no edge weights"});
+  write_file_atomic(dir_ / "w.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.5\n2 3 -0.5\n");
+  expect_user_error([&] { train(config(yaml, {"data.edge_weights=use"})); },
+                    {"data.edge_weights: use needs non-negative weights", "has weight -0.5 on stored edge"});
+  expect_only({"w.mtx"});
+}
+
 TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
   const fs::path file = dir_ / "s.json";
   auto with = [&](const std::string& text, std::vector<std::string> sets = {}) {
