@@ -24,6 +24,7 @@
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
+#include "sparse_compiler/ops/max_aggregation.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -123,6 +124,17 @@ int run_compile(const CompileArgs& a) {
     if (cuda && a.emit == "scheduled") lowered = schedule_sddmm_gpu(spec, plan.format, knobs);
     else if (cuda && scheduled) lowered = lower_sddmm_gpu(spec, plan.format, knobs);
     else if (scheduled) lowered = SddmmKernel::lower(spec, plan);
+  } else if (a.op == "spmm_max" || a.op == "spmm_max_grad") {
+    STRATA_CHECK(!cuda, "--device cuda: the max aggregation kernels are generated for the CPU only");
+    STRATA_CHECK(plan.format.kind == FormatKind::Csr,
+                 "--format {}: max aggregation runs on csr only (padding slots would take part in a maximum)",
+                 plan.format.str());
+    const MaxAggregationSpec spec{a.feat, idt};
+    program = a.op == "spmm_max" ? max_aggregation_program(spec) : max_aggregation_backward_program(spec);
+    if (scheduled) {
+      const Kernel s = schedule_row_program_cpu(lower_to_loops(program), plan.knobs);
+      lowered = a.emit == "scheduled" ? s : lower_schedule(s);
+    }
   } else if (a.op == "rgms") {
     STRATA_CHECK(!cuda, "--device cuda: the RGMS kernels are generated for the CPU only");
     RgmsSpec spec;
@@ -143,7 +155,7 @@ int run_compile(const CompileArgs& a) {
       lowered = a.emit == "scheduled" ? s : lower_schedule(s);
     }
   } else {
-    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm, sddmm_add, rgms or gat)", a.op);
+    STRATA_FAIL("unknown op '{}' (expected spmm, sddmm, sddmm_add, spmm_max, spmm_max_grad, rgms or gat)", a.op);
   }
   std::string out;
   if (a.emit == "stage1") out = to_string(program);
@@ -159,7 +171,8 @@ int run_compile(const CompileArgs& a) {
 RegisterCommand reg({"compile", "print an op's program at one compiler stage, or its generated C++",
                      [](CLI::App& app) {
                        auto a = std::make_shared<CompileArgs>();
-                       app.add_option("op", a->op, "spmm, sddmm, sddmm_add, rgms or gat")->required();
+                       app.add_option("op", a->op, "spmm, sddmm, sddmm_add, spmm_max, spmm_max_grad, rgms or gat")
+                           ->required();
                        app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")
                            ->capture_default_str()
                            ->check(integer_at_least(1));

@@ -57,6 +57,8 @@ const char* aggregation_name(Aggregation a) {
     case Aggregation::Mean: return "mean";
     case Aggregation::GcnNorm: return "gcn-norm";
     case Aggregation::SageGcn: return "sage-gcn";
+    case Aggregation::Max:
+      return "max";
   }
   return "?";
 }
@@ -213,6 +215,9 @@ const AggregationKernels& GraphKernels::aggregation(Aggregation kind, int64_t fe
   return *it->second;
 }
 
+int64_t AggregationKernels::rows() const { return forward ? forward->graph().num_rows() : max->rows(); }
+int64_t AggregationKernels::cols() const { return forward ? forward->graph().num_cols() : max->cols(); }
+
 const FeatureProductKernels& GraphKernels::feature_product(int64_t feat) const {
   auto it = products_.find(feat);
   STRATA_ASSERT(it != products_.end(), "no sparse-feature product kernel of width {} was built", feat);
@@ -230,6 +235,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
   const bool tuning = runtime.tuning && runtime.backend == sc::Backend::Generated;
 
   std::vector<Job> jobs;
+  std::vector<KernelRecord> max_records;  // max aggregations (not SpMM jobs)
   const bool any_aggregation = !requests.aggregations.empty();
   // Shared by every aggregation: the transpose and the degree scales.
   Graph At;
@@ -249,11 +255,29 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     auto k = std::make_shared<AggregationKernels>();
     k->kind = kind;
     k->feat = feat;
+    if (kind == Aggregation::Max) {  // row programs of their own, compiled here
+      k->max = std::make_unique<sc::MaxAggregationKernels>(A, feat, runtime.backend, requests.backward);
+      const std::string what = fmt::format("max f={}", feat);
+      const std::string cache =
+          runtime.backend == sc::Backend::Generated ? sc::to_string(k->max->cache_outcome()) : "-";
+      max_records.push_back({what + " forward", "A", k->max->forward_name(),
+                             sc::SpmmKernel::default_plan(sc::SpmmSpec{}), sc::backend_name(runtime.backend), cache,
+                             k->max->describe()});
+      if (requests.backward)
+        max_records.push_back({what + " backward", "Aᵀ", k->max->backward_name(),
+                               sc::SpmmKernel::default_plan(sc::SpmmSpec{}), sc::backend_name(runtime.backend), cache,
+                               k->max->describe()});
+      out.compile_ms_ = std::max(out.compile_ms_, k->max->compile_ms());
+      out.aggregations_[{static_cast<int>(kind), feat}] = std::move(k);
+      continue;
+    }
     sc::SpmmOptions fwd, bwd;
     fwd.feat = bwd.feat = feat;
     fwd.backend = bwd.backend = runtime.backend;
     switch (kind) {
       case Aggregation::Sum: break;
+      case Aggregation::Max:
+        break;  // built above
       case Aggregation::Mean:
         fwd.reduce = sc::Reduce::Mean;
         bwd.col_scale = inv_deg;
@@ -389,6 +413,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     j.record.describe = (*j.slot)->describe();
     out.records_.push_back(std::move(j.record));
   }
+  for (KernelRecord& r : max_records) out.records_.push_back(std::move(r));
   finish_attention(std::move(attention), requests, runtime, out.attention_);  // GAT
   out.build_ms_ = total.ms();
   return out;

@@ -45,12 +45,15 @@
 #include "core/graph.h"
 #include "layers/recorded_plans.h"
 #include "sparse_compiler/ops/attention.h"
+#include "sparse_compiler/ops/max_aggregation.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/gat_tuner.h"
 
 namespace strata::nn {
 
-enum class Aggregation : uint8_t { Sum, Mean, GcnNorm, SageGcn };
+// Max: the feature-wise maximum over in-neighbours (0 without any), through the
+// compiler's max row programs (sparse_compiler/ops/max_aggregation.h).
+enum class Aggregation : uint8_t { Sum, Mean, GcnNorm, SageGcn, Max };
 const char* aggregation_name(Aggregation a);
 
 // ---- GAT attention (layers/gat_conv.h) ----
@@ -142,6 +145,9 @@ struct AggregationKernels {
   int64_t feat = 0;
   std::unique_ptr<sc::SpmmKernel> forward, backward;
   Tensor self_scale;  // SageGcn: D̃⁻¹ per node (the self term's weight)
+  std::unique_ptr<sc::MaxAggregationKernels> max;  // Max: forward and backward in one (forward, backward unset)
+  int64_t rows() const;                            // A's rows (the output's)
+  int64_t cols() const;                            // A's columns (the input's)
 };
 
 // S·W at one width: forward over S, weight gradient over Sᵀ (null without backward).

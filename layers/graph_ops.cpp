@@ -19,10 +19,39 @@ void add_row_scaled(const Tensor& x, const Tensor& scale, Tensor& y) {
 
 }  // namespace
 
+namespace {
+
+// Max aggregation: Y and the ties C from the forward row program; the backward
+// shares dY among the tied maxima (sparse_compiler/ops/max_aggregation.h).
+ag::Var aggregate_max(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x, Timer& t) {
+  Tensor y = ag::empty({k.rows(), k.feat});
+  Tensor c = ag::empty({k.rows(), k.feat});
+  {
+    ag::SerialIfSmall serial(k.max->rows() * k.feat);
+    k.max->forward(x.value(), y, c);
+  }
+  ag::Var out = ag::Var::result(y, tape.needs_grad({&x}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const AggregationKernels* kp = &k;
+    back = [kp, x, out, y, c] {
+      Tensor dx = ag::empty({kp->cols(), kp->feat});
+      ag::SerialIfSmall serial(kp->cols() * kp->feat);
+      kp->max->backward(x.value(), y, c, out.grad(), dx);
+      x.accumulate_grad(dx, true);
+    };
+  }
+  tape.record("aggregate", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+}  // namespace
+
 ag::Var aggregate(ag::Tape& tape, const AggregationKernels& k, const ag::Var& x) {
   Timer t;
   STRATA_ASSERT(x.value().ndim() == 2 && x.dim(1) == k.feat, "aggregate: input {} for a kernel of width {}",
                 shape_str(x.shape()), k.feat);
+  if (k.max) return aggregate_max(tape, k, x, t);
   Tensor y = ag::empty({k.forward->graph().num_rows(), k.feat});
   {
     ag::SerialIfSmall serial(k.forward->graph().nnz() * k.feat);

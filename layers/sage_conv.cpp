@@ -10,6 +10,8 @@ const char* sage_aggregator_name(SageAggregator a) {
     case SageAggregator::Mean: return "mean";
     case SageAggregator::Sum: return "sum";
     case SageAggregator::Gcn: return "gcn";
+    case SageAggregator::Max:
+      return "max";
   }
   return "?";
 }
@@ -35,11 +37,17 @@ Aggregation SAGEConv::aggregation() const {
     case SageAggregator::Mean: return Aggregation::Mean;
     case SageAggregator::Sum: return Aggregation::Sum;
     case SageAggregator::Gcn: return Aggregation::SageGcn;
+    case SageAggregator::Max:
+      return Aggregation::Max;
   }
   return Aggregation::Mean;
 }
 
 void SAGEConv::request_kernels(KernelRequests& requests, bool sparse_input) const {
+  STRATA_CHECK(!(sparse_input && aggregator_ == SageAggregator::Max),
+               "{}: the max aggregator takes the maximum of the neighbours' input features, so the first layer needs "
+               "them dense (set data.feature_storage: dense)",
+               describe());
   const bool first = projects_first(sparse_input);
   requests.add_aggregation(aggregation(), first ? out_ : in_);
   if (sparse_input) requests.add_feature_product(out_);

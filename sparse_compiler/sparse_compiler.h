@@ -26,7 +26,7 @@
 //              arguments, the reference interpreter
 //   tune/      graph fingerprints, the search space, the cost model, the tuner,
 //              tuning records; RGMS-order and fused-attention tuners
-//   ops/       the op programs (SpMM, SDDMM, GAT's steps, RGMS) and their front
+//   ops/       the op programs (SpMM, SDDMM, max aggregation, GAT's steps, RGMS) and their front
 //              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels over
 //              RGMS's relational graph and its inspector), default CPU schedules,
 //              plans and the knobs an untuned plan takes from the graph's sizes,
@@ -38,6 +38,7 @@
 #pragma once
 
 #include "sparse_compiler/ops/attention.h"
+#include "sparse_compiler/ops/max_aggregation.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"

@@ -125,8 +125,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_float("model.dropout", "0.5", 0, 1, false, true, "dropout on hidden representations"));
   s.push_back(key_float("model.input_dropout", "0", 0, 1, false, true,
                         "dropout on the input features (sparse inputs: on their stored entries)"));
-  s.push_back(key_enum("model.aggregator", "mean", {"mean", "gcn", "sum"},
-                       "graphsage: neighbour aggregator (gcn: mean over the node and its neighbours)"));
+  s.push_back(key_enum("model.aggregator", "mean", {"mean", "gcn", "sum", "max"},
+                       "graphsage: neighbour aggregator (gcn: mean over the node and its neighbours; max: the "
+                       "feature-wise maximum, as PyG's aggr=\"max\", needs a dense first-layer input)"));
   s.push_back(key_bool("model.root_weight", "true", "graphsage: add a separate weight for the node's own features"));
   s.push_back(key_enum("model.norm", "both", {"both", "right", "none"},
                        "gcn: normalisation, both: D^-1/2 A D^-1/2, right: D^-1 A, none: A"));
@@ -650,7 +651,10 @@ TrainingConfig typed(const Config& c) {
   m.dropout = static_cast<float>(c.get_float("model.dropout"));
   m.input_dropout = static_cast<float>(c.get_float("model.input_dropout"));
   const std::string& agg = c.get_string("model.aggregator");
-  m.aggregator = agg == "mean" ? nn::SageAggregator::Mean : agg == "gcn" ? nn::SageAggregator::Gcn : nn::SageAggregator::Sum;
+  m.aggregator = agg == "mean"  ? nn::SageAggregator::Mean
+                 : agg == "gcn" ? nn::SageAggregator::Gcn
+                 : agg == "max" ? nn::SageAggregator::Max
+                                : nn::SageAggregator::Sum;
   m.root_weight = c.get_bool("model.root_weight");
   const std::string& norm = c.get_string("model.norm");
   m.norm = norm == "both" ? nn::GcnNorm::Both : norm == "right" ? nn::GcnNorm::Right : nn::GcnNorm::None;

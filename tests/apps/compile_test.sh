@@ -65,9 +65,18 @@ err="$("$strata" compile gat --format ell:w=4 2>&1)"
 expect_rc gat-format-fused $? 1
 expect gat-format-fused "$err" "gat over ell:w=4: gat_fused_h8_f64_s0p2_i32 works on a row's edges in several passes"
 
+# Max aggregation: row programs, a row's maxima and tie counts in vector registers.
+out="$("$strata" compile spmm_max --feat 32 --emit lowered)" || { echo "FAIL: spmm_max exit code"; exit 1; }
+expect spmm-max "$out" 'Y_local_0\[ramp\(0, 1, 16\)\] = max\(Y_local_0\[ramp\(0, 1, 16\)\], X\['
+expect spmm-max "$out" 'parallel \(i_chunk'
+out="$("$strata" compile spmm_max_grad --feat 8 --emit source)" || { echo "FAIL: spmm_max_grad exit code"; exit 1; }
+expect spmm-max-grad "$out" 'strata_spmm_max_grad_f8_i32'
+err="$("$strata" compile spmm_max --format hyb:c=1,B=2 2>&1)"
+expect_rc spmm-max-format $? 1
+expect spmm-max-format "$err" "max aggregation runs on csr only"
 err="$("$strata" compile spmv --feat 32 2>&1)"
 expect_rc bad-op $? 1
-expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add, rgms or gat\)"
+expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add, spmm_max, spmm_max_grad, rgms or gat\)"
 
 # Options of one op given to another are refused, not ignored.
 err="$("$strata" compile sddmm --feat 8 --reduce mean 2>&1)"

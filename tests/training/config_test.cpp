@@ -138,7 +138,7 @@ TEST(ConfigErrorTest, BadValuesNameTheExpectation) {
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\nmodel:\n  dropout: 1.5\n"); },
                     {"cfg.yaml:5:12:", "'model.dropout' expects a number in [0, 1), got '1.5'"});
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\nmodel:\n  aggregator: maen\n"); },
-                    {"cfg.yaml:5:15:", "expects one of: mean, gcn, sum, got 'maen'", "did you mean 'mean'?"});
+                    {"cfg.yaml:5:15:", "expects one of: mean, gcn, sum, max, got 'maen'", "did you mean 'mean'?"});
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\noptimizer:\n  lr: 0\n"); },
                     {"'optimizer.lr' expects a number > 0, got '0'"});
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\nruntime:\n  tuning: maybe\n"); },

@@ -51,6 +51,9 @@ Eigen::MatrixXd aggregation_matrix(const Graph& g, Aggregation kind) {
           m(i, j) = a(i, j) / std::sqrt(std::max(din(i), 1.0)) / std::sqrt(std::max(dout(j), 1.0));
           break;
         case Aggregation::SageGcn: m(i, j) = (a(i, j) + (i == j ? 1.0 : 0.0)) / (din(i) + 1.0); break;
+        case Aggregation::Max:
+          ADD_FAILURE() << "max aggregation is not linear";
+          break;
       }
     }
   return m;

@@ -48,6 +48,9 @@ Eigen::MatrixXd aggregation_matrix(const Graph& g, Aggregation kind) {
         case Aggregation::Mean: m(i, j) = din(i) > 0 ? a(i, j) / din(i) : 0; break;
         case Aggregation::GcnNorm: m(i, j) = a(i, j) / std::sqrt(std::max(din(i), 1.0) * std::max(dout(j), 1.0)); break;
         case Aggregation::SageGcn: m(i, j) = (a(i, j) + (i == j)) / (din(i) + 1); break;
+        case Aggregation::Max:
+          ADD_FAILURE() << "max aggregation is not linear";
+          break;
       }
   return m;
 }
@@ -167,6 +170,51 @@ INSTANTIATE_TEST_SUITE_P(Variants, SageConvTest,
                                            SageCase{nn::SageAggregator::Gcn, true, 3, 5},
                                            SageCase{nn::SageAggregator::Sum, false, 3, 5},
                                            SageCase{nn::SageAggregator::Sum, true, 7, 3}));  // one X·[W_self | W_neigh]
+
+// The max aggregator: y_i = W_selfᵀ x_i + W_neighᵀ max_{j -> i} x_j + b (0 where no
+// neighbour), aggregating the input itself even where in > out; gradients by finite
+// differences (continuous inputs: no ties); a sparse input is refused.
+TEST(LayersTest, SageConvMaxAggregatorMatchesFormulaAndGradients) {
+  Rng rng(8);
+  const Graph g = test_graph();
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{6, 4}, {3, 5}}) {
+    nn::SAGEConv conv(in, out, nn::SageAggregator::Max, true, true, rng, 0);
+    EXPECT_FALSE(conv.projects_first(false)) << "max does not commute with a projection";
+    const nn::GraphKernels k = kernels_for(g, conv, nullptr);
+    ASSERT_EQ(k.records().size(), 2u);
+    EXPECT_EQ(k.records()[0].role, fmt::format("max f={} forward", in));
+    EXPECT_EQ(k.records()[0].program, fmt::format("spmm_max_f{}_i32", in));
+    // Every column a permutation of values 0.1 apart: no ties, and no two
+    // neighbours within the finite-difference step (1e-2) of each other.
+    Tensor x = Tensor::empty({12, in}, DType::F32);
+    for (int64_t f = 0; f < in; ++f) {
+      const std::vector<int64_t> order = rng.permutation(12);
+      for (int64_t r = 0; r < 12; ++r) x.data<float>()[r * in + f] = 0.1f * static_cast<float>(order[r] - 6) + 0.013f;
+    }
+    Tape t;
+    const Var y = conv.forward(t, k, NodeFeatures::from_dense(Var::constant(x)));
+    Eigen::MatrixXd agg = Eigen::MatrixXd::Zero(12, in);
+    for (int64_t i = 0; i < 12; ++i)
+      for (int64_t f = 0; f < in; ++f) {
+        double m = -1e30;
+        for (int64_t p = g.row_begin(i); p < g.row_end(i); ++p)
+          m = std::max(m, double(x.data<float>()[g.column(p) * in + f]));
+        agg(i, f) = g.degree(i) > 0 ? m : 0.0;
+      }
+    Eigen::MatrixXd want = agg * E(param(conv.parameters(), "layers.0.weight_neigh")) +
+                           E(x) * E(param(conv.parameters(), "layers.0.weight_self"));
+    want.rowwise() += V(param(conv.parameters(), "layers.0.bias")).transpose();
+    EXPECT_LT((E(y) - want).cwiseAbs().maxCoeff(), 1e-5) << conv.describe();
+    Var xv = Var::parameter(x, "x");
+    std::vector<Var> ps = vars(conv.parameters());
+    ps.push_back(xv);
+    testing::check_parameter_gradients([&](Tape& tp) { return conv.forward(tp, k, NodeFeatures::from_dense(xv)); }, ps);
+  }
+  nn::SAGEConv conv(6, 4, nn::SageAggregator::Max, true, true, rng, 0);
+  const nn::SparseFeatures f = random_features(12, 6, 0.3, true, rng);
+  testing::expect_user_error([&] { kernels_for(g, conv, &f); },
+                             {"SAGEConv(6 -> 4, max, root weight, bias)", "set data.feature_storage: dense"});
+}
 
 TEST(LayersTest, SageConvSparseInputEqualsDensified) {
   Rng rng(3);

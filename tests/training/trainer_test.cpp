@@ -367,6 +367,19 @@ TEST_F(TrainerTest, GcnTrainsWithEdgeWeightsWhenAsked) {
   expect_only({"w.mtx"});
 }
 
+// model.aggregator: max trains GraphSAGE through the compiler's max row programs
+// (forward and gradient), learns the blocks, and eval reproduces the run.
+TEST_F(TrainerTest, GraphSageWithTheMaxAggregatorTrainsAndEvaluates) {
+  const Config c = config(kSbm, {"model.aggregator=max", "training.runs=1"});
+  const train::Summary s = train(c);
+  EXPECT_TRUE(printed("(max aggregator, root weight)"));
+  EXPECT_TRUE(printed("spmm_max_grad_f16_i32"));
+  EXPECT_GT(s.test_mean, 0.6) << "4 blocks: chance is 0.25";
+  const train::EvalReport r =
+      train::run_evaluation(c, dir_ / "run" / "checkpoints/run-01.ckpt", [](const std::string&) {});
+  EXPECT_TRUE(r.identical);
+}
+
 TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
   const fs::path file = dir_ / "s.json";
   auto with = [&](const std::string& text, std::vector<std::string> sets = {}) {
