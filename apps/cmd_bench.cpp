@@ -7,7 +7,9 @@
 // 'plain_csr' the same kernel with the plan template (no prefetch, plain stores):
 // the baseline the [formats] goals compare the tuner's choice with.
 // For every (graph, F), every backend's output is first checked against the
-// reference path; a mismatch is reported and not timed. Then the backends are timed
+// reference path; a mismatch is reported and not timed, and a backend that cannot be
+// built (FAIL, with the reason) or runs out of memory (OOM) is a cell of its own
+// while the others run; any such cell makes the exit code 1. Then the backends are timed
 // interleaved, one timed call of each per round (so a drift in the machine's load,
 // or whatever runs first, hits all alike: timed one after another, the first of two
 // identical 30 us kernels measured 1.24x slower), each right after an untimed call
@@ -199,62 +201,74 @@ int run_bench(const BenchArgs& a) {
         const bool tuned = b == "tuned" || b == "tuned_row";
         const bool from_file = b.rfind("plan:", 0) == 0;  // a recorded plan, replayed exactly
         const bool plain_csr = b == "plain_csr";
-        if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file || plain_csr) {
-          const sc::Backend be =
-              tuned || from_file || plain_csr ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
-          std::optional<sc::KernelPlan> plan;
-          sc::SpmmOptions so;
-          so.feat = F;
-          so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
-          const std::optional<sc::SpmmSpec> spec = spmm ? std::optional(sc::SpmmKernel::spec(A, so)) : std::nullopt;
-          if (b == "generated" && a.format != "auto") plan = generated_plan(a, A, F, spec ? &*spec : nullptr);
-          if (b == "plain_csr") plan = spmm ? sc::SpmmKernel::default_plan(*spec) : sc::SddmmKernel::default_plan();
-          if (from_file) plan = sc::KernelPlan::from_json(read_file(b.substr(5)), b.substr(5));
-          if (tuned || (b == "generated" && a.format == "auto")) {
-            sc::TuneOptions to;
-            to.quiet = true;
-            // 'tuned' may choose the layout X is read in (X is converted outside the
-            // timing, as its producer would write it); 'tuned_row' keeps row-major X.
-            to.x_layouts = b != "tuned_row";
-            if (spmm) {
-              plan = sc::tune_spmm(A, *spec, to).chosen;
-            } else {
-              plan = sc::tune_sddmm(A, F, to).chosen;
+        // A backend that cannot be built for this graph and F (a plan that does not
+        // fit, a failed compile, memory) is a FAIL or OOM cell; the others still run.
+        try {
+          if (b == "generated" || b == "reference" || b == "interpreter" || tuned || from_file || plain_csr) {
+            const sc::Backend be =
+                tuned || from_file || plain_csr ? sc::Backend::Generated : sc::parse_backend(b, "--backend");
+            std::optional<sc::KernelPlan> plan;
+            sc::SpmmOptions so;
+            so.feat = F;
+            so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
+            const std::optional<sc::SpmmSpec> spec = spmm ? std::optional(sc::SpmmKernel::spec(A, so)) : std::nullopt;
+            if (b == "generated" && a.format != "auto") plan = generated_plan(a, A, F, spec ? &*spec : nullptr);
+            if (b == "plain_csr") plan = spmm ? sc::SpmmKernel::default_plan(*spec) : sc::SddmmKernel::default_plan();
+            if (from_file) plan = sc::KernelPlan::from_json(read_file(b.substr(5)), b.substr(5));
+            if (tuned || (b == "generated" && a.format == "auto")) {
+              sc::TuneOptions to;
+              to.quiet = true;
+              // 'tuned' may choose the layout X is read in (X is converted outside the
+              // timing, as its producer would write it); 'tuned_row' keeps row-major X.
+              to.x_layouts = b != "tuned_row";
+              if (spmm) {
+                plan = sc::tune_spmm(A, *spec, to).chosen;
+              } else {
+                plan = sc::tune_sddmm(A, F, to).chosen;
+              }
             }
-          }
-          if (spmm) {
-            sc::SpmmOptions o = so;
-            o.backend = be;
-            o.plan = plan;
-            c.spk.emplace(A, o);
-            c.row.plan = c.spk->plan().str();
-            // X as its producer would write it for this plan (converted outside the timing).
-            const sc::DenseLayout& xl = c.spk->plan().x_layout;
-            c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
-            c.fn = [cp = &c] { cp->spk->run_into(cp->Xlaid, cp->out); };
+            if (spmm) {
+              sc::SpmmOptions o = so;
+              o.backend = be;
+              o.plan = plan;
+              c.spk.emplace(A, o);
+              c.row.plan = c.spk->plan().str();
+              // X as its producer would write it for this plan (converted outside the timing).
+              const sc::DenseLayout& xl = c.spk->plan().x_layout;
+              c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
+              c.fn = [cp = &c] { cp->spk->run_into(cp->Xlaid, cp->out); };
+            } else {
+              c.sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
+              c.row.plan = c.sdk->plan().str();
+              c.fn = [&X, &Yin, cp = &c] { cp->sdk->run_into(X, Yin, cp->out); };
+            }
+            if (be != sc::Backend::Generated) c.row.plan = "";
+          } else if (b == "eigen") {
+            STRATA_CHECK(spmm, "--backend eigen measures spmm only");
+            c.eig.emplace(A);
+            c.fn = [&X, cp = &c] { cp->eig->run(X, cp->out); };
+          } else if (b == "handwritten") {
+            STRATA_CHECK(spmm, "--backend handwritten measures spmm only");
+            if (!baselines::HandwrittenCsrSpmmBaseline::supports(F)) {  // not a failure: nothing to time
+              c.skipped = "n/a (the baseline is compiled for F = 32, 64, 128, 256)";
+              continue;
+            }
+            c.hand.emplace(A, F);
+            c.fn = [&X, cp = &c] { cp->hand->run(X, cp->out); };
           } else {
-            c.sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
-            c.row.plan = c.sdk->plan().str();
-            c.fn = [&X, &Yin, cp = &c] { cp->sdk->run_into(X, Yin, cp->out); };
+            STRATA_CHECK(!spmm, "--backend plain measures sddmm only");
+            c.fn = [&A, &X, &Yin, cp = &c] { baselines::plain_sddmm_baseline(A, X, Yin, cp->out); };
           }
-          if (be != sc::Backend::Generated) c.row.plan = "";
-        } else if (b == "eigen") {
-          STRATA_CHECK(spmm, "--backend eigen measures spmm only");
-          c.eig.emplace(A);
-          c.fn = [&X, cp = &c] { cp->eig->run(X, cp->out); };
-        } else if (b == "handwritten") {
-          STRATA_CHECK(spmm, "--backend handwritten measures spmm only");
-          if (!baselines::HandwrittenCsrSpmmBaseline::supports(F)) {  // not a failure: nothing to time
-            c.skipped = "n/a (the baseline is compiled for F = 32, 64, 128, 256)";
-            continue;
-          }
-          c.hand.emplace(A, F);
-          c.fn = [&X, cp = &c] { cp->hand->run(X, cp->out); };
-        } else {
-          STRATA_CHECK(!spmm, "--backend plain measures sddmm only");
-          c.fn = [&A, &X, &Yin, cp = &c] { baselines::plain_sddmm_baseline(A, X, Yin, cp->out); };
+          c.fn();
+        } catch (const std::bad_alloc&) {
+          c.row.status = "OOM (out of memory building or running it)";
+          continue;
+        } catch (const UserError& e) {
+          std::string why = e.what();
+          std::replace(why.begin(), why.end(), '\n', ' ');
+          c.row.status = "FAIL " + why;
+          continue;
         }
-        c.fn();
         const CloseReport check = all_close(c.out, want, 1e-3, 1e-3);
         if (!check.ok) c.row.status = "MISMATCH " + check.str();
       }

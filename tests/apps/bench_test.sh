@@ -68,6 +68,15 @@ err="$("$strata" bench spmm --graph "$graph" --feat 17 --backend "plan:$scratch/
 [ $? -ne 0 ] || { echo "FAIL: a missing plan file exited 0"; fails=$((fails + 1)); }
 expect plan-missing "$err" "cannot open '$scratch/none.json'"
 
+# A plan that does not fit one F is a FAIL cell there; every other cell still runs.
+printf '%s\n' '{"format":"csr","lanes":4,"grain":256,"prefetch":0,"tile":48}' > "$scratch/t48.json"
+out="$("$strata" bench spmm --graph "$graph" --feat 16,64 --backend "generated,plan:$scratch/t48.json" --threads 1 \
+        --repeats 3 2>&1)"
+expect_rc fail-cell $? 1
+expect fail-cell "$out" "F=64 +plan:$scratch/t48.json +FAIL spmm plan: feature tile 48 does not divide the feature size 64"
+expect fail-cell "$out" "F=64 +generated +[0-9.]+ ms"
+expect fail-cell "$out" "F=16 +plan:$scratch/t48.json +[0-9.]+ ms"
+
 out="$("$strata" bench sddmm --graph "$graph" --feat 32 --backend generated,plain --threads 1 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: sddmm exit code"; exit 1; }
 expect sddmm "$out" 'F=32 +plain +[0-9.]+ ms'
