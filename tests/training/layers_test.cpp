@@ -96,6 +96,14 @@ Tensor densify(const nn::SparseFeatures& s) {
   return d;
 }
 
+// Finite-difference gradients of a layer on dense input x, for its parameters and x.
+void check_layer_gradients(const nn::GraphLayer& layer, const nn::GraphKernels& k, const Tensor& x) {
+  Var xv = Var::parameter(x, "x");
+  std::vector<Var> ps = vars(layer.parameters());
+  ps.push_back(xv);
+  testing::check_parameter_gradients([&](Tape& tp) { return layer.forward(tp, k, NodeFeatures::from_dense(xv)); }, ps);
+}
+
 nn::GraphKernels kernels_for(const Graph& g, const nn::GraphLayer& layer, const nn::SparseFeatures* f) {
   nn::KernelRequests r;
   layer.request_kernels(r, f != nullptr);
@@ -156,11 +164,7 @@ TEST_P(SageConvTest, ForwardMatchesFormulaAndGradientsMatch) {
   if (c.root) want += E(x) * E(param(conv.parameters(), "layers.0.weight_self"));
   want.rowwise() += V(param(conv.parameters(), "layers.0.bias")).transpose();
   EXPECT_LT((E(y) - want).cwiseAbs().maxCoeff(), 1e-5) << conv.describe();
-  // Gradients with respect to the parameters and the input.
-  Var xv = Var::parameter(x, "x");
-  std::vector<Var> ps = vars(conv.parameters());
-  ps.push_back(xv);
-  testing::check_parameter_gradients([&](Tape& tp) { return conv.forward(tp, k, NodeFeatures::from_dense(xv)); }, ps);
+  check_layer_gradients(conv, k, x);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, SageConvTest,
@@ -205,10 +209,7 @@ TEST(LayersTest, SageConvMaxAggregatorMatchesFormulaAndGradients) {
                            E(x) * E(param(conv.parameters(), "layers.0.weight_self"));
     want.rowwise() += V(param(conv.parameters(), "layers.0.bias")).transpose();
     EXPECT_LT((E(y) - want).cwiseAbs().maxCoeff(), 1e-5) << conv.describe();
-    Var xv = Var::parameter(x, "x");
-    std::vector<Var> ps = vars(conv.parameters());
-    ps.push_back(xv);
-    testing::check_parameter_gradients([&](Tape& tp) { return conv.forward(tp, k, NodeFeatures::from_dense(xv)); }, ps);
+    check_layer_gradients(conv, k, x);
   }
   nn::SAGEConv conv(6, 4, nn::SageAggregator::Max, true, true, rng, 0);
   const nn::SparseFeatures f = random_features(12, 6, 0.3, true, rng);
@@ -248,11 +249,7 @@ TEST(LayersTest, GraphConvMatchesFormulaForEachNorm) {
       Eigen::MatrixXd want = aggregation_matrix(g, conv.aggregation()) * E(x) * E(param(conv.parameters(), "layers.0.weight"));
       want.rowwise() += V(param(conv.parameters(), "layers.0.bias")).transpose();
       EXPECT_LT((E(y) - want).cwiseAbs().maxCoeff(), 1e-5) << conv.describe();
-      Var xv = Var::parameter(x, "x");
-      std::vector<Var> ps = vars(conv.parameters());
-      ps.push_back(xv);
-      testing::check_parameter_gradients([&](Tape& tp) { return conv.forward(tp, k, NodeFeatures::from_dense(xv)); },
-                                         ps);
+      check_layer_gradients(conv, k, x);
     }
   }
 }
