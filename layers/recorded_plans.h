@@ -19,36 +19,34 @@ namespace strata::nn {
 namespace fs = std::filesystem;
 
 struct RecordedPlan {
-  std::string program; // the op program the plan was recorded for
+  std::string program;  // the op program the plan was recorded for
   sc::SpmmPlan plan;
 };
 
 class RecordedPlans {
-public:
+ public:
   // Reads a run's kernels.json (a JSON object with a "kernels" list). Entries
   // without a plan (R-GCN's relational kernels, which record an order) are
   // skipped; a file with no plan at all, a role listed twice or a malformed
   // plan is refused, naming the file and the entry.
-  static RecordedPlans read(const fs::path &kernels_json);
+  static RecordedPlans read(const fs::path& kernels_json);
 
-  const std::string &file() const { return file_; }
+  const std::string& file() const { return file_; }
   // The plan recorded for `role`, checked against the program this run builds
   // for it: a missing role or another program (other width, index type or
   // scaling) is a UserError naming `key` (the config key or option that named
   // the file).
-  const sc::SpmmPlan &plan_for(const std::string &role,
-                               const std::string &program,
-                               const std::string &key) const;
+  const sc::SpmmPlan& plan_for(const std::string& role, const std::string& program, const std::string& key) const;
   // The record of `role` (program and plan); a missing role is a UserError
   // naming `key`.
-  const RecordedPlan &at(const std::string &role, const std::string &key) const;
+  const RecordedPlan& at(const std::string& role, const std::string& key) const;
   // Whether `text` is a run's kernels.json rather than a single plan.
-  static bool looks_like_kernels_json(const std::string &text);
+  static bool looks_like_kernels_json(const std::string& text);
   std::vector<std::string> roles() const;
 
-private:
+ private:
   std::string file_;
   std::map<std::string, RecordedPlan> by_role_;
 };
 
-} // namespace strata::nn
+}  // namespace strata::nn

@@ -12,16 +12,16 @@
 namespace strata::nn {
 
 enum class LrScheduleKind : uint8_t { Constant, Cosine, Step };
-const char *lr_schedule_name(LrScheduleKind k);
+const char* lr_schedule_name(LrScheduleKind k);
 
 struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::Constant;
-  int64_t step_size = 50; // step: epochs between decays
-  double gamma = 0.5;     // step: the factor of each decay
+  int64_t step_size = 50;  // step: epochs between decays
+  double gamma = 0.5;      // step: the factor of each decay
 
   double lr_at(double base_lr, int64_t epoch, int64_t epochs) const;
   // "", ", lr cosine over 200 epochs", ", lr x0.5 every 50 epochs"
   std::string describe(int64_t epochs) const;
 };
 
-} // namespace strata::nn
+}  // namespace strata::nn

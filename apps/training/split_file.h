@@ -17,12 +17,12 @@ namespace strata::train {
 namespace fs = std::filesystem;
 
 // One line, ids as stored.
-std::string split_json(const data::Splits &splits);
+std::string split_json(const data::Splits& splits);
 
 // Reads a split file. Every part must be a non-empty list of node ids in [0,
 // num_nodes), none listed twice, no node in two parts; "origin" is optional.
 // Errors name the file, the part and the offending entry. The result's origin
 // says where it came from (the file and its content hash) and ids are sorted.
-data::Splits read_split_json(const fs::path &file, int64_t num_nodes);
+data::Splits read_split_json(const fs::path& file, int64_t num_nodes);
 
-} // namespace strata::train
+}  // namespace strata::train

@@ -19,75 +19,63 @@ std::string MaxAggregationSpec::suffix() const {
 
 namespace {
 
-Kernel base(const std::string &name, const MaxAggregationSpec &s,
-            const CsrAxes &ax, const Axis &F) {
-  STRATA_CHECK(s.feat >= 1,
-               "max aggregation: feature size must be at least 1, got {}",
-               s.feat);
+Kernel base(const std::string& name, const MaxAggregationSpec& s, const CsrAxes& ax, const Axis& F) {
+  STRATA_CHECK(s.feat >= 1, "max aggregation: feature size must be at least 1, got {}", s.feat);
   Kernel k;
   k.name = name + "_" + s.suffix();
   k.stage = Stage::Coordinate;
   k.axes = {ax.I, ax.J, ax.J_detach, F};
-  k.params = {Param::buffer("A_indptr", DType::I64),
-              Param::buffer("A_indices", s.index_dtype)};
+  k.params = {Param::buffer("A_indptr", DType::I64), Param::buffer("A_indices", s.index_dtype)};
   return k;
 }
 
-SparseBuffer buffer(Kernel &k, const std::string &name, std::vector<Axis> axes,
-                    ParamRole role) {
+SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role) {
   SparseBuffer b = sparse_buffer(name, std::move(axes), DType::F32);
   k.buffers.push_back(b);
   k.params.push_back(Param::buffer(name, DType::F32, role));
   return b;
 }
 
-void finish(Kernel &k) {
+void finish(Kernel& k) {
   k.params.push_back(Param::scalar("m"));
   k.params.push_back(Param::scalar("n"));
   k.params.push_back(Param::scalar("nnz"));
 }
 
-} // namespace
+}  // namespace
 
-Kernel max_aggregation_program(const MaxAggregationSpec &s) {
+Kernel max_aggregation_program(const MaxAggregationSpec& s) {
   const CsrAxes ax = csr_axes(s.index_dtype);
   const Axis F = dense_fixed("F", make_int(s.feat));
   Kernel k = base("spmm_max", s, ax, F);
   SparseBuffer X = buffer(k, "X", {ax.J_detach, F}, ParamRole::Input);
   SparseBuffer Y = buffer(k, "Y", {ax.I, F}, ParamRole::Output);
   SparseBuffer C = buffer(k, "C", {ax.I, F}, ParamRole::Output);
-  const Expr i = var("i"), j = var("j"), j2 = var("j2"), f = var("f"),
-             f0 = var("f0"), f2 = var("f2"), f3 = var("f3");
+  const Expr i = var("i"), j = var("j"), j2 = var("j2"), f = var("f"), f0 = var("f0"), f2 = var("f2"), f3 = var("f3");
   const Expr neg_inf = make_float(-std::numeric_limits<double>::infinity());
   const Stmt body = seq({
       sparse_iteration("max_init", {{"f0", F, false}}, Stmt(),
-                       seq({sparse_store(Y, {i, f0}, neg_inf),
-                            sparse_store(C, {i, f0}, make_float(0))})),
-      sparse_iteration(
-          "max_reduce", {{"j", ax.J, true}, {"f", F, false}}, Stmt(),
-          sparse_store(Y, {i, f},
-                       max(sparse_load(Y, {i, f}), sparse_load(X, {j, f})))),
+                       seq({sparse_store(Y, {i, f0}, neg_inf), sparse_store(C, {i, f0}, make_float(0))})),
+      sparse_iteration("max_reduce", {{"j", ax.J, true}, {"f", F, false}}, Stmt(),
+                       sparse_store(Y, {i, f}, max(sparse_load(Y, {i, f}), sparse_load(X, {j, f})))),
       // The neighbours attaining the maximum (ties share the gradient).
       sparse_iteration(
           "max_ties", {{"j2", ax.J, true}, {"f2", F, false}}, Stmt(),
-          sparse_store(
-              C, {i, f2},
-              add(sparse_load(C, {i, f2}),
-                  select(eq(sparse_load(X, {j2, f2}), sparse_load(Y, {i, f2})),
-                         make_float(1), make_float(0))))),
+          sparse_store(C, {i, f2},
+                       add(sparse_load(C, {i, f2}), select(eq(sparse_load(X, {j2, f2}), sparse_load(Y, {i, f2})),
+                                                           make_float(1), make_float(0))))),
       // A row without neighbours: 0, not -inf.
       sparse_iteration("max_empty", {{"f3", F, false}}, Stmt(),
                        sparse_store(
                            Y, {i, f3},
-                           select(gt(sparse_load(C, {i, f3}), make_float(0)),
-                                  sparse_load(Y, {i, f3}), make_float(0)))),
+                           select(gt(sparse_load(C, {i, f3}), make_float(0)), sparse_load(Y, {i, f3}), make_float(0)))),
   });
   k.body = sparse_iteration("spmm_max", {{"i", ax.I, false}}, Stmt(), body);
   finish(k);
   return k;
 }
 
-Kernel max_aggregation_backward_program(const MaxAggregationSpec &s) {
+Kernel max_aggregation_backward_program(const MaxAggregationSpec& s) {
   // Over Aᵀ: row j is a source, its non-zeros the destinations i it feeds.
   const CsrAxes ax = csr_axes(s.index_dtype);
   const Axis F = dense_fixed("F", make_int(s.feat));
@@ -98,33 +86,27 @@ Kernel max_aggregation_backward_program(const MaxAggregationSpec &s) {
   SparseBuffer dY = buffer(k, "dY", {ax.J_detach, F}, ParamRole::Input);
   SparseBuffer dX = buffer(k, "dX", {ax.I, F}, ParamRole::Output);
   const Expr j = var("i"), i = var("j"),
-             f = var("f"); // the iteration's row is the source
-  const Expr share = select(
-      eq(sparse_load(X, {j, f}), sparse_load(Y, {i, f})),
-      div(sparse_load(dY, {i, f}), sparse_load(C, {i, f})), make_float(0));
-  k.body = sparse_iteration(
-      "spmm_max_grad", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}},
-      sparse_store(dX, {j, f}, make_float(0)),
-      sparse_store(dX, {j, f}, add(sparse_load(dX, {j, f}), share)));
+             f = var("f");  // the iteration's row is the source
+  const Expr share = select(eq(sparse_load(X, {j, f}), sparse_load(Y, {i, f})),
+                            div(sparse_load(dY, {i, f}), sparse_load(C, {i, f})), make_float(0));
+  k.body = sparse_iteration("spmm_max_grad", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}},
+                            sparse_store(dX, {j, f}, make_float(0)),
+                            sparse_store(dX, {j, f}, add(sparse_load(dX, {j, f}), share)));
   finish(k);
   return k;
 }
 
 struct MaxAggregationKernels::Impl {
-  std::vector<CompiledKernel> compiled; // generated: forward, backward
-  std::vector<Kernel> loops;            // reference / interpreter: unscheduled
+  std::vector<CompiledKernel> compiled;  // generated: forward, backward
+  std::vector<Kernel> loops;             // reference / interpreter: unscheduled
   std::vector<std::string> names;
 };
 
-MaxAggregationKernels::MaxAggregationKernels(const Graph &A, int64_t feat,
-                                             Backend backend, bool backward,
+MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backend backend, bool backward,
                                              std::optional<CpuKnobs> knobs)
-    : A_(A), backend_(backend), has_backward_(backward),
-      impl_(std::make_unique<Impl>()) {
-  STRATA_CHECK(!A.empty(),
-               "max aggregation: the graph is empty (no CSR arrays)");
-  STRATA_CHECK(backend == Backend::Generated || backend == Backend::Reference ||
-                   backend == Backend::Interpreter,
+    : A_(A), backend_(backend), has_backward_(backward), impl_(std::make_unique<Impl>()) {
+  STRATA_CHECK(!A.empty(), "max aggregation: the graph is empty (no CSR arrays)");
+  STRATA_CHECK(backend == Backend::Generated || backend == Backend::Reference || backend == Backend::Interpreter,
                "max aggregation: backend {} is not available (generated, "
                "reference or interpreter)",
                backend_name(backend));
@@ -138,53 +120,42 @@ MaxAggregationKernels::MaxAggregationKernels(const Graph &A, int64_t feat,
     programs.push_back(max_aggregation_backward_program(st));
   }
   Timer t;
-  for (const Kernel &p : programs)
-    impl_->names.push_back(p.name);
+  for (const Kernel& p : programs) impl_->names.push_back(p.name);
   if (backend == Backend::Generated) {
     CpuKnobs base = knobs ? *knobs : CpuKnobs{};
-    if (!knobs)
-      base.vector_lanes = host_vector_lanes();
+    if (!knobs) base.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
     for (size_t w = 0; w < programs.size(); ++w) {
       // Untuned: prefetch where the gathered rows outgrow the cache (X forward;
       // Y, C and dY backward).
-      const int64_t gathered = (w == 0 ? A.num_cols() : 3 * A.num_rows()) *
-                               feat * int64_t{sizeof(float)};
+      const int64_t gathered = (w == 0 ? A.num_cols() : 3 * A.num_rows()) * feat * int64_t{sizeof(float)};
       const CpuKnobs kw = knobs ? base : untuned_gather_knobs(base, gathered);
-      lowered.push_back(lower_schedule(
-          schedule_row_program_cpu(lower_to_loops(programs[w]), kw)));
+      lowered.push_back(lower_schedule(schedule_row_program_cpu(lower_to_loops(programs[w]), kw)));
     }
     impl_->compiled = compile_cpu(lowered);
-    for (const CompiledKernel &c : impl_->compiled)
-      outcome_ = std::max(outcome_, c.outcome);
+    for (const CompiledKernel& c : impl_->compiled) outcome_ = std::max(outcome_, c.outcome);
   } else {
-    for (const Kernel &p : programs)
-      impl_->loops.push_back(lower_to_loops(p));
+    for (const Kernel& p : programs) impl_->loops.push_back(lower_to_loops(p));
   }
   compile_ms_ = t.ms();
 }
 
 MaxAggregationKernels::~MaxAggregationKernels() = default;
 
-const std::string &MaxAggregationKernels::forward_name() const {
-  return impl_->names[0];
-}
-const std::string &MaxAggregationKernels::backward_name() const {
+const std::string& MaxAggregationKernels::forward_name() const { return impl_->names[0]; }
+const std::string& MaxAggregationKernels::backward_name() const {
   static const std::string none;
   return has_backward_ ? impl_->names[1] : none;
 }
 
 std::string MaxAggregationKernels::describe() const {
-  return fmt::format("spmm_max {} csr row program ({})", spec_.suffix(),
-                     backend_name(backend_));
+  return fmt::format("spmm_max {} csr row program ({})", spec_.suffix(), backend_name(backend_));
 }
 
-void MaxAggregationKernels::run(bool backward, KernelArgs &args) const {
-  const Graph &g = backward ? At_ : A_;
+void MaxAggregationKernels::run(bool backward, KernelArgs& args) const {
+  const Graph& g = backward ? At_ : A_;
   args.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices());
-  args.scalar("m", g.num_rows())
-      .scalar("n", g.num_cols())
-      .scalar("nnz", g.nnz());
+  args.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
   const size_t w = backward ? 1 : 0;
   if (backend_ == Backend::Generated) {
     impl_->compiled[w].run(args);
@@ -195,8 +166,7 @@ void MaxAggregationKernels::run(bool backward, KernelArgs &args) const {
   interp.run(impl_->loops[w]);
 }
 
-void MaxAggregationKernels::forward(const Tensor &X, Tensor &Y,
-                                    Tensor &C) const {
+void MaxAggregationKernels::forward(const Tensor& X, Tensor& Y, Tensor& C) const {
   const int64_t F = spec_.feat;
   check_host_f32(X, "max aggregation X", {A_.num_cols(), F});
   check_host_f32(Y, "max aggregation Y", {A_.num_rows(), F});
@@ -206,11 +176,11 @@ void MaxAggregationKernels::forward(const Tensor &X, Tensor &Y,
   run(false, a);
 }
 
-void MaxAggregationKernels::backward(const Tensor &X, const Tensor &Y,
-                                     const Tensor &C, const Tensor &dY,
-                                     Tensor &dX) const {
-  STRATA_CHECK(has_backward_, "max aggregation: these kernels were built "
-                              "without a backward (evaluation)");
+void MaxAggregationKernels::backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY,
+                                     Tensor& dX) const {
+  STRATA_CHECK(has_backward_,
+               "max aggregation: these kernels were built "
+               "without a backward (evaluation)");
   const int64_t F = spec_.feat;
   check_host_f32(X, "max aggregation backward X", {A_.num_cols(), F});
   check_host_f32(Y, "max aggregation backward Y", {A_.num_rows(), F});
@@ -218,9 +188,8 @@ void MaxAggregationKernels::backward(const Tensor &X, const Tensor &Y,
   check_host_f32(dY, "max aggregation backward dY", {A_.num_rows(), F});
   check_host_f32(dX, "max aggregation backward dX", {A_.num_cols(), F});
   KernelArgs a;
-  a.buffer("X", X).buffer("Y", Y).buffer("C", C).buffer("dY", dY).buffer("dX",
-                                                                         dX);
+  a.buffer("X", X).buffer("Y", Y).buffer("C", C).buffer("dY", dY).buffer("dX", dX);
   run(true, a);
 }
 
-} // namespace strata::sc
+}  // namespace strata::sc

@@ -35,42 +35,39 @@ namespace strata::sc {
 struct MaxAggregationSpec {
   int64_t feat = 1;
   DType index_dtype = DType::I32;
-  std::string suffix() const; // "f32_i32"
+  std::string suffix() const;  // "f32_i32"
 };
 
 // The stage-I programs (over A for the forward, over Aᵀ for the backward).
-Kernel max_aggregation_program(const MaxAggregationSpec &s);
-Kernel max_aggregation_backward_program(const MaxAggregationSpec &s);
+Kernel max_aggregation_program(const MaxAggregationSpec& s);
+Kernel max_aggregation_backward_program(const MaxAggregationSpec& s);
 
 class MaxAggregationKernels {
-public:
+ public:
   // Compiles (generated backend) the forward and, with `backward`, the gradient
   // for A and `feat` features; knobs default to the host's lanes and the
   // untuned prefetch.
-  MaxAggregationKernels(const Graph &A, int64_t feat,
-                        Backend backend = Backend::Generated,
-                        bool backward = true,
+  MaxAggregationKernels(const Graph& A, int64_t feat, Backend backend = Backend::Generated, bool backward = true,
                         std::optional<CpuKnobs> knobs = {});
   ~MaxAggregationKernels();
 
   int64_t feat() const { return spec_.feat; }
   int64_t rows() const { return A_.num_rows(); }
   int64_t cols() const { return A_.num_cols(); }
-  const std::string &forward_name() const;
-  const std::string &backward_name() const; // empty without a backward
+  const std::string& forward_name() const;
+  const std::string& backward_name() const;  // empty without a backward
   double compile_ms() const { return compile_ms_; }
   CacheOutcome cache_outcome() const { return outcome_; }
   std::string describe() const;
 
   // X [n, F] -> Y [m, F], C [m, F] (the ties per maximum, for the backward).
-  void forward(const Tensor &X, Tensor &Y, Tensor &C) const;
+  void forward(const Tensor& X, Tensor& Y, Tensor& C) const;
   // dX [n, F] from the forward's X, Y, C and dY [m, F] (dX is overwritten).
-  void backward(const Tensor &X, const Tensor &Y, const Tensor &C,
-                const Tensor &dY, Tensor &dX) const;
+  void backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY, Tensor& dX) const;
 
-private:
+ private:
   struct Impl;
-  void run(bool backward, KernelArgs &args) const;
+  void run(bool backward, KernelArgs& args) const;
   Graph A_, At_;
   MaxAggregationSpec spec_;
   Backend backend_;
@@ -80,4 +77,4 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-} // namespace strata::sc
+}  // namespace strata::sc
