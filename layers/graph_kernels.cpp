@@ -260,13 +260,16 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
       const std::string what = fmt::format("max f={}", feat);
       const std::string cache =
           runtime.backend == sc::Backend::Generated ? sc::to_string(k->max->cache_outcome()) : "-";
-      max_records.push_back({what + " forward", "A", k->max->forward_name(),
-                             sc::SpmmKernel::default_plan(sc::SpmmSpec{}), sc::backend_name(runtime.backend), cache,
-                             k->max->describe()});
+      auto csr_with = [&](bool backward) {  // the row programs' CSR schedule, as a plan for the records
+        sc::KernelPlan p;
+        p.knobs = k->max->knobs(backward);
+        return p;
+      };
+      max_records.push_back({what + " forward", "A", k->max->forward_name(), csr_with(false),
+                             sc::backend_name(runtime.backend), cache, k->max->describe()});
       if (requests.backward)
-        max_records.push_back({what + " backward", "Aᵀ", k->max->backward_name(),
-                               sc::SpmmKernel::default_plan(sc::SpmmSpec{}), sc::backend_name(runtime.backend), cache,
-                               k->max->describe()});
+        max_records.push_back({what + " backward", "Aᵀ", k->max->backward_name(), csr_with(true),
+                               sc::backend_name(runtime.backend), cache, k->max->describe()});
       out.compile_ms_ = std::max(out.compile_ms_, k->max->compile_ms());
       out.aggregations_[{static_cast<int>(kind), feat}] = std::move(k);
       continue;

@@ -51,19 +51,19 @@ Kernel max_aggregation_program(const MaxAggregationSpec& s) {
   SparseBuffer X = buffer(k, "X", {ax.J_detach, F}, ParamRole::Input);
   SparseBuffer Y = buffer(k, "Y", {ax.I, F}, ParamRole::Output);
   SparseBuffer C = buffer(k, "C", {ax.I, F}, ParamRole::Output);
-  const Expr i = var("i"), j = var("j"), j2 = var("j2"), f = var("f"), f0 = var("f0"), f2 = var("f2"), f3 = var("f3");
+  const Expr i = var("i"), j = var("j"), f = var("f"), f0 = var("f0"), f3 = var("f3");
   const Expr neg_inf = make_float(-std::numeric_limits<double>::infinity());
+  // One pass over the neighbours keeps the running maximum and how many attain it:
+  // a larger value restarts the count at 1, an equal one adds 1 (C is updated from
+  // the old maximum, then Y).
+  const Expr x = sparse_load(X, {j, f}), y = sparse_load(Y, {i, f}), c = sparse_load(C, {i, f});
   const Stmt body = seq({
       sparse_iteration("max_init", {{"f0", F, false}}, Stmt(),
                        seq({sparse_store(Y, {i, f0}, neg_inf), sparse_store(C, {i, f0}, make_float(0))})),
-      sparse_iteration("max_reduce", {{"j", ax.J, true}, {"f", F, false}}, Stmt(),
-                       sparse_store(Y, {i, f}, max(sparse_load(Y, {i, f}), sparse_load(X, {j, f})))),
-      // The neighbours attaining the maximum (ties share the gradient).
       sparse_iteration(
-          "max_ties", {{"j2", ax.J, true}, {"f2", F, false}}, Stmt(),
-          sparse_store(C, {i, f2},
-                       add(sparse_load(C, {i, f2}), select(eq(sparse_load(X, {j2, f2}), sparse_load(Y, {i, f2})),
-                                                           make_float(1), make_float(0))))),
+          "max_reduce", {{"j", ax.J, true}, {"f", F, false}}, Stmt(),
+          seq({sparse_store(C, {i, f}, select(gt(x, y), make_float(1), select(eq(x, y), add(c, make_float(1)), c))),
+               sparse_store(Y, {i, f}, max(y, x))})),
       // A row without neighbours: 0, not -inf.
       sparse_iteration("max_empty", {{"f3", F, false}}, Stmt(),
                        sparse_store(
@@ -82,13 +82,10 @@ Kernel max_aggregation_backward_program(const MaxAggregationSpec& s) {
   Kernel k = base("spmm_max_grad", s, ax, F);
   SparseBuffer X = buffer(k, "X", {ax.I, F}, ParamRole::Input);
   SparseBuffer Y = buffer(k, "Y", {ax.J_detach, F}, ParamRole::Input);
-  SparseBuffer C = buffer(k, "C", {ax.J_detach, F}, ParamRole::Input);
-  SparseBuffer dY = buffer(k, "dY", {ax.J_detach, F}, ParamRole::Input);
+  SparseBuffer G = buffer(k, "G", {ax.J_detach, F}, ParamRole::Input);  // dY / C
   SparseBuffer dX = buffer(k, "dX", {ax.I, F}, ParamRole::Output);
-  const Expr j = var("i"), i = var("j"),
-             f = var("f");  // the iteration's row is the source
-  const Expr share = select(eq(sparse_load(X, {j, f}), sparse_load(Y, {i, f})),
-                            div(sparse_load(dY, {i, f}), sparse_load(C, {i, f})), make_float(0));
+  const Expr j = var("i"), i = var("j"), f = var("f");  // the iteration's row is the source
+  const Expr share = select(eq(sparse_load(X, {j, f}), sparse_load(Y, {i, f})), sparse_load(G, {i, f}), make_float(0));
   k.body = sparse_iteration("spmm_max_grad", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}},
                             sparse_store(dX, {j, f}, make_float(0)),
                             sparse_store(dX, {j, f}, add(sparse_load(dX, {j, f}), share)));
@@ -100,6 +97,7 @@ struct MaxAggregationKernels::Impl {
   std::vector<CompiledKernel> compiled;  // generated: forward, backward
   std::vector<Kernel> loops;             // reference / interpreter: unscheduled
   std::vector<std::string> names;
+  std::vector<CpuKnobs> knobs;  // generated: each kernel's schedule knobs
 };
 
 MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backend backend, bool backward,
@@ -126,10 +124,11 @@ MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backe
     if (!knobs) base.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
     for (size_t w = 0; w < programs.size(); ++w) {
-      // Untuned: prefetch where the gathered rows outgrow the cache (X forward;
-      // Y, C and dY backward).
-      const int64_t gathered = (w == 0 ? A.num_cols() : 3 * A.num_rows()) * feat * int64_t{sizeof(float)};
+      // Untuned: prefetch where the gathered rows outgrow the cache (X forward; Y
+      // and G backward).
+      const int64_t gathered = (w == 0 ? A.num_cols() : 2 * A.num_rows()) * feat * int64_t{sizeof(float)};
       const CpuKnobs kw = knobs ? base : untuned_gather_knobs(base, gathered);
+      impl_->knobs.push_back(kw);
       lowered.push_back(lower_schedule(schedule_row_program_cpu(lower_to_loops(programs[w]), kw)));
     }
     impl_->compiled = compile_cpu(lowered);
@@ -143,6 +142,10 @@ MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backe
 MaxAggregationKernels::~MaxAggregationKernels() = default;
 
 const std::string& MaxAggregationKernels::forward_name() const { return impl_->names[0]; }
+CpuKnobs MaxAggregationKernels::knobs(bool backward) const {
+  const size_t w = backward ? 1 : 0;
+  return w < impl_->knobs.size() ? impl_->knobs[w] : CpuKnobs{};
+}
 const std::string& MaxAggregationKernels::backward_name() const {
   static const std::string none;
   return has_backward_ ? impl_->names[1] : none;
@@ -187,8 +190,18 @@ void MaxAggregationKernels::backward(const Tensor& X, const Tensor& Y, const Ten
   check_host_f32(C, "max aggregation backward C", {A_.num_rows(), F});
   check_host_f32(dY, "max aggregation backward dY", {A_.num_rows(), F});
   check_host_f32(dX, "max aggregation backward dX", {A_.num_cols(), F});
+  // Each maximum's share of its gradient, once per (row, feature) rather than once
+  // per edge: the backward then gathers Y and G, not Y, C and dY. C is 0 only on rows
+  // without neighbours, which no edge reads.
+  Tensor G = Tensor::empty({A_.num_rows(), F}, DType::F32);
+  const float* c = C.data<float>();
+  const float* dy = dY.data<float>();
+  float* g = G.data<float>();
+  const int64_t total = A_.num_rows() * F;
+#pragma omp parallel for schedule(static) if (total > (int64_t{1} << 16))
+  for (int64_t k = 0; k < total; ++k) g[k] = c[k] > 0 ? dy[k] / c[k] : 0.0f;
   KernelArgs a;
-  a.buffer("X", X).buffer("Y", Y).buffer("C", C).buffer("dY", dY).buffer("dX", dX);
+  a.buffer("X", X).buffer("Y", Y).buffer("G", G).buffer("dX", dX);
   run(true, a);
 }
 

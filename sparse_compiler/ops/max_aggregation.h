@@ -5,17 +5,16 @@
 // registers, feature loops vectorised), not hand-written loops.
 //
 // The forward also counts, per (i, f), the neighbours that attain the maximum
-// (C[i, f]); the backward runs over Aᵀ and hands dY[i, f] to every source j
-// whose X[j, f] equals Y[i, f], divided by C[i, f]: tied maxima share the
-// gradient equally (TensorFlow's segment_max gradient; PyTorch's scatter max
-// picks one of them), a subgradient that sums to dY whatever the ties. ReLU
+// (C[i, f]), in the same pass; the backward runs over Aᵀ and hands G[i, f] =
+// dY[i, f] / C[i, f] to every source j whose X[j, f] equals Y[i, f]: tied maxima
+// share the gradient equally (TensorFlow's segment_max gradient; PyTorch's scatter
+// max picks one of them), a subgradient that sums to dY whatever the ties. ReLU
 // outputs tie at 0 often, so this choice matters there.
 //
-//   forward   row i of A:   Y[i, :] = -inf; Y[i, :] = max(Y[i, :], X[j, :]);
-//                           C[i, :] += (X[j, :] == Y[i, :]); Y[i, :] = C[i, :]
-//                           > 0 ? Y[i, :] : 0
-//   backward  row j of Aᵀ:  dX[j, :] = Σ_i (X[j, :] == Y[i, :]) ? dY[i, :] /
-//   C[i, :] : 0
+//   forward   row i of A:   Y = -inf, C = 0; per neighbour j, element-wise:
+//                           C = X[j] > Y ? 1 : (X[j] == Y ? C + 1 : C);  Y = max(Y, X[j])
+//                           then Y = C > 0 ? Y : 0
+//   backward  row j of Aᵀ:  dX[j, :] = Σ_i (X[j, :] == Y[i, :]) ? G[i, :] : 0
 //
 // CSR only (padding slots of ELL-style formats would take part in a maximum);
 // CPU only. Backend::Reference and Backend::Interpreter run the same programs
@@ -56,6 +55,8 @@ class MaxAggregationKernels {
   int64_t cols() const { return A_.num_cols(); }
   const std::string& forward_name() const;
   const std::string& backward_name() const;  // empty without a backward
+  // The schedule knobs each kernel was generated with (defaults for the interpreter).
+  CpuKnobs knobs(bool backward) const;
   double compile_ms() const { return compile_ms_; }
   CacheOutcome cache_outcome() const { return outcome_; }
   std::string describe() const;
