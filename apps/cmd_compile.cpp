@@ -218,7 +218,18 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                            ->check(integer_at_least(1));
                        app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)")
                            ->check(integer_at_least(1));
-                       return [a] { return run_compile(*a); };
+                       return [a, &app] {
+                         // --role takes the program and plan from the run's record: options
+                         // that would choose them are refused rather than ignored.
+                         if (!a->role.empty())
+                           for (const char* o : {"--feat", "--format", "--index", "--reduce", "--weighted", "--lanes",
+                                                 "--grain", "--prefetch", "--tile", "--x-layout"})
+                             STRATA_CHECK(app.count(o) == 0,
+                                          "{}: --role takes the kernel's program and plan from the run's kernels.json; "
+                                          "drop {}",
+                                          o, o);
+                         return run_compile(*a);
+                       };
                      }});
 
 }  // namespace

@@ -13,6 +13,9 @@ namespace strata::nn {
 RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
   RecordedPlans out;
   out.file_ = kernels_json.string();
+  std::error_code ec;
+  STRATA_CHECK(fs::is_regular_file(kernels_json, ec) || !fs::exists(kernels_json, ec),
+               "'{}' is not a regular file (a folder or a device?); expected a run dir's kernels.json", out.file_);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(kernels_json));
@@ -34,9 +37,8 @@ RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
     RecordedPlan r{e["program"].get<std::string>(), sc::SpmmPlan::from_json(e["plan"].dump(), where + ".plan")};
     STRATA_CHECK(out.by_role_.emplace(role, std::move(r)).second, "{}: role '{}' is listed twice", where, role);
   }
-  STRATA_CHECK(!out.by_role_.empty(),
-               "'{}': holds no kernel plan (R-GCN runs record relational "
-               "orders, not plans)",
+  STRATA_CHECK(!j["kernels"].empty(), "'{}': its \"kernels\" list is empty", out.file_);
+  STRATA_CHECK(!out.by_role_.empty(), "'{}': holds no kernel plan (R-GCN runs record relational orders, not plans)",
                out.file_);
   return out;
 }

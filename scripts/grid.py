@@ -48,15 +48,17 @@ def parse_seeds(text):
 
 
 def parse_grid(items):
-    """['model.hidden=64,128', ...] -> [('model.hidden', ['64', '128']), ...]."""
+    """['model.hidden=64,128', ...] -> [('model.hidden', ['64', '128']), ...]. Values that hold
+    commas themselves (dataset strings such as sbm:nodes=500,classes=5) are separated by ';'."""
     axes = []
     for item in items:
         key, sep, values = item.partition("=")
         if not sep or not key or not values:
-            sys.exit(f"grid: --grid '{item}': expected key=value1,value2,...")
+            sys.exit(f"grid: --grid '{item}': expected key=value1,value2,... (or value1;value2 when a value "
+                     "holds commas)")
         if any(k == key for k, _ in axes):
             sys.exit(f"grid: --grid: the key '{key}' is given twice")
-        vals = [v.strip() for v in values.split(",")]
+        vals = [v.strip() for v in values.split(";" if ";" in values else ",")]
         if any(not v for v in vals):
             sys.exit(f"grid: --grid '{item}': an empty value")
         axes.append((key, vals))
@@ -76,7 +78,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config", help="the training config (YAML)")
     ap.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
-                    help="a config key and its values; repeat for more keys (combinations are the product)")
+                    help="a config key and its values; repeat for more keys (combinations are the product); "
+                         "separate the values with ';' when they hold commas (dataset strings)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override for every run")
     ap.add_argument("--split-seeds", default="0", help="split seeds, e.g. 0-4 or 0,2 (default 0)")
     ap.add_argument("--runs", type=int, default=1, help="training.runs per split seed (default 1)")
@@ -93,6 +96,8 @@ def main():
     axes = parse_grid(a.grid)
     seeds = parse_seeds(a.split_seeds)
     out = Path(a.out)
+    if out.exists() and not out.is_dir():
+        sys.exit(f"grid: --out '{out}' exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     keys = [k for k, _ in axes]
     combos = list(itertools.product(*[v for _, v in axes])) if axes else [()]

@@ -622,11 +622,11 @@ TrainingConfig typed(const Config& c) {
                                      : SplitKind::Random;
   d.split.file = c.get_string("data.split.file");
   d.edge_weights = c.get_string("data.edge_weights") == "use";
-  STRATA_CHECK((d.split.kind == SplitKind::File) == !d.split.file.empty(),
-               "{}: data.split.file {} (data.split.kind is '{}'); set both or neither", c.source(),
-               d.split.file.empty() ? "is empty, but data.split.kind is 'file' needs it"
-                                    : "is set, but only data.split.kind: file reads it",
-               sk);
+  STRATA_CHECK(d.split.kind != SplitKind::File || !d.split.file.empty(),
+               "{}: data.split.kind is 'file', but data.split.file is empty (name the split file)", c.source());
+  STRATA_CHECK(d.split.kind == SplitKind::File || d.split.file.empty(),
+               "{}: data.split.file is set, but only data.split.kind: file reads it (data.split.kind is '{}')",
+               c.source(), sk);
   d.split.train_per_class = c.get_int("data.split.train_per_class");
   d.split.val_size = c.get_int("data.split.val_size");
   d.split.test_size = c.get_int("data.split.test_size");
@@ -714,8 +714,17 @@ TrainingConfig typed(const Config& c) {
                         : attention == "tuned"   ? nn::AttentionMode::Tuned
                                                  : nn::AttentionMode::Auto;
   r.cache_dir = c.get_string("runtime.cache_dir");
-  if (const std::string& plans = c.get_string("runtime.plans"); !plans.empty())
+  if (const std::string& plans = c.get_string("runtime.plans"); !plans.empty()) {
+    STRATA_CHECK(r.kernels.backend == sc::Backend::Generated,
+                 "{}: runtime.plans replays the plans of generated kernels, but runtime.backend is '{}' (plain loops, "
+                 "no plans)",
+                 c.source(), c.get_string("runtime.backend"));
     r.kernels.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(plans));
+  }
+  // Edge weights enter GCN's symmetric normalisation; the other norms aggregate unweighted.
+  STRATA_CHECK(!t.data.edge_weights || t.model.kind != nn::ModelKind::Gcn || t.model.norm == nn::GcnNorm::Both,
+               "{}: data.edge_weights: use needs model.norm: both (weighted degrees in D^-1/2 A D^-1/2), got '{}'",
+               c.source(), c.get_string("model.norm"));
 
   OutputConfig& out = t.output;
   out.run_dir = c.get_string("output.run_dir");

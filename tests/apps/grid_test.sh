@@ -33,6 +33,15 @@ expect failed-run "$err" "unknown key 'model.hiden'"
 err="$("${grid[@]}" --grid model.hidden --out "$scratch/bad" 2>&1)"
 expect_rc bad-grid $? 1
 expect bad-grid "$err" "grid: --grid 'model.hidden': expected key=value1,value2,..."
+# Values with commas (generator strings) are separated by ';'.
+out="$("${grid[@]}" --grid 'data.dataset=sbm:nodes=200,classes=3,seed=1;sbm:nodes=200,classes=4,seed=1' \
+       --set training.epochs=2 --out "$scratch/semi" 2>&1)"
+expect_rc semicolons $? 0
+[ "$(wc -l < "$scratch/semi/agg.csv")" -eq 3 ] || { echo "FAIL: two dataset values expected"; fails=$((fails + 1)); }
+touch "$scratch/afile"
+err="$("${grid[@]}" --grid model.hidden=8 --out "$scratch/afile" 2>&1)"
+expect_rc out-file $? 1
+expect out-file "$err" "grid: --out '$scratch/afile' exists and is not a folder"
 err="$("${grid[@]}" --split-seeds 3-1 --out "$scratch/bad" 2>&1)"
 expect_rc bad-seeds $? 1
 expect bad-seeds "$err" "grid: --split-seeds: '3-1' is not a seed or a range like 0-4"

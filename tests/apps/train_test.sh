@@ -62,6 +62,13 @@ case "$mode" in
     src="$("$strata" compile spmm --plan "$scratch/run/kernels.json" --role "mean f=32 backward" --emit source)"
     expect_rc compile-role $? 0
     expect compile-role "$src" '^extern "C" int strata_spmm_f32_i32_cs_l[0-9]+_g[0-9]+_p[0-9]+\('
+    err="$("$strata" compile spmm --plan "$scratch/run/kernels.json" --role "mean f=32 backward" --feat 7 2>&1)"
+    expect_rc compile-role-feat $? 1
+    expect compile-role-feat "$err" "--feat: --role takes the kernel's program and plan from the run's kernels.json; drop --feat"
+    err="$("$strata" train "$sbm" --set training.epochs=2 --set runtime.backend=reference \
+           --set runtime.plans="$scratch/run/kernels.json" --set output.run_dir="$scratch/refplans" 2>&1)"
+    expect_rc plans-reference $? 1
+    expect plans-reference "$err" "runtime.plans replays the plans of generated kernels, but runtime.backend is 'reference'"
     err="$("$strata" compile spmm --plan "$scratch/run/kernels.json" 2>&1 >/dev/null)"
     expect_rc compile-no-role $? 1
     expect compile-no-role "$err" "is a run's kernels.json: name one of its kernels with --role \(mean f=32 backward; "

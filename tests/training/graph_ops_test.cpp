@@ -477,6 +477,9 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
   testing::expect_user_error(
       [&] { nn::RecordedPlans::read(write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}]})")); },
       {"orders.json': holds no kernel plan"});
+  testing::expect_user_error([&] { nn::RecordedPlans::read(write("none.json", R"({"kernels": []})")); },
+                             {"none.json': its \"kernels\" list is empty"});
+  testing::expect_user_error([&] { nn::RecordedPlans::read("/dev/null"); }, {"'/dev/null' is not a regular file"});
   testing::expect_user_error(
       [&] {
         nn::RecordedPlans::read(write("twice.json", fmt::format(R"({{"kernels": [

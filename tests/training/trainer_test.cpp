@@ -361,6 +361,11 @@ TEST_F(TrainerTest, GcnTrainsWithEdgeWeightsWhenAsked) {
         train(config(kSbm, {"data.edge_weights=use", "model.name=gcn"}));
       },
       {"data.edge_weights is 'use', but dataset 'sbm:", "has no edge weights"});
+  expect_user_error(
+      [&] {
+        train(config(yaml, {"data.edge_weights=use", "model.norm=right"}));
+      },
+      {"data.edge_weights: use needs model.norm: both", "got 'right'"});
   write_file_atomic(dir_ / "w.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.5\n2 3 -0.5\n");
   expect_user_error([&] { train(config(yaml, {"data.edge_weights=use"})); },
                     {"data.edge_weights: use needs non-negative weights", "has weight -0.5 on stored edge"});
@@ -404,7 +409,15 @@ TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
   expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [4]}", {"data.split.per_run=true"})); },
                     {"data.split.kind 'file' trains every run on the file's split; set per_run to false"});
   expect_user_error([&] { train(config(kSbm, {"data.split.kind=file"})); },
-                    {"data.split.file is empty, but data.split.kind is 'file' needs it"});
+                    {"data.split.kind is 'file', but data.split.file is empty (name the split file)"});
+  // A key given twice (JSON keeps the last list) and a file that is not a file.
+  expect_user_error([&] { train(with("{\"train\": [1, 2], \"val\": [3], \"test\": [4], \"train\": [5]}")); },
+                    {f + ": the key \"train\" appears twice"});
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"data.split.kind=file", "data.split.file=/dev/null"}));
+      },
+      {"split file '/dev/null' is not a regular file"});
   expect_user_error([&] { train(config(kSbm, {"data.split.file=" + file.string()})); },
                     {"data.split.file is set, but only data.split.kind: file reads it"});
   fs::remove(file);
