@@ -695,6 +695,14 @@ TrainingConfig typed(const Config& c) {
                                          : nn::LrScheduleKind::Constant;
   o.schedule.step_size = c.get_int("optimizer.step_size");
   o.schedule.gamma = c.get_float("optimizer.gamma");
+  // The step schedule's knobs changed for another schedule would do nothing. (Compared
+  // with the defaults, not by origin: a resolved config.yaml lists every key.)
+  for (const char* key : {"optimizer.step_size", "optimizer.gamma"}) {
+    const KeySpec* k = find_key(key);
+    STRATA_CHECK(o.schedule.kind == nn::LrScheduleKind::Step || !k || c.text(key) == k->default_value,
+                 "{}: {} is {}, but only optimizer.schedule: step reads it (the schedule is '{}')", c.origin(key), key,
+                 c.text(key), schedule);
+  }
 
   LoopConfig& l = t.training;
   l.epochs = c.get_int("training.epochs");

@@ -315,6 +315,13 @@ TEST_F(TrainerTest, LearningRateScheduleIsAppliedPerEpochAndRecorded) {
   const double base = train::typed(c).optimizer.lr;
   const std::vector<double> want = {base, base, base * 0.25, base * 0.25, base * 0.0625};
   for (size_t e = 0; e < 5; ++e) EXPECT_DOUBLE_EQ(lrs[e], want[e]) << "epoch " << e + 1;
+  // The step schedule's knobs under another schedule would do nothing: refused.
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"optimizer.schedule=cosine", "optimizer.gamma=0.1"}));
+      },
+      {"--set optimizer.gamma=0.1", "optimizer.gamma is 0.1, but only optimizer.schedule: step reads it",
+       "(the schedule is 'cosine')"});
   // A constant rate adds no "lr" field. Its losses agree for the epochs whose
   // parameters came from full-rate updates only (1-3), and differ after the first
   // quarter-rate update (epoch 4 on): the schedule reaches the optimizer.
