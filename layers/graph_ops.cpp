@@ -36,8 +36,9 @@ ag::Var aggregate_max(ag::Tape& tape, const AggregationKernels& k, const ag::Var
     const AggregationKernels* kp = &k;
     back = [kp, x, out, y, c] {
       Tensor dx = ag::empty({kp->cols(), kp->feat});
+      Tensor shares = ag::empty({kp->rows(), kp->feat});  // pooled, like dx
       ag::SerialIfSmall serial(kp->cols() * kp->feat);
-      kp->max->backward(x.value(), y, c, out.grad(), dx);
+      kp->max->backward(x.value(), y, c, out.grad(), dx, &shares);
       x.accumulate_grad(dx, true);
     };
   }

@@ -25,7 +25,7 @@ Kernel base(const std::string& name, const MaxAggregationSpec& s, const CsrAxes&
   k.name = name + "_" + s.suffix();
   k.stage = Stage::Coordinate;
   k.axes = {ax.I, ax.J, ax.J_detach, F};
-  k.params = {Param::buffer("A_indptr", DType::I64), Param::buffer("A_indices", s.index_dtype)};
+  add_structure_params(k, s.index_dtype);
   return k;
 }
 
@@ -34,12 +34,6 @@ SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, 
   k.buffers.push_back(b);
   k.params.push_back(Param::buffer(name, DType::F32, role));
   return b;
-}
-
-void finish(Kernel& k) {
-  k.params.push_back(Param::scalar("m"));
-  k.params.push_back(Param::scalar("n"));
-  k.params.push_back(Param::scalar("nnz"));
 }
 
 }  // namespace
@@ -71,7 +65,7 @@ Kernel max_aggregation_program(const MaxAggregationSpec& s) {
                            select(gt(sparse_load(C, {i, f3}), make_float(0)), sparse_load(Y, {i, f3}), make_float(0)))),
   });
   k.body = sparse_iteration("spmm_max", {{"i", ax.I, false}}, Stmt(), body);
-  finish(k);
+  add_size_params(k);
   return k;
 }
 
@@ -89,7 +83,7 @@ Kernel max_aggregation_backward_program(const MaxAggregationSpec& s) {
   k.body = sparse_iteration("spmm_max_grad", {{"i", ax.I, false}, {"j", ax.J, true}, {"f", F, false}},
                             sparse_store(dX, {j, f}, make_float(0)),
                             sparse_store(dX, {j, f}, add(sparse_load(dX, {j, f}), share)));
-  finish(k);
+  add_size_params(k);
   return k;
 }
 
@@ -179,8 +173,8 @@ void MaxAggregationKernels::forward(const Tensor& X, Tensor& Y, Tensor& C) const
   run(false, a);
 }
 
-void MaxAggregationKernels::backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY,
-                                     Tensor& dX) const {
+void MaxAggregationKernels::backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY, Tensor& dX,
+                                     Tensor* shares) const {
   STRATA_CHECK(has_backward_,
                "max aggregation: these kernels were built "
                "without a backward (evaluation)");
@@ -193,7 +187,8 @@ void MaxAggregationKernels::backward(const Tensor& X, const Tensor& Y, const Ten
   // Each maximum's share of its gradient, once per (row, feature) rather than once
   // per edge: the backward then gathers Y and G, not Y, C and dY. C is 0 only on rows
   // without neighbours, which no edge reads.
-  Tensor G = Tensor::empty({A_.num_rows(), F}, DType::F32);
+  Tensor G = shares ? *shares : Tensor::empty({A_.num_rows(), F}, DType::F32);
+  if (shares) check_host_f32(G, "max aggregation backward shares", {A_.num_rows(), F});
   const float* c = C.data<float>();
   const float* dy = dY.data<float>();
   float* g = G.data<float>();

@@ -63,8 +63,11 @@ class MaxAggregationKernels {
 
   // X [n, F] -> Y [m, F], C [m, F] (the ties per maximum, for the backward).
   void forward(const Tensor& X, Tensor& Y, Tensor& C) const;
-  // dX [n, F] from the forward's X, Y, C and dY [m, F] (dX is overwritten).
-  void backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY, Tensor& dX) const;
+  // dX [n, F] from the forward's X, Y, C and dY [m, F] (dX is overwritten). `shares`,
+  // when given, is the [m, F] scratch the gradient's shares dY / C are formed in (a
+  // caller with a buffer pool saves an allocation per call).
+  void backward(const Tensor& X, const Tensor& Y, const Tensor& C, const Tensor& dY, Tensor& dX,
+                Tensor* shares = nullptr) const;
 
  private:
   struct Impl;

@@ -40,7 +40,6 @@ CsrAxes csr_axes(DType index_dtype) {
   return a;
 }
 
-namespace {
 void add_structure_params(Kernel& k, DType index_dtype) {
   k.params.push_back(Param::buffer("A_indptr", DType::I64));
   k.params.push_back(Param::buffer("A_indices", index_dtype));
@@ -50,7 +49,6 @@ void add_size_params(Kernel& k) {
   k.params.push_back(Param::scalar("n"));
   k.params.push_back(Param::scalar("nnz"));
 }
-}  // namespace
 
 Kernel spmm_program(const SpmmSpec& s, const DenseLayout& x_layout) {
   STRATA_CHECK(s.feat >= 1, "spmm: feature size must be at least 1, got {}", s.feat);

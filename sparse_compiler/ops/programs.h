@@ -48,6 +48,10 @@ struct CsrAxes {
   Axis I, J, J_detach;
 };
 CsrAxes csr_axes(DType index_dtype);
+// The parameters every program over a CSR graph takes: first the structure
+// (A_indptr int64, A_indices), last the sizes (scalars m, n, nnz).
+void add_structure_params(Kernel& k, DType index_dtype);
+void add_size_params(Kernel& k);
 
 // With a non-row X layout (dense_layout.h), X is declared in that layout: padded
 // rows, or panels whose feature iterators are f_o (panel) and f_i (within it), so a
