@@ -258,7 +258,11 @@ class Emitter : public CSourceEmitter {
     const std::string tail = has_streaming_store(n->body) ? "strata_store_fence();" : "";
     const std::string p = pad(ind);
     os_ << p << "if ((" << expr(n->extent) << ") > 1) {\n";
-    bounded_for(n, ind + 1, "#pragma omp parallel for schedule(dynamic, 1)", tail);
+    const auto assign = n->annotations.find(kTaskAssignment);
+    const bool fixed = assign != n->annotations.end() && assign->second == "static";
+    bounded_for(n, ind + 1,
+                fixed ? "#pragma omp parallel for schedule(static)" : "#pragma omp parallel for schedule(dynamic, 1)",
+                tail);
     os_ << p << "} else {\n";
     bounded_for(n, ind + 1, "", tail);
     os_ << p << "}\n";

@@ -67,7 +67,8 @@ Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec,
   Schedule s(loops);
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
-  s.partition_tasks(partitioned, ranges, "num_tasks");
+  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
   // Rows wider than a local may stage are summed in Y itself.
   const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
@@ -86,7 +87,8 @@ Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec
   Schedule s(loops);
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
-  s.partition_tasks(partitioned, ranges, "num_tasks");
+  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
   const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
     const std::string p = t.substr(0, t.find('_'));
@@ -130,7 +132,8 @@ Kernel schedule_coo_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   std::vector<std::string> tops, ranges;
   coo_top_level(loops, tops, ranges);
-  s.partition_tasks(tops, ranges, "num_tasks");
+  const std::string tasks = s.partition_tasks(tops, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
   for (const auto& l : all_loops_with_axis(s, "F")) vectorize_feature_loop(s, l, knobs.vector_lanes);
   return s.kernel();
 }
@@ -139,7 +142,8 @@ Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   std::vector<std::string> tops, ranges;
   coo_top_level(loops, tops, ranges);
-  s.partition_tasks(tops, ranges, "num_tasks");
+  const std::string tasks = s.partition_tasks(tops, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
   for (size_t k = 0; k < tops.size(); ++k) {
     if (ranges[k] != "coo_tasks" || loops_with_axis_under(s, tops[k], "F").empty()) continue;
     const std::string acc = s.cache_write("O", tops[k]);
@@ -160,7 +164,8 @@ Kernel schedule_gat_over_format_cpu(const Kernel& loops, const FormatSpec& spec,
   } else {
     top_level(loops, tops, partitioned, ranges);
   }
-  s.partition_tasks(partitioned, ranges, "num_tasks");
+  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
   // Innermost first, so a head loop around a feature loop stays serial.
   for (const auto& axis : {"F", "H"})
     for (const auto& l : all_loops_with_axis(s, axis))

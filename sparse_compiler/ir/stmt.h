@@ -39,6 +39,9 @@ bool is_gpu_binding(ForKind k);
 // came from), "schedule" (dynamic chunk size), "prefetch" ... Kept sorted so
 // printing and hashing are stable.
 using Annotations = std::map<std::string, std::string>;
+// A parallel loop's annotation that says how its iterations go to threads:
+// "static" (fixed contiguous blocks, Schedule::static_tasks); absent: dynamic.
+inline constexpr const char* kTaskAssignment = "assign";
 
 struct ForNode : StmtNodeBase<NodeKind::For> {
   std::string var;

@@ -9,7 +9,8 @@
 namespace strata::sc {
 
 std::string CpuKnobs::str() const {
-  return fmt::format("lanes={},grain={},prefetch={}{}", vector_lanes, grain, prefetch, stream_stores ? ",stream" : "");
+  return fmt::format("lanes={},grain={},prefetch={}{}{}", vector_lanes, grain, prefetch, stream_stores ? ",stream" : "",
+                     static_tasks ? ",static" : "");
 }
 
 int host_vector_lanes() {
@@ -112,6 +113,7 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
+  if (knobs.static_tasks) s.static_tasks(chunk);
   // A row (or tile) of more than kMaxStagedElements floats is summed in Y itself.
   const bool staged = fits_in_locals(s, {"F", "F_i"});
   if (staged) s.cache_write("Y", "i");
@@ -133,6 +135,7 @@ Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
+  if (knobs.static_tasks) s.static_tasks(chunk);
   if (exists(s, "f")) {
     // Dot: X[i] in registers (unless it is wider than a local may be), one vector
     // accumulator per edge.

@@ -25,7 +25,11 @@ struct CpuKnobs {
   // SpMM: write output rows with non-temporal stores (for a Y larger than the
   // cache: no read-for-ownership, no eviction of X). Needs F a multiple of the lanes.
   bool stream_stores = false;
-  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream")
+  // The parallel task loop hands tasks to threads in fixed contiguous blocks
+  // (Schedule::static_tasks) instead of one by one as threads free up: pays for
+  // kernels of a few microseconds, where a task's dispatch is a sizeable share.
+  bool static_tasks = false;
+  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static")
 };
 
 // Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).

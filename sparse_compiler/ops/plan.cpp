@@ -24,6 +24,8 @@ std::string KernelPlan::to_json() const {
   j["tile"] = feature_tile;
   j["x_layout"] = x_layout.str();
   j["stream"] = knobs.stream_stores;
+  // Written only when set, so plans and records from before the knob read the same.
+  if (knobs.static_tasks) j["static_tasks"] = true;
   return j.dump();
 }
 
@@ -34,12 +36,17 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   } catch (const nlohmann::json::exception& e) {
     STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
   }
-  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout, stream", what);
-  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout", "stream"};
+  STRATA_CHECK(
+      j.is_object(),
+      "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout, stream, static_tasks",
+      what);
+  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout", "stream", "static_tasks"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* x : kKeys) known |= k == x;
-    STRATA_CHECK(known, "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout, stream)", what, k);
+    STRATA_CHECK(known,
+                 "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout, stream, static_tasks)",
+                 what, k);
   }
   KernelPlan p;
   auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t fallback) {
@@ -60,6 +67,10 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   if (j.contains("stream")) {
     STRATA_CHECK(j["stream"].is_boolean(), "{}: 'stream' must be true or false", what);
     p.knobs.stream_stores = j["stream"].get<bool>();
+  }
+  if (j.contains("static_tasks")) {
+    STRATA_CHECK(j["static_tasks"].is_boolean(), "{}: 'static_tasks' must be true or false", what);
+    p.knobs.static_tasks = j["static_tasks"].get<bool>();
   }
   if (j.contains("x_layout")) {
     STRATA_CHECK(j["x_layout"].is_string(), "{}: 'x_layout' must be a string such as \"panel:64\"", what);

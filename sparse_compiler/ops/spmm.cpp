@@ -81,8 +81,9 @@ Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
 }
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
-  const std::string suffix = fmt::format("_l{}_g{}_p{}{}", plan.knobs.vector_lanes, plan.knobs.grain,
-                                         plan.knobs.prefetch, plan.knobs.stream_stores ? "_nt" : "");
+  const std::string suffix =
+      fmt::format("_l{}_g{}_p{}{}{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch,
+                  plan.knobs.stream_stores ? "_nt" : "", plan.knobs.static_tasks ? "_st" : "");
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(!plan.knobs.stream_stores, "spmm plan: streaming stores apply to csr only, not {}", plan.format.str());
     STRATA_CHECK(plan.feature_tile == 0, "spmm plan: feature tiles apply to csr only, not {}", plan.format.str());

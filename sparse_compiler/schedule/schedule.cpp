@@ -69,6 +69,20 @@ void Schedule::parallel(const std::string& loop) {
          fmt::format("parallel({})", loop));
 }
 
+void Schedule::static_tasks(const std::string& loop) {
+  const ForNode* f = loop_or_throw("static_tasks", loop);
+  STRATA_SCHED_CHECK(f->for_kind == ForKind::Parallel,
+                     "static_tasks({}): loop {} is {}, not parallel; make it parallel first", loop, loop,
+                     for_kind_name(f->for_kind));
+  commit(replace_loop(k_.body, loop,
+                      [](const ForNode* x) {
+                        Annotations a = x->annotations;
+                        a[kTaskAssignment] = "static";
+                        return for_loop(x->var, x->min, x->extent, x->for_kind, x->body, a);
+                      }),
+         fmt::format("static_tasks({})", loop));
+}
+
 void Schedule::vectorize(const std::string& loop) {
   const ForNode* f = loop_or_throw("vectorize", loop);
   STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "vectorize({}): loop {} is already {}", loop, loop,

@@ -19,7 +19,11 @@
 //                         pre, then one loop k over every copy's S, then their post
 //   fuse(a, b)            a and b (perfectly nested) -> one loop over both
 //   balance(i, indptr, g) rows of loop i -> chunks of ~g non-zeros each (loop i_chunk)
-//   parallel(c)           iterations of c run on threads (CPU)
+//   parallel(c)           iterations of c run on threads (CPU), each taken by the
+//                         next free thread
+//   static_tasks(c)       parallel loop c's iterations go to the threads in fixed
+//                         contiguous blocks instead (the same rows on the same core
+//                         every call; no shared counter per iteration)
 //   vectorize(f)          f's iterations become vector lanes (constant extent)
 //   unroll(f)             f is replicated (constant extent)
 //   bind(f, axis)         f maps to a GPU block/thread index
@@ -91,6 +95,14 @@ class Schedule {
   std::string fuse(const std::string& outer, const std::string& inner);
   std::string balance(const std::string& loop, const std::string& indptr, int64_t grain);
   void parallel(const std::string& loop);
+  // Parallel loop `loop`'s iterations are split among the threads in contiguous
+  // blocks, fixed from call to call (OpenMP schedule(static)), instead of being
+  // taken one at a time by whichever thread is free. For kernels of a few
+  // microseconds: no shared counter bounces between the cores per task, and each
+  // core writes the same output rows every call, so they stay in its cache. The
+  // iterations must cost about the same (balance() makes them so); a thread that
+  // is preempted is not helped by the others.
+  void static_tasks(const std::string& loop);
   void vectorize(const std::string& loop);
   void unroll(const std::string& loop);
   void bind(const std::string& loop, ForKind gpu_axis);

@@ -140,11 +140,13 @@ double predict_spmm_ms(const GraphFingerprint& g, const SpmmSpec& spec, const Ke
   const double overhead_s = overhead_rows * m.row_overhead_ns * 1e-9 / m.threads * tiles;
   // Too coarse a grain leaves a thread idle at the end; too fine costs scheduling.
   const double tasks = std::max(1.0, fe.slots / static_cast<double>(plan.knobs.grain));
-  const double balance = 1.0 + std::min(1.0, static_cast<double>(m.threads) / tasks) * 0.5 + tasks * 2e-7;
+  double balance = 1.0 + std::min(1.0, static_cast<double>(m.threads) / tasks) * 0.5 + tasks * 2e-7;
+  if (plan.knobs.static_tasks) balance += m.static_imbalance;
+  const double dispatch_s = plan.knobs.static_tasks ? 0 : tasks * m.task_dispatch_us * 1e-6 / m.threads;
   // A loop of one task runs on the calling thread (see the CPU emitter): no team.
   const bool team = std::ceil(fe.slots / static_cast<double>(plan.knobs.grain)) > 1 && m.threads > 1;
   const double team_s = team ? m.team_wakeup_us * 1e-6 : 0;
-  return ((std::max(mem_s, compute_s) + overhead_s) * balance + team_s) * 1e3;
+  return ((std::max(mem_s, compute_s) + overhead_s) * balance + dispatch_s + team_s) * 1e3;
 }
 
 double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPlan& plan, const MachineModel& m) {

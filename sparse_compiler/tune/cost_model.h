@@ -23,6 +23,8 @@ struct MachineModel {
   double flops_per_s = 60e9;        // sustained vector FMA rate, both threads
   double row_overhead_ns = 3;       // per row or ELL row: loop, bounds, stores
   double team_wakeup_us = 4;        // fork/join of a parallel loop (a one-task loop runs inline)
+  double task_dispatch_us = 0.2;    // a dynamically handed-out task: the shared counter's line moves
+  double static_imbalance = 0.05;   // fixed blocks of tasks: no thread helps one that falls behind
   int threads = 2;
   static MachineModel host();       // threads from the runtime, the rest defaults
 };

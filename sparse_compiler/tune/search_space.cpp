@@ -74,7 +74,8 @@ std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool ex
 int plan_distance(const KernelPlan& a, const KernelPlan& b) {
   return !(a.format == b.format) + (a.knobs.vector_lanes != b.knobs.vector_lanes) + (a.knobs.grain != b.knobs.grain) +
          (a.knobs.prefetch != b.knobs.prefetch) + (a.knobs.stream_stores != b.knobs.stream_stores) +
-         (a.feature_tile != b.feature_tile) + !(a.x_layout == b.x_layout);
+         (a.knobs.static_tasks != b.knobs.static_tasks) + (a.feature_tile != b.feature_tile) +
+         !(a.x_layout == b.x_layout);
 }
 
 std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vector<KernelPlan>& untried,
@@ -137,6 +138,19 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
         out.back().knobs.stream_stores = true;
       }
   }
+  // Tasks handed to threads in fixed blocks (Schedule::static_tasks): every
+  // untiled CSR plan again (every CSR plan when exhaustive). On graphs whose
+  // kernel takes a few microseconds the dynamic hand-out is a sizeable share
+  // (Xeon VM, 2 threads, grain 512, side by side: Cora F = 64 0.012 against 0.021
+  // ms, ca-grqc F = 64 0.047 against 0.066); on larger ones it can lose balance.
+  {
+    const size_t n = out.size();
+    for (size_t k = 0; k < n; ++k)
+      if (exhaustive || out[k].feature_tile == 0) {
+        out.push_back(out[k]);
+        out.back().knobs.static_tasks = true;
+      }
+  }
   std::vector<std::string> formats = {"dcsr", "coo", "ell:w=8", "bsr:b=4"};
   for (int64_t c : exhaustive ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2})
     for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));
@@ -159,7 +173,10 @@ std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F,
   const std::vector<int64_t> grains = task_grains(g, num_threads(), exhaustive);
   for (int64_t grain : grains)
     for (int64_t pf : exhaustive ? std::vector<int64_t>{0, d / 2, d, 4 * d} : std::vector<int64_t>{0, d})
-      out.push_back(make("csr", lanes, grain, pf, 0));
+      for (bool fixed : {false, true}) {
+        out.push_back(make("csr", lanes, grain, pf, 0));
+        out.back().knobs.static_tasks = fixed;  // as in spmm_search_space
+      }
   std::vector<std::string> formats = {"coo", "dcsr", "ell:w=8"};
   for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=1,B=" + std::to_string(B));
   for (const auto& f : formats)

@@ -300,6 +300,9 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
     h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
   // The model prices one cache level; column tiles pay in L1/L2 (cost_model.h).
   h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
+  // Whether fixed task blocks beat the dynamic hand-out turns on the kernel's
+  // length and the machine's noise, which the model guesses at.
+  h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
   h.untuned = SpmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
@@ -346,6 +349,7 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
   h.space = sddmm_search_space(g, feat, lanes, o.exhaustive);
   h.predict = [&](const KernelPlan& p) { return predict_sddmm_ms(g, feat, p, machine); };
   h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
+  h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
   h.untuned = SddmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {

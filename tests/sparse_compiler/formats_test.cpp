@@ -64,11 +64,12 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
   EXPECT_TRUE(rep.ok) << what << ": " << rep.str();
 }
 
-KernelPlan plan_for(const std::string& format) {
+KernelPlan plan_for(const std::string& format, bool static_tasks = false) {
   KernelPlan p;
   p.format = FormatSpec::parse(format);
   p.knobs.vector_lanes = host_vector_lanes();
   p.knobs.grain = 16;  // many tasks even on small graphs
+  p.knobs.static_tasks = static_tasks;
   return p;
 }
 
@@ -94,7 +95,7 @@ TEST_P(FormatsDifferential, SpmmEveryFormatMatchesDenseReference) {
         spec.weighted = v.weighted;
         spec.row_scale = spec.col_scale = v.scales;
         at[f + v.name + std::to_string(F)] = lowered.size();
-        lowered.push_back(SpmmKernel::lower(spec, plan_for(f)));
+        lowered.push_back(SpmmKernel::lower(spec, plan_for(f, F == 33)));  // 33: tasks in fixed blocks
       }
   const auto compiled = compile_cpu(lowered);
   Rng rng(31);
@@ -110,7 +111,7 @@ TEST_P(FormatsDifferential, SpmmEveryFormatMatchesDenseReference) {
             o.row_scale = Tensor::uniform({g.num_rows()}, 0.5, 2, rng);
             o.col_scale = Tensor::uniform({g.num_cols()}, 0.5, 2, rng);
           }
-          o.plan = plan_for(f);
+          o.plan = plan_for(f, F == 33);
           SpmmKernel k(g, o, compiled[at.at(f + v.name + std::to_string(F))]);
           Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
           Tensor want = testing::reference_spmm(g, X, v.weighted ? g.values() : Tensor(), o.row_scale, o.col_scale, false);
@@ -127,7 +128,7 @@ TEST_P(FormatsDifferential, SddmmEveryFormatMatchesDenseReference) {
   std::vector<Kernel> lowered;
   for (const auto& f : kFormats) {
     lowered.push_back(SddmmKernel::lower({SddmmKind::Dot, 19, idt}, plan_for(f)));
-    lowered.push_back(SddmmKernel::lower({SddmmKind::Add, 4, idt}, plan_for(f)));
+    lowered.push_back(SddmmKernel::lower({SddmmKind::Add, 4, idt}, plan_for(f, true)));  // tasks in fixed blocks
   }
   const auto compiled = compile_cpu(lowered);
   Rng rng(32);
@@ -136,7 +137,7 @@ TEST_P(FormatsDifferential, SddmmEveryFormatMatchesDenseReference) {
       SddmmKernel dot(gc.g, {SddmmKind::Dot, 19, Backend::Generated, plan_for(kFormats[k])}, compiled[2 * k]);
       Tensor X = Tensor::uniform({gc.g.num_rows(), 19}, -1, 1, rng), Y = Tensor::uniform({gc.g.num_cols(), 19}, -1, 1, rng);
       expect_close(dot.run(X, Y), testing::reference_sddmm_dot(gc.g, X, Y), gc.name + " dot " + kFormats[k]);
-      SddmmKernel sum(gc.g, {SddmmKind::Add, 4, Backend::Generated, plan_for(kFormats[k])}, compiled[2 * k + 1]);
+      SddmmKernel sum(gc.g, {SddmmKind::Add, 4, Backend::Generated, plan_for(kFormats[k], true)}, compiled[2 * k + 1]);
       Tensor XL = Tensor::uniform({gc.g.num_rows(), 4}, -1, 1, rng), XR = Tensor::uniform({gc.g.num_cols(), 4}, -1, 1, rng);
       expect_close(sum.run(XL, XR), testing::reference_sddmm_add(gc.g, XL, XR), gc.name + " add " + kFormats[k]);
     }
@@ -376,6 +377,13 @@ TEST(Plans, RoundTripThroughJson) {
   const std::string json = p.to_json();
   EXPECT_EQ(json, R"({"format":"hyb:c=2,B=5","lanes":8,"grain":2048,"prefetch":24,"tile":0,"x_layout":"row","stream":false})");
   EXPECT_TRUE(KernelPlan::from_json(json) == p);
+  // The static-task knob is written only when set; a plan without it reads as dynamic.
+  KernelPlan fixed = p;
+  fixed.knobs.static_tasks = true;
+  EXPECT_EQ(fixed.to_json(), json.substr(0, json.size() - 1) + R"(,"static_tasks":true})");
+  EXPECT_TRUE(KernelPlan::from_json(fixed.to_json()) == fixed);
+  EXPECT_FALSE(KernelPlan::from_json(fixed.to_json()) == p);
+  EXPECT_EQ(fixed.str(), "hyb:c=2,B=5 lanes=8,grain=2048,prefetch=24,static");
   KernelPlan panel;
   panel.x_layout = DenseLayout::panel(64);
   EXPECT_EQ(KernelPlan::from_json(panel.to_json()).x_layout.str(), "panel:64");
@@ -400,6 +408,8 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","speed":1})", "plan.json"); },
                              {"unknown key 'speed'"});
   testing::expect_user_error([] { KernelPlan::from_json("{", "plan.json"); }, {"plan.json: not valid JSON"});
+  testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","static_tasks":1})", "plan.json"); },
+                             {"plan.json", "'static_tasks' must be true or false"});
   {
     SpmmSpec spec;
     spec.feat = host_vector_lanes() + 1;

@@ -313,6 +313,37 @@ TEST(Schedule, StreamStoresAfterCacheWriteWriteEachRowOnceNonTemporally) {
   EXPECT_NE(vsrc.find("_stream(&Y["), std::string::npos) << vsrc;
 }
 
+TEST(Schedule, StaticTasksHandTheTaskLoopToThreadsInFixedBlocks) {
+  SpmmFixture fx;
+  Schedule s(lower_to_loops(fx.program()));
+  const std::string chunk = s.balance("i", "A_indptr", 16);
+  expect_schedule_error([&] { s.static_tasks(chunk); },
+                        {"static_tasks(i_chunk)", "loop i_chunk is serial, not parallel; make it parallel first"});
+  expect_schedule_error([&] { s.static_tasks("q"); }, {"static_tasks(q)", "no loop named q"});
+  s.parallel(chunk);
+  s.static_tasks(chunk);
+  EXPECT_EQ(s.trace().back(), "static_tasks(i_chunk)");
+  EXPECT_EQ(find_loop(s.kernel().body, chunk)->annotations.at(kTaskAssignment), "static");
+  fx.expect_correct(s.kernel(), "static_tasks");
+  const std::string src = emit_cpu_source({lower_schedule(s.kernel())});
+  EXPECT_NE(src.find("#pragma omp parallel for schedule(static)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("schedule(dynamic"), std::string::npos) << src;
+  // The plan knob reaches the CSR schedule and the decomposed formats' task loop.
+  SpmmSpec spec;
+  spec.feat = 32;
+  for (const char* format : {"csr", "hyb:c=2,B=3", "coo"}) {
+    SpmmPlan plan = SpmmKernel::default_plan(spec);
+    plan.format = FormatSpec::parse(format);
+    const std::string dynamic_src = emit_cpu_source({SpmmKernel::lower(spec, plan)});
+    plan.knobs.static_tasks = true;
+    const std::string static_src = emit_cpu_source({SpmmKernel::lower(spec, plan)});
+    EXPECT_NE(dynamic_src.find("schedule(dynamic, 1)"), std::string::npos) << format;
+    EXPECT_EQ(dynamic_src.find("schedule(static)"), std::string::npos) << format;
+    EXPECT_NE(static_src.find("schedule(static)"), std::string::npos) << format;
+    EXPECT_EQ(static_src.find("schedule(dynamic"), std::string::npos) << format;
+  }
+}
+
 TEST(ScheduleErrorTest, AttemptRestoresTheKernelAndReturnsTheReason) {
   SpmmFixture fx;
   Schedule s(lower_to_loops(fx.program()));
