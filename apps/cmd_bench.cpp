@@ -55,7 +55,7 @@ struct BenchArgs {
   std::string backends = "generated,reference,eigen";
   std::string format = "untuned";
   // 'generated' knobs; unset (empty, 0, -1): the untuned plan's own.
-  std::string prefetch, stream, x_layout;
+  std::string prefetch, stream, tasks, x_layout;
   int64_t grain = 0, tile = -1;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
@@ -126,6 +126,10 @@ sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, con
   if (!a.stream.empty()) {
     STRATA_CHECK(a.stream == "on" || a.stream == "off", "--stream: expected on or off, got '{}'", a.stream);
     p.knobs.stream_stores = a.stream == "on";
+  }
+  if (!a.tasks.empty()) {
+    STRATA_CHECK(a.tasks == "static" || a.tasks == "dynamic", "--tasks: expected static or dynamic, got '{}'", a.tasks);
+    p.knobs.static_tasks = a.tasks == "static";
   }
   if (a.tile >= 0) p.feature_tile = a.tile < F ? a.tile : 0;
   if (!a.x_layout.empty()) {
@@ -349,6 +353,9 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--prefetch", a->prefetch,
                                       "'generated': prefetch distance in non-zeros, 0 (none) or auto (~16 KiB ahead)");
                        app.add_option("--stream", a->stream, "'generated' spmm: streaming stores on or off");
+                       app.add_option("--tasks", a->tasks,
+                                      "'generated': tasks to threads in fixed blocks (static) or one by one as threads "
+                                      "free up (dynamic)");
                        app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->check(integer_at_least(0));
                        app.add_option("--grain", a->grain, "'generated': non-zeros per task")->check(integer_at_least(1));
                        app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");

@@ -14,7 +14,7 @@
 //              edge-buffer contraction) and online_softmax, which derive GAT's
 //              fused attention from its score, softmax and aggregation
 //   schedule/  primitives on stage-III loops (split, reorder, fuse, fission,
-//              balance, parallel, vectorize, unroll, unroll_and_jam, bind,
+//              balance, parallel, static_tasks, vectorize, unroll, unroll_and_jam, bind,
 //              cache_write/read, rfactor, prefetch, stream_stores, fuse_nests,
 //              partition_tasks) and at stage I
 //              (sparse_reorder, sparse_fuse, sparse_split)

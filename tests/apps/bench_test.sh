@@ -57,6 +57,13 @@ expect inspect-csr "$err" "--format: csr is the graph as loaded; nothing to insp
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --stream maybe 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --stream maybe exited 0"; fails=$((fails + 1)); }
 expect stream-bad "$err" "--stream: expected on or off, got 'maybe'"
+# --tasks static: the task loop hands out fixed blocks; the row says so.
+out="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --tasks static --threads 2 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: --tasks static exit code"; exit 1; }
+expect tasks-static "$out" 'F=32 +generated +[0-9.]+ ms .*csr lanes=[0-9]+,grain=4096,prefetch=0,static$'
+err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --tasks fixed 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: --tasks fixed exited 0"; fails=$((fails + 1)); }
+expect tasks-bad "$err" "--tasks: expected static or dynamic, got 'fixed'"
 
 # A plan JSON from `strata tune` replays exactly (plan:FILE rows).
 printf '%s\n' '{"format":"hyb:c=1,B=3","lanes":4,"grain":256,"prefetch":8,"tile":0,"x_layout":"row","stream":false}' \
