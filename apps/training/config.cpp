@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "core/file_util.h"
 #include "datasets/generator_params.h"
@@ -676,6 +677,28 @@ TrainingConfig typed(const Config& c) {
   m.rgcn.input = rin == "one_hot" ? nn::RgcnInput::OneHot : rin == "embedding" ? nn::RgcnInput::Embedding : nn::RgcnInput::Auto;
   m.rgcn.embedding_dim = c.get_int("model.embedding_dim");
   m.rgcn.target_features_only = c.get_string("model.type_features") == "target";
+
+  // A key that only another model reads would do nothing: refused unless it is at its
+  // default (compared with the defaults, not by origin: a resolved config.yaml lists
+  // every key, so a run's config can be replayed under another model.name).
+  static const std::pair<const char*, const char*> kModelKeys[] = {{"model.aggregator", "graphsage"},
+                                                                   {"model.root_weight", "graphsage"},
+                                                                   {"model.norm", "gcn"},
+                                                                   {"model.gat.", "gat"},
+                                                                   {"model.num_bases", "rgcn"},
+                                                                   {"model.self_loop", "rgcn"},
+                                                                   {"model.input", "rgcn"},
+                                                                   {"model.embedding_dim", "rgcn"},
+                                                                   {"model.type_features", "rgcn"}};
+  for (const auto& [prefix, owner] : kModelKeys)
+    for (const KeySpec& k : config_schema()) {
+      const bool whole = std::string_view(prefix).back() != '.';
+      if (whole ? k.path != prefix : k.path.rfind(prefix, 0) != 0) continue;
+      STRATA_CHECK(kind == owner || c.text(k.path) == k.default_value,
+                   "{}: {} is {}, but only model.name: {} reads it (the model is '{}'); remove the key or set it to "
+                   "its default {}",
+                   c.origin(k.path), k.path, c.text(k.path), owner, kind, k.default_value);
+    }
 
   nn::OptimizerConfig& o = t.optimizer;
   o.kind = c.get_string("optimizer.name") == "sgd" ? nn::OptimizerKind::Sgd : nn::OptimizerKind::Adam;

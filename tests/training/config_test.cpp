@@ -156,6 +156,24 @@ TEST(ConfigErrorTest, BadValuesNameTheExpectation) {
   expect_user_error(
       [] { train::typed(parse("version: 1\ndata:\n  dataset: cora\n  split:\n    train_ratio: 0.8\n    val_ratio: 0.3\n")); },
       {"data.split.train_ratio (0.8) + data.split.val_ratio (0.3) must be below 1"});
+  // A key only another model reads would do nothing: refused, by where it was set.
+  expect_user_error(
+      [] { train::typed(parse("version: 1\ndata:\n  dataset: cora\nmodel:\n  name: gcn\n  aggregator: max\n")); },
+      {"cfg.yaml:6:15", "model.aggregator is max, but only model.name: graphsage reads it", "(the model is 'gcn')",
+       "set it to its default mean"});
+  expect_user_error([] { train::typed(parse(kMinimal, {"model.gat.heads=4"})); },
+                    {"--set model.gat.heads=4", "only model.name: gat reads it", "(the model is 'graphsage')"});
+  expect_user_error(
+      [] {
+        train::typed(parse(kMinimal, {"model.name=gat", "model.norm=right"}));
+      },
+      {"model.norm is right, but only model.name: gcn reads it"});
+  expect_user_error([] { train::typed(parse(kMinimal, {"model.num_bases=2"})); },
+                    {"model.num_bases is 2, but only model.name: rgcn reads it"});
+  // At their defaults (a resolved config lists every key) they are accepted.
+  EXPECT_EQ(train::typed(parse(kMinimal, {"model.name=gcn", "model.aggregator=mean", "model.gat.heads=8"})).model.kind,
+            nn::ModelKind::Gcn);
+  EXPECT_EQ(train::typed(parse(kMinimal, {"model.name=gat", "model.gat.heads=4"})).model.gat.heads, 4);
 }
 
 TEST(ConfigErrorTest, VersionRequiredKeysAndSyntax) {
