@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "apps/commands.h"
 #include "core/error.h"
@@ -24,6 +25,13 @@ int main(int argc, char** argv) {
     auto fn = cmd.setup(*sub);
     sub->callback([&run, fn] { run = fn; });
   }
+  // "strata --version foo": CLI11 answers the flag as soon as it sees it and would
+  // drop the rest unread.
+  for (int i = 1; i < argc && argc > 2; ++i)
+    if (std::string_view(argv[i]) == "--version") {
+      std::fprintf(stderr, "strata: --version takes no other arguments (got '%s')\n", argv[i == 1 ? 2 : 1]);
+      return 2;
+    }
   (void)log_level();  // reads STRATA_LOG now, so a bad value is reported even if nothing logs
   // "strata frobnicate": CLI11 would say only that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {

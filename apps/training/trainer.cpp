@@ -81,8 +81,11 @@ json kernels_json(const nn::GraphKernels& k) {
                     {"cache", r.cache},
                     {"kernel", r.describe}});
   }
+  // Replayed plans (runtime.plans) take the place of tuning: the kernels were not tuned.
+  const auto& plans = k.runtime().plans;
   return {{"backend", sc::backend_name(k.runtime().backend)},
-          {"tuning", k.runtime().tuning},
+          {"tuning", k.runtime().tuning && !plans},
+          {"plans", plans ? json(plans->file()) : json(nullptr)},
           {"note", k.note()},
           {"programs", k.distinct_programs()},
           {"compile_ms", k.compile_ms()},

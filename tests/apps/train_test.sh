@@ -49,6 +49,9 @@ case "$mode" in
     expect_rc version $? 0
     expect version "$version" '^strata [0-9]+\.[0-9]+\.[0-9]+ \(commit '
     expect version "$version" '^host: .+$'
+    err="$("$strata" --version foo 2>&1)"
+    expect_rc version-extra $? 2
+    expect version-extra "$err" "^strata: --version takes no other arguments \(got 'foo'\)$"
 
     # runtime.plans: a second run replays the first one's plans, kernel by kernel; and
     # strata compile prints one of them from the same kernels.json.
@@ -56,6 +59,9 @@ case "$mode" in
               --set runtime.plans="$scratch/run/kernels.json" --set output.run_dir="$scratch/replay")"
     expect_rc replay $? 0
     expect replay "$replay" "^ +4 plans replayed from '$scratch/run/kernels.json' \(runtime.plans\)$"
+    # Replayed plans took the place of tuning (runtime.tuning=on above): kernels.json says so.
+    expect replay-kernels.json "$(cat "$scratch/replay/kernels.json")" '"tuning": false,'
+    expect replay-kernels.json "$(cat "$scratch/replay/kernels.json")" "\"plans\": \"$scratch/run/kernels.json\","
     plans() { grep -o '"plan_text": "[^"]*"' "$1"; }
     [ "$(plans "$scratch/run/kernels.json")" = "$(plans "$scratch/replay/kernels.json")" ] ||
       { echo "FAIL: replayed plans differ"; fails=$((fails + 1)); }
