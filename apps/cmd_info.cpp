@@ -2,13 +2,13 @@
 // classes, splits, node types and relations, degree distribution) and how it was
 // loaded (time, cache). --json prints the same facts as one JSON object; the table
 // is rendered from that object, so the two never disagree.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "apps/option_checks.h"
+#include "core/error.h"
 #include "core/timer.h"
 #include "datasets/load.h"
 
@@ -238,11 +238,14 @@ const RegisterCommand kInfo{Command{
         uint64_t seed = 0;
       };
       auto args = std::make_shared<Args>();
-      // Positional, or --graph as inspect, tune, bench and export spell it.
-      app.add_option("dataset,--graph", args->dataset,
-                     "a name (cora, aifb, ddi, ...), FORMAT:PATH (mtx:x.mtx, ogb:dir, ...) or a generator "
-                     "(sbm:nodes=2000,classes=5,seed=1, rmat:scale=16, er:nodes=1000,avg_degree=8)")
-          ->required();
+      // Positional, or --graph as inspect, tune, bench and export spell it: one of
+      // the two, so neither is marked required in --help.
+      CLI::Option* positional =
+          app.add_option("dataset", args->dataset,
+                         "a name (cora, aifb, ddi, ...), FORMAT:PATH (mtx:x.mtx, ogb:dir, ...) or a generator "
+                         "(sbm:nodes=2000,classes=5,seed=1, rmat:scale=16, er:nodes=1000,avg_degree=8)");
+      app.add_option("--graph", args->dataset, "the dataset, as the other commands name it (instead of the positional)")
+          ->excludes(positional);
       app.add_option("--data-root", args->data_root, "folder holding the datasets (default: $STRATA_DATA_ROOT or "
                                                      "../shared/datasets)");
       app.add_flag("--json", args->json, "print one JSON object instead of the table");
@@ -250,6 +253,8 @@ const RegisterCommand kInfo{Command{
       app.add_option("--seed", args->seed, "seed for splits the loader draws itself (HGB train/val)")
           ->check(integer_at_least(0));
       return [args] {
+        STRATA_CHECK(!args->dataset.empty(),
+                     "strata info: name the dataset, as the first argument or with --graph (e.g. strata info cora)");
         LoadOptions opt;
         if (!args->data_root.empty()) opt.data_root = args->data_root;
         opt.use_cache = !args->no_cache;

@@ -34,6 +34,13 @@ case "$mode" in
     named="$("$strata" info --graph sbm:nodes=300,classes=3,seed=1)"
     expect_rc graph-flag $? 0
     expect graph-flag "$named" '^  nodes +300$'
+    err="$("$strata" info 2>&1)"
+    expect_rc no-dataset $? 1
+    expect no-dataset "$err" "strata info: name the dataset, as the first argument or with --graph"
+    err="$("$strata" info cora --graph citeseer 2>&1)"
+    expect_rc two-datasets $? 2
+    expect two-datasets "$err" "excludes"
+    reject help-required "$("$strata" info --help)" "REQUIRED"
     ;;
   error)
     err="$("$strata" info corra 2>&1 >/dev/null)"
