@@ -49,15 +49,11 @@ Kernel base(const std::string& name, const GatSpec& s, const Axes& a) {
   k.name = kernel_name(name, s);
   k.stage = Stage::Coordinate;
   k.axes = {a.csr.I, a.csr.J, a.csr.J_detach, a.H, a.F, a.E};
-  k.params = {Param::buffer("A_indptr", DType::I64), Param::buffer("A_indices", s.index_dtype)};
+  add_structure_params(k, s.index_dtype);
   return k;
 }
 
-void finish(Kernel& k) {
-  k.params.push_back(Param::scalar("m"));
-  k.params.push_back(Param::scalar("n"));
-  k.params.push_back(Param::scalar("nnz"));
-}
+void finish(Kernel& k) { add_size_params(k); }
 
 SparseBuffer buffer(Kernel& k, const std::string& name, std::vector<Axis> axes, ParamRole role) {
   SparseBuffer b = sparse_buffer(name, std::move(axes), DType::F32);
