@@ -38,7 +38,7 @@ std::string_view task_name(Task t);
 
 struct Dataset {
   std::string name;    // "cora", "sbm", or the file stem
-  std::string format;  // "linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae", "rmat", "er", "sbm"
+  std::string format;  // "linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae", "dglcsv", "rmat", "er", "sbm"
   std::string source;  // resolved path or canonical generator spec
   Task task = Task::None;
 

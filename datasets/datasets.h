@@ -3,7 +3,7 @@
 //   registry.h        short names, format prefixes, generator specs, the data root
 //   dataset.h         Dataset: graph or heterograph, features, labels, splits, notes
 //   feature_matrix.h  dense or sparse (CSR) node features;  splits.h  seeded splits
-//   linqs.h pubmed.h ogb.h rdf.h hgb.h matrix_market.h edge_list.h musae.h   one loader per format
+//   linqs.h pubmed.h ogb.h rdf.h hgb.h matrix_market.h edge_list.h musae.h dgl_csv.h   one loader per format
 //   rmat.h erdos_renyi.h sbm.h   synthetic generators;  dataset_cache.h  the cache file format
 //   byte_source.h archive.h line_reader.h text_fields.h ntriples.h   streaming text input
 // Loaders keep the direction of the files (graph rows = destinations) and say in
@@ -19,6 +19,7 @@
 #include "datasets/linqs.h"
 #include "datasets/load.h"
 #include "datasets/matrix_market.h"
+#include "datasets/dgl_csv.h"
 #include "datasets/musae.h"
 #include "datasets/ogb.h"
 #include "datasets/pubmed.h"

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "datasets/dataset_cache.h"
+#include "datasets/dgl_csv.h"
 #include "datasets/edge_list.h"
 #include "datasets/erdos_renyi.h"
 #include "datasets/hgb.h"
@@ -49,6 +50,7 @@ Dataset load_from_source(const ResolvedSource& src) {
   if (f == "edgelist") return load_edge_list(src.path, EdgeListStyle::Blank, o);
   if (f == "csv") return load_edge_list(src.path, EdgeListStyle::Csv, o);
   if (f == "musae") return load_musae(src.path, o);
+  if (f == "dglcsv") return load_dgl_csv(src.path, o);
   STRATA_UNREACHABLE("no loader for format '{}'", f);
 }
 }  // namespace

@@ -52,7 +52,8 @@ const std::vector<KnownDataset>& known_datasets() {
 }
 
 const std::vector<std::string>& path_formats() {
-  static const std::vector<std::string> f = {"linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae"};
+  static const std::vector<std::string> f = {"linqs", "pubmed",   "ogb", "rdf",   "hgb",
+                                             "mtx",   "edgelist", "csv", "musae", "dglcsv"};
   return f;
 }
 
@@ -125,6 +126,7 @@ std::string guess_format(const fs::path& p) {
   std::error_code ec;
   const std::string f = p.filename().string();
   if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "meta.yaml")) return "dglcsv";
     if (fs::exists(p / "raw" / "edge.csv.gz") || fs::exists(p / "raw" / "edge.csv")) return "ogb";
     if (fs::exists(p / "node.dat") && fs::exists(p / "link.dat")) return "hgb";
     if (folder_has_suffix(p, ".DIRECTED.cites.tab")) return "pubmed";
@@ -133,6 +135,7 @@ std::string guess_format(const fs::path& p) {
     if (folder_has_suffix(p, ".nt.gz") || folder_has_suffix(p, ".nt")) return "rdf";
     return "";
   }
+  if (f == "meta.yaml") return "dglcsv";
   if (ends_with(f, ".mtx") || ends_with(f, ".mtx.gz")) return "mtx";
   if (ends_with(f, ".nt") || ends_with(f, ".nt.gz")) return "rdf";
   if (ends_with(f, ".zip")) return "hgb";
@@ -142,6 +145,13 @@ std::string guess_format(const fs::path& p) {
       ends_with(f, ".tsv"))
     return "edgelist";
   return "";
+}
+
+// A DGL CSVDataset named by its meta.yaml is the folder holding it (the files the
+// cache key hashes are the folder's).
+ResolvedSource dgl_csv_folder(ResolvedSource r) {
+  if (r.format == "dglcsv" && r.path.filename() == "meta.yaml") r.path = r.path.parent_path();
+  return r;
 }
 
 }  // namespace
@@ -166,7 +176,7 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
       STRATA_CHECK(!trim(rest).empty(), "{}: missing path after '{}:'", spec, prefix);
       r.format = prefix;
       r.path = locate(std::string(trim(rest)), root, prefix);
-      return r;
+      return dgl_csv_folder(r);
     }
     std::vector<std::string> prefixes = paths;
     prefixes.insert(prefixes.end(), gens.begin(), gens.end());
@@ -195,7 +205,7 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
     STRATA_CHECK(!r.format.empty(), "'{}': cannot tell the format from the name; write FORMAT:{} with FORMAT one of {}",
                  spec, spec, fmt::join(path_formats(), ", "));
     r.path = spec;
-    return r;
+    return dgl_csv_folder(r);
   }
   const std::string hint = nearest_name(key, all_names());
   STRATA_FAIL("unknown dataset '{}'{} ({})", spec, hint.empty() ? "" : fmt::format(", did you mean '{}'?", hint),

@@ -3,10 +3,10 @@
 //     bgs, am, acm, dblp, imdb, ddi (ogbl_ddi), karate, bcsstk13, ca-grqc, luxembourg,
 //     facebook, github, squirrel, deezer-hu, enron, condmat, gnutella;
 //   - a path with a format prefix: linqs:, pubmed:, ogb:, rdf:, hgb:, mtx:,
-//     edgelist:, csv:, musae: (relative paths are tried from the current directory,
+//     edgelist:, csv:, musae:, dglcsv: (DGL's CSVDataset folder; relative paths are tried from the current directory,
 //     then under the data root);
 //   - a bare path whose format is clear from its name or content (x.mtx, a folder
-//     with raw/edge.csv.gz, ...);
+//     with raw/edge.csv.gz, a folder with meta.yaml, ...);
 //   - a generator: rmat:scale=16,edge_factor=16,seed=1, er:nodes=..,avg_degree=..,
 //     sbm:nodes=..,classes=..,...
 // The data root is --data-root, else $STRATA_DATA_ROOT, else ../shared/datasets

@@ -41,6 +41,18 @@ case "$mode" in
     expect_rc two-datasets $? 2
     expect two-datasets "$err" "excludes"
     reject help-required "$("$strata" info --help)" "REQUIRED"
+    # A DGL CSVDataset folder, found by its meta.yaml; its masks are the splits.
+    mkdir -p "$scratch/dgl"
+    printf 'dataset_name: tiny\nedge_data:\n- file_name: edges.csv\nnode_data:\n- file_name: nodes.csv\n' \
+      > "$scratch/dgl/meta.yaml"
+    printf 'node_id,label,train_mask,val_mask,test_mask,feat\n0,0,True,False,False,"1,0"\n1,1,False,True,False,"0,1"\n2,1,False,False,True,"1,1"\n' \
+      > "$scratch/dgl/nodes.csv"
+    printf 'src_id,dst_id\n0,1\n1,2\n2,0\n' > "$scratch/dgl/edges.csv"
+    out="$(STRATA_CACHE_DIR="$scratch/cache" "$strata" info "$scratch/dgl")"
+    expect_rc dglcsv $? 0
+    expect dglcsv "$out" '^tiny +dglcsv:'
+    expect dglcsv "$out" '^  features +2 dims, dense float32$'
+    expect dglcsv "$out" '^  splits +train 1, val 1, test 1 +\(train_mask/val_mask/test_mask columns of nodes.csv\)$'
     ;;
   error)
     err="$("$strata" info corra 2>&1 >/dev/null)"

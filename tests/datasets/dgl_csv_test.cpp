@@ -1,0 +1,198 @@
+// DGL's CSVDataset folders: the guide's examples (featureless, features + labels +
+// masks), remapped string ids, several edge files, the cache, and every refusal with
+// the file, line and what was expected.
+#include "datasets/dgl_csv.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "datasets/load.h"
+#include "tests/datasets/fixtures.h"
+#include "tests/support/test_support.h"
+
+namespace strata::data {
+namespace {
+
+using testing::expect_user_error;
+using testing::TempDir;
+
+std::vector<int64_t> ints(const Tensor& t) {
+  return t.defined() ? std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()) : std::vector<int64_t>{};
+}
+
+const char* kMeta = "dataset_name: mini\nedge_data:\n- file_name: edges.csv\nnode_data:\n- file_name: nodes.csv\n";
+
+TEST(DglCsvTest, FeaturelessGraphKeepsIdsAndDirection) {
+  TempDir d;
+  d.write("meta.yaml", kMeta);
+  d.write("nodes.csv", "node_id\n0\n1\n2\n3\n4\n");
+  d.write("edges.csv", "src_id,dst_id\n4,4\n4,1\n3,0\n4,1\n4,0\n1,2\n1,3\n3,3\n1,1\n4,1\n");
+  const Dataset ds = load_dgl_csv(d.path(), {});
+  EXPECT_EQ(ds.name, "mini");
+  EXPECT_EQ(ds.format, "dglcsv");
+  EXPECT_EQ(ds.num_nodes(), 5);
+  EXPECT_EQ(ds.num_edges(), 10);  // duplicates kept, as DGL keeps them
+  EXPECT_FALSE(ds.undirected);
+  EXPECT_EQ(ds.task, Task::None);
+  EXPECT_FALSE(ds.features.defined());
+  EXPECT_TRUE(ds.splits.empty());
+  // Rows are destinations: 4 -> 1 three times lands in row 1.
+  const auto pairs = testing::edge_pairs(ds.graph);
+  EXPECT_EQ(std::count(pairs.begin(), pairs.end(), std::make_pair(int64_t{1}, int64_t{4})), 3);
+  EXPECT_EQ(std::count(pairs.begin(), pairs.end(), std::make_pair(int64_t{0}, int64_t{3})), 1);
+}
+
+TEST(DglCsvTest, FeaturesLabelsMasksWeightsAndEdgeFeatures) {
+  TempDir d;
+  d.write("meta.yaml", "version: 1.0.0\n" + std::string(kMeta));
+  // Ids 0..4 out of order; masks as pandas writes them; a column Strata does not read.
+  d.write("nodes.csv",
+          "node_id,label,train_mask,val_mask,test_mask,feat,year\n"
+          "3,0,True,False,False,\"0.5, 0.25, 1\",2001\n"
+          "0,1,False,True,False,\"1, 2, 3\",2002\n"
+          "1,2,false,false,true,\"-1,0,0.5\",2003\n"
+          "2,1,0,0,1,\"[4, 5, 6]\",2004\n"
+          "4,0,1,0,0,\"7,8,9\",2005\n");
+  d.write("edges.csv", "src_id,dst_id,weight,feat\n0,1,0.5,\"1,2\"\n1,2,2,\"3,4\"\n3,0,-1,\"5,6\"\n");
+  const Dataset ds = load_dgl_csv(d / "meta.yaml", {});  // meta.yaml itself names the folder too
+  ASSERT_EQ(ds.num_nodes(), 5);
+  EXPECT_EQ(ds.task, Task::NodeClassification);
+  EXPECT_EQ(ds.num_classes, 3);
+  EXPECT_EQ(ints(ds.labels), (std::vector<int64_t>{1, 2, 1, 0, 0}));
+  const Tensor x = ds.features.to_dense();
+  ASSERT_EQ(x.shape(), (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(x.data<float>()[3 * 3 + 1], 0.25f);  // node 3's row
+  EXPECT_EQ(x.data<float>()[2 * 3 + 2], 6.0f);   // "[4, 5, 6]" for node 2
+  EXPECT_EQ(ints(ds.splits.train), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(ints(ds.splits.val), (std::vector<int64_t>{0}));
+  EXPECT_EQ(ints(ds.splits.test), (std::vector<int64_t>{1, 2}));
+  EXPECT_NE(ds.splits.origin.find("nodes.csv"), std::string::npos) << ds.splits.origin;
+  EXPECT_TRUE(ds.node_names.empty()) << "ids 0..N-1 are kept as they are";
+  ASSERT_TRUE(ds.graph.has_values());
+  // Row 2 (destination) holds the edge 1 -> 2 with weight 2.
+  ASSERT_EQ(ds.graph.row_end(2) - ds.graph.row_begin(2), 1);
+  EXPECT_EQ(ds.graph.column(ds.graph.row_begin(2)), 1);
+  EXPECT_EQ(ds.graph.values().data<float>()[ds.graph.row_begin(2)], 2.0f);
+  ASSERT_TRUE(ds.edge_features.defined());
+  EXPECT_EQ(ds.edge_features.shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(ds.edge_features.data<float>()[5], 6.0f);  // by input edge id
+  bool noted = false;
+  for (const auto& n : ds.notes) noted |= n == "nodes.csv: columns not read: year";
+  EXPECT_TRUE(noted);
+}
+
+TEST(DglCsvTest, StringIdsAreNumberedInFileOrderAndEdgeFilesConcatenate) {
+  TempDir d;
+  d.write("meta.yaml",
+          "dataset_name: people\nseparator: ';'\nedge_data:\n- file_name: a.csv\n  etype: [user, follows, user]\n"
+          "- file_name: b.csv\n  etype: [user, follows, user]\n  src_id_field: from\n  dst_id_field: to\n"
+          "node_data:\n- file_name: users.csv\n  ntype: user\n  node_id_field: name\n");
+  d.write("users.csv", "name;label\nbob;1\nann;0\n\"c;d\";1\n");
+  d.write("a.csv", "src_id;dst_id\nbob;ann\n");
+  d.write("b.csv", "from;to\nann;\"c;d\"\n\"c;d\";bob\n");
+  const Dataset ds = load_dgl_csv(d.path(), {});
+  EXPECT_EQ(ds.node_names, (std::vector<std::string>{"bob", "ann", "c;d"}));
+  EXPECT_EQ(ds.num_edges(), 3);
+  const auto pairs = testing::edge_pairs(ds.graph);
+  EXPECT_EQ(pairs, (std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {1, 0}, {2, 1}}));
+}
+
+TEST(DglCsvTest, FolderIsFoundByNameAndCachedLikeEveryTextFormat) {
+  TempDir d;
+  d.write("ds/meta.yaml", kMeta);
+  d.write("ds/nodes.csv", "node_id,label\n0,0\n1,1\n2,0\n");
+  d.write("ds/edges.csv", "src_id,dst_id\n0,1\n1,2\n");
+  LoadOptions o;
+  o.data_root = d.path();
+  o.cache_dir = d / "cache";
+  LoadReport first, second;
+  const Dataset a = load_dataset((d / "ds").string(), o, &first);  // a bare folder with meta.yaml
+  const Dataset b = load_dataset("dglcsv:ds/meta.yaml", o, &second);
+  EXPECT_EQ(first.cache, CacheStatus::Written);
+  EXPECT_EQ(second.cache, CacheStatus::Hit) << "meta.yaml names its folder: the same cache entry";
+  testing::expect_same_dataset(a, b);
+}
+
+// A synthetic dataset written out in DGL's layout (features printed with %.9g, which
+// float32 survives exactly) reads back as the same graph, features and labels.
+TEST(DglCsvTest, SyntheticDatasetRoundTripsThroughTheCsvLayout) {
+  const Dataset src = load_dataset("sbm:nodes=300,classes=4,avg_degree=6,feature_dim=7,seed=2");
+  TempDir d;
+  d.write("meta.yaml", kMeta);
+  const Tensor x = src.features.to_dense();
+  std::string nodes = "node_id,label,feat\n";
+  for (int64_t i = 0; i < src.num_nodes(); ++i) {
+    nodes += fmt::format("{},{},\"", i, src.labels.data<int64_t>()[i]);
+    for (int64_t f = 0; f < x.shape()[1]; ++f)
+      nodes += fmt::format("{}{:.9g}", f ? ", " : "", x.data<float>()[i * x.shape()[1] + f]);
+    nodes += "\"\n";
+  }
+  d.write("nodes.csv", nodes);
+  std::string edges = "src_id,dst_id\n";
+  for (int64_t r = 0; r < src.graph.num_rows(); ++r)
+    for (int64_t p = src.graph.row_begin(r); p < src.graph.row_end(r); ++p)
+      edges += fmt::format("{},{}\n", src.graph.column(p), r);
+  d.write("edges.csv", edges);
+  const Dataset back = load_dgl_csv(d.path(), {});
+  // The same structure (edge ids differ: the file lists the edges row by row).
+  EXPECT_TRUE(src.graph.same_structure(back.graph));
+  EXPECT_EQ(testing::edge_pairs(src.graph), testing::edge_pairs(back.graph));
+  testing::expect_same_tensor(x, back.features.to_dense(), "features");
+  testing::expect_same_tensor(src.labels, back.labels, "labels");
+  EXPECT_EQ(back.num_classes, src.num_classes);
+}
+
+TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
+  TempDir d;
+  auto load = [&](const std::string& meta, const std::string& nodes, const std::string& edges) {
+    d.write("meta.yaml", meta);
+    d.write("nodes.csv", nodes);
+    d.write("edges.csv", edges);
+    return load_dgl_csv(d.path(), {});
+  };
+  const std::string nodes = "node_id,label\n0,0\n1,1\n";
+  const std::string edges = "src_id,dst_id\n0,1\n";
+  expect_user_error([&] { load(std::string(kMeta) + "colour: red\n", nodes, edges); },
+                    {"meta.yaml:6:1: unknown key 'colour' in meta.yaml", "CSVDataset defines: version, dataset_name"});
+  expect_user_error(
+      [&] { load("edge_data:\n- file_name: edges.csv\nnode_data:\n- file_name: nodes.csv\n", nodes, edges); },
+      {"meta.yaml", "'dataset_name' is required"});
+  expect_user_error([&] { load(std::string(kMeta) + "graph_data:\n  file_name: graphs.csv\n", nodes, edges); },
+                    {"graph_data makes this a dataset of many graphs (graph classification)"});
+  expect_user_error(
+      [&] {
+        load(
+            "dataset_name: h\nedge_data:\n- file_name: edges.csv\n  etype: [user, like, item]\nnode_data:\n"
+            "- file_name: nodes.csv\n  ntype: user\n",
+            nodes, edges);
+      },
+      {"a heterogeneous graph", "node types {item, user}", "heterographs load as hgb: or rdf:"});
+  expect_user_error([&] { load(std::string(kMeta) + "separator: ab\n", nodes, edges); },
+                    {"meta.yaml:6:12: 'separator' must be one character"});
+  expect_user_error([&] { load(kMeta, "id,label\n0,0\n", edges); },
+                    {"nodes.csv:1: the header has no 'node_id' column (columns: id, label"});
+  expect_user_error([&] { load(kMeta, "node_id,label\n0,0\n1,cat\n", edges); },
+                    {"nodes.csv:3: label is 'cat', expected an integer"});
+  expect_user_error([&] { load(kMeta, "node_id,label\n0,0\n1,-2\n", edges); },
+                    {"nodes.csv:3: label is -2, expected a class number >= 0"});
+  expect_user_error([&] { load(kMeta, "node_id,train_mask\n0,yes\n", edges); },
+                    {"nodes.csv:2: train_mask is 'yes', expected True, False, 1 or 0"});
+  expect_user_error([&] { load(kMeta, "node_id,train_mask,test_mask\n0,True,True\n1,False,False\n", edges); },
+                    {"node '0' is in both train_mask and test_mask; the splits must not overlap"});
+  expect_user_error([&] { load(kMeta, "node_id,feat\n0,\"1,2\"\n1,\"1,2,3\"\n", edges); },
+                    {"nodes.csv:3: feat has 3 values, but the first row had 2"});
+  expect_user_error([&] { load(kMeta, "node_id,feat\n0,\"1,x\"\n", edges); }, {"nodes.csv:2", "feat"});
+  expect_user_error([&] { load(kMeta, "node_id\n0\n0\n", edges); }, {"node id '0' appears twice"});
+  expect_user_error([&] { load(kMeta, nodes, "src_id,dst_id\n0,1\n1,7\n"); },
+                    {"edges.csv:3: dst_id '7' is not a node of nodes.csv"});
+  expect_user_error([&] { load(kMeta, nodes, "source,dst_id\n0,1\n"); },
+                    {"edges.csv:1: the header lacks 'src_id' (columns: source, dst_id"});
+  expect_user_error([&] { load(kMeta, nodes, "src_id,dst_id,weight\n0,1,inf\n"); }, {"edges.csv:2", "weight"});
+  expect_user_error([&] { load(kMeta, nodes, "src_id,dst_id\n0,1,2\n"); },
+                    {"edges.csv:2: 3 fields, but the header has 2"});
+  expect_user_error([&] { load_dgl_csv(d / "nowhere", {}); }, {"dgl-csv: '", "is not a folder"});
+  expect_user_error([&] { load("dataset_name: [1\n", nodes, edges); }, {"meta.yaml:", "not valid YAML"});
+}
+
+}  // namespace
+}  // namespace strata::data
