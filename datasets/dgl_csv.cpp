@@ -29,6 +29,7 @@ struct Meta {
   char sep = ',';
   std::vector<NodeFile> nodes;
   std::vector<EdgeFile> edges;
+  bool hetero = false;  // several node types or edge types
 };
 
 std::string at(const fs::path& file, const YAML::Node& n) {
@@ -109,20 +110,44 @@ Meta read_meta(const fs::path& folder) {
     if (e["dst_id_field"]) f.dst_field = scalar(m.path, e["dst_id_field"], "dst_id_field");
     m.edges.push_back(f);
   }
-  // One node type and one edge type: a homogeneous graph.
-  std::set<std::string> ntypes, etypes;
+  // Untyped: one node file, edge files without etype (or all of one etype over
+  // one node type). Typed: every node file names its ntype, every edge file its
+  // etype over those types.
+  std::set<std::string> ntypes;
   for (const auto& n : m.nodes) ntypes.insert(n.ntype);
-  for (const auto& e : m.edges) {
-    if (e.etype.empty()) continue;
-    etypes.insert(fmt::format("[{}]", fmt::join(e.etype, ", ")));
-    ntypes.insert(e.etype[0]);
-    ntypes.insert(e.etype[2]);
+  const bool typed = std::any_of(m.nodes.begin(), m.nodes.end(), [](const NodeFile& n) { return !n.ntype.empty(); }) ||
+                     std::any_of(m.edges.begin(), m.edges.end(), [](const EdgeFile& e) { return !e.etype.empty(); });
+  std::set<std::vector<std::string>> distinct_etypes;
+  for (const auto& e : m.edges) distinct_etypes.insert(e.etype);
+  if (!typed || (m.nodes.size() == 1 && distinct_etypes.size() == 1)) {
+    // One node type and one edge type is a homogeneous graph, typed or not.
+    STRATA_CHECK(m.nodes.size() == 1,
+                 "{}: {} node files without an ntype; name each file's node type (ntype) to "
+                 "load a heterogeneous graph",
+                 m.path.string(), m.nodes.size());
+    const auto& et = *distinct_etypes.begin();
+    STRATA_CHECK(et.empty() || ((et[0] == m.nodes[0].ntype || m.nodes[0].ntype.empty()) && et[0] == et[2]),
+                 "{}: edge type [{}] joins types the node files do not list (node type '{}')", m.path.string(),
+                 fmt::join(et, ", "), m.nodes[0].ntype);
+    return m;
   }
-  ntypes.erase("");
-  STRATA_CHECK(ntypes.size() <= 1 && etypes.size() <= 1 && m.nodes.size() == 1,
-               "{}: a heterogeneous graph ({} node file(s), node types {{{}}}, edge types {{{}}}); the dgl-csv loader "
-               "reads one node file and one edge type (heterographs load as hgb: or rdf:)",
-               m.path.string(), m.nodes.size(), fmt::join(ntypes, ", "), fmt::join(etypes, ", "));
+  m.hetero = true;
+  for (const auto& n : m.nodes)
+    STRATA_CHECK(!n.ntype.empty(), "{}: node file '{}' has no ntype, but the others do", m.path.string(),
+                 n.file.filename().string());
+  STRATA_CHECK(ntypes.size() == m.nodes.size(), "{}: a node type has two node files; list one file per ntype",
+               m.path.string());
+  std::set<std::string> etypes;
+  for (const auto& e : m.edges) {
+    STRATA_CHECK(!e.etype.empty(), "{}: edge file '{}' has no etype, but the node files are typed", m.path.string(),
+                 e.file.filename().string());
+    for (const std::string& t : {e.etype[0], e.etype[2]})
+      STRATA_CHECK(ntypes.count(t), "{}: edge file '{}': node type '{}' of its etype has no node file (types: {})",
+                   m.path.string(), e.file.filename().string(), t, fmt::join(ntypes, ", "));
+    STRATA_CHECK(etypes.insert(fmt::format("{}-{}->{}", e.etype[0], e.etype[1], e.etype[2])).second,
+                 "{}: edge type [{}] has two edge files; list one file per etype", m.path.string(),
+                 fmt::join(e.etype, ", "));
+  }
   return m;
 }
 
@@ -141,6 +166,17 @@ Header read_header(CsvReader& csv, const fs::path& file, const std::string& need
   Header h;
   for (const auto& f : row) h.names.emplace_back(trim(f));
   return h;
+}
+
+// The next record with as many fields as the header; blank lines are skipped.
+bool next_record(CsvReader& csv, const Header& h, std::vector<std::string>& row) {
+  while (csv.next(row)) {
+    if (row.size() == 1 && trim(row[0]).empty()) continue;
+    STRATA_CHECK(row.size() == h.names.size(), "{}: {} fields, but the header has {}", csv.where().str(), row.size(),
+                 h.names.size());
+    return true;
+  }
+  return false;
 }
 
 // True/False (any case) or 1/0, as pandas writes boolean columns.
@@ -184,6 +220,249 @@ std::string ignored(const Header& h, const std::set<std::string>& read, const fs
   return rest.empty() ? "" : fmt::format("{}: columns not read: {}", file.filename().string(), fmt::join(rest, ", "));
 }
 
+// One node file: the ids, and the label, mask and feat columns it has, each in node
+// order. Ids that are exactly 0..n-1 (in any order) are the nodes' ids; otherwise
+// the nodes are numbered in file order.
+struct NodeTable {
+  fs::path file;
+  std::vector<std::string> ids;  // by node
+  bool renumbered = false;
+  std::unordered_map<std::string, int64_t> index;  // id as written -> node
+  std::vector<int64_t> labels;                     // by node; empty: no label column
+  bool has_mask[3] = {false, false, false};
+  std::vector<uint8_t> masks[3];  // by node
+  Tensor feat;                    // float32 [n, d], or undefined
+  std::string ignored;            // "nodes.csv: columns not read: ..." or ""
+  int64_t size() const { return static_cast<int64_t>(ids.size()); }
+};
+
+constexpr const char* kMaskNames[3] = {"train_mask", "val_mask", "test_mask"};
+
+NodeTable read_nodes(const NodeFile& nf, char sep) {
+  auto src = open_input(nf.file);
+  CsvReader csv(*src, sep);
+  const Header h = read_header(csv, nf.file, "a '" + nf.id_field + "' column");
+  const int64_t id_col = h.col(nf.id_field);
+  STRATA_CHECK(id_col >= 0, "{}: the header has no '{}' column (columns: {}; meta.yaml's node_id_field names it)",
+               csv.where().str(), nf.id_field, fmt::join(h.names, ", "));
+  const int64_t label_col = h.col("label"), feat_col = h.col("feat");
+  int64_t mask_col[3];
+  for (int k = 0; k < 3; ++k) mask_col[k] = h.col(kMaskNames[k]);
+  std::vector<std::string> ids;
+  std::vector<int64_t> labels;
+  std::vector<uint8_t> masks[3];
+  std::vector<std::vector<float>> feats;
+  std::optional<int64_t> width;
+  std::vector<std::string> row;
+  std::vector<float> vec;
+  while (next_record(csv, h, row)) {
+    const Where w = csv.where();
+    ids.emplace_back(trim(row[id_col]));
+    STRATA_CHECK(!ids.back().empty(), "{}: empty {}", w.str(), nf.id_field);
+    if (label_col >= 0) {
+      labels.push_back(parse_int(trim(row[label_col]), w, "label"));
+      STRATA_CHECK(labels.back() >= 0, "{}: label is {}, expected a class number >= 0", w.str(), labels.back());
+    }
+    for (int k = 0; k < 3; ++k)
+      if (mask_col[k] >= 0) masks[k].push_back(parse_mask(row[mask_col[k]], w, kMaskNames[k]));
+    if (feat_col >= 0) {
+      parse_vector(row[feat_col], w, "feat", vec);
+      check_width(width, vec, w, "feat");
+      feats.push_back(vec);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(ids.size());
+  STRATA_CHECK(n > 0, "'{}': no nodes after the header", nf.file.string());
+  NodeTable t;
+  t.file = nf.file;
+  // The node of each file row: the id itself when the ids are a permutation of 0..n-1.
+  std::vector<int64_t> node_of_row(n);
+  std::vector<uint8_t> seen(n, 0);
+  bool identity = true;
+  for (int64_t r = 0; r < n && identity; ++r) {
+    const auto v = try_parse_int(ids[r]);
+    identity = v && *v >= 0 && *v < n && !seen[*v] && std::to_string(*v) == ids[r];
+    if (identity) seen[*v] = 1, node_of_row[r] = *v;
+  }
+  if (!identity)
+    for (int64_t r = 0; r < n; ++r) node_of_row[r] = r;
+  t.renumbered = !identity;
+  t.ids.resize(n);
+  t.index.reserve(n);
+  for (int64_t r = 0; r < n; ++r) {
+    STRATA_CHECK(t.index.emplace(ids[r], node_of_row[r]).second, "'{}': node id '{}' appears twice", nf.file.string(),
+                 excerpt(ids[r]));
+    t.ids[node_of_row[r]] = ids[r];
+  }
+  if (label_col >= 0) {
+    t.labels.resize(n);
+    for (int64_t r = 0; r < n; ++r) t.labels[node_of_row[r]] = labels[r];
+  }
+  for (int k = 0; k < 3; ++k) {
+    t.has_mask[k] = mask_col[k] >= 0;
+    if (!t.has_mask[k]) continue;
+    t.masks[k].resize(n);
+    for (int64_t r = 0; r < n; ++r) t.masks[k][node_of_row[r]] = masks[k][r];
+  }
+  if (feat_col >= 0) {
+    std::vector<std::vector<float>> by_node(n);
+    for (int64_t r = 0; r < n; ++r) by_node[node_of_row[r]] = std::move(feats[r]);
+    t.feat = stack(by_node, *width);
+  }
+  t.ignored = ignored(h, {nf.id_field, "label", "feat", "train_mask", "val_mask", "test_mask"}, nf.file);
+  return t;
+}
+
+// The edges of one or more files between two node tables.
+struct EdgeTable {
+  std::vector<int64_t> src, dst;
+  std::vector<float> weight;
+  std::vector<std::vector<float>> feat;
+  std::optional<int64_t> feat_width;
+  int files = 0, weighted_files = 0, featured_files = 0;
+};
+
+void read_edges(const EdgeFile& ef, char sep, const NodeTable& from, const NodeTable& to, EdgeTable& out,
+                std::vector<std::string>& notes) {
+  auto src = open_input(ef.file);
+  CsvReader csv(*src, sep);
+  const Header h = read_header(csv, ef.file, "'" + ef.src_field + "' and '" + ef.dst_field + "' columns");
+  const int64_t s_col = h.col(ef.src_field), d_col = h.col(ef.dst_field);
+  STRATA_CHECK(s_col >= 0 && d_col >= 0,
+               "{}: the header lacks '{}' (columns: {}; meta.yaml's src_id_field and dst_id_field name them)",
+               csv.where().str(), s_col < 0 ? ef.src_field : ef.dst_field, fmt::join(h.names, ", "));
+  const int64_t w_col = h.col("weight"), f_col = h.col("feat");
+  ++out.files;
+  out.weighted_files += w_col >= 0;
+  out.featured_files += f_col >= 0;
+  std::vector<std::string> row;
+  std::vector<float> vec;
+  while (next_record(csv, h, row)) {
+    const Where w = csv.where();
+    for (const auto& [col, table, ids] : {std::tuple{s_col, &from, &out.src}, std::tuple{d_col, &to, &out.dst}}) {
+      const std::string id(trim(row[col]));
+      const auto it = table->index.find(id);
+      STRATA_CHECK(it != table->index.end(), "{}: {} '{}' is not a node of {}", w.str(), h.names[col], excerpt(id),
+                   table->file.filename().string());
+      ids->push_back(it->second);
+    }
+    if (w_col >= 0) out.weight.push_back(parse_finite_float(trim(row[w_col]), w, "weight"));
+    if (f_col >= 0) {
+      parse_vector(row[f_col], w, "feat", vec);
+      check_width(out.feat_width, vec, w, "feat");
+      out.feat.push_back(vec);
+    }
+  }
+  if (const std::string note = ignored(h, {ef.src_field, ef.dst_field, "weight", "feat"}, ef.file); !note.empty())
+    notes.push_back(note);
+}
+
+Graph edges_graph(const EdgeTable& e, int64_t rows, int64_t cols, const fs::path& meta_path, const std::string& what) {
+  STRATA_CHECK(e.weighted_files == 0 || e.weighted_files == e.files,
+               "{}: some edge files of {} have a 'weight' column and some do not", meta_path.string(), what);
+  CooOptions co;
+  co.source = what;
+  return Graph::from_coo(rows, cols, Tensor::from_vector(e.dst), Tensor::from_vector(e.src), co,
+                         e.weighted_files ? Tensor::from_vector(e.weight) : Tensor());
+}
+
+void set_labels(Dataset& ds, const NodeTable& t) {
+  ds.task = Task::NodeClassification;
+  ds.num_classes = *std::max_element(t.labels.begin(), t.labels.end()) + 1;
+  for (int64_t c = 0; c < ds.num_classes; ++c) ds.class_names.push_back(std::to_string(c));
+  ds.labels = Tensor::from_vector(t.labels);
+}
+
+// Splits from a node table's masks; a node in two of them would leak between
+// training and evaluation.
+void set_splits(Dataset& ds, const NodeTable& t) {
+  if (!t.has_mask[0] && !t.has_mask[1] && !t.has_mask[2]) return;
+  std::vector<int64_t> part[3];
+  std::vector<int8_t> owner(t.size(), -1);
+  for (int k = 0; k < 3; ++k) {
+    if (!t.has_mask[k]) continue;
+    for (int64_t v = 0; v < t.size(); ++v) {
+      if (!t.masks[k][v]) continue;
+      STRATA_CHECK(owner[v] < 0, "'{}': node '{}' is in both {} and {}; the splits must not overlap", t.file.string(),
+                   excerpt(t.ids[v]), kMaskNames[owner[v]], kMaskNames[k]);
+      owner[v] = static_cast<int8_t>(k);
+      part[k].push_back(v);
+    }
+  }
+  ds.splits.train = Tensor::from_vector(part[0]);
+  ds.splits.val = Tensor::from_vector(part[1]);
+  ds.splits.test = Tensor::from_vector(part[2]);
+  ds.splits.origin = fmt::format("train_mask/val_mask/test_mask columns of {}", t.file.filename().string());
+}
+
+void load_homogeneous(Dataset& ds, const Meta& meta, const SourceOptions& opt) {
+  const NodeTable t = read_nodes(meta.nodes[0], meta.sep);
+  const int64_t n = t.size();
+  if (t.renumbered) {
+    ds.node_names = t.ids;
+    ds.notes.push_back(fmt::format("node ids of {} are not 0..{}: numbered in file order (the ids kept as names)",
+                                   t.file.filename().string(), n - 1));
+  }
+  EdgeTable e;
+  for (const EdgeFile& ef : meta.edges) read_edges(ef, meta.sep, t, t, e, ds.notes);
+  STRATA_CHECK(e.featured_files == 0 || e.featured_files == e.files,
+               "{}: some edge files have a 'feat' column and some do not", meta.path.string());
+  ds.graph = edges_graph(e, n, n, meta.path, meta.edges[0].file.filename().string());
+  ds.undirected = opt.undirected.value_or(false);
+  if (e.featured_files && !e.feat.empty()) ds.edge_features = stack(e.feat, *e.feat_width);
+  if (t.feat.defined()) ds.features = FeatureMatrix::dense(t.feat);
+  if (!t.labels.empty())
+    set_labels(ds, t);
+  else
+    ds.notes.push_back(fmt::format("{} has no 'label' column: no labels", t.file.filename().string()));
+  set_splits(ds, t);
+  if (!t.ignored.empty()) ds.notes.push_back(t.ignored);
+}
+
+// Node types in node_data order; one relation per etype, and its inverse ("rev-"),
+// as the R-GCN loaders give every relation (DGL's AddReverse).
+void load_heterogeneous(Dataset& ds, const Meta& meta) {
+  std::vector<NodeTable> tables;
+  HeteroGraph hg;
+  std::map<std::string, int> slot;
+  for (const NodeFile& nf : meta.nodes) {
+    tables.push_back(read_nodes(nf, meta.sep));
+    slot[nf.ntype] = hg.add_node_type(nf.ntype, tables.back().size());
+    if (!tables.back().ignored.empty()) ds.notes.push_back(tables.back().ignored);
+  }
+  for (const EdgeFile& ef : meta.edges) {
+    const int s = slot.at(ef.etype[0]), d = slot.at(ef.etype[2]);
+    EdgeTable e;
+    read_edges(ef, meta.sep, tables[s], tables[d], e, ds.notes);
+    if (e.featured_files)
+      ds.notes.push_back(fmt::format("{}: edge features of typed graphs are not read", ef.file.filename().string()));
+    hg.add_relation(ef.etype[0], ef.etype[1], ef.etype[2],
+                    edges_graph(e, tables[d].size(), tables[s].size(), meta.path, ef.file.filename().string()));
+  }
+  hg.add_inverse_relations();
+  ds.notes.push_back(
+      fmt::format("{} node types, {} edge types and their inverses (rev-)", hg.num_node_types(), meta.edges.size()));
+  ds.type_features.resize(tables.size());
+  std::vector<std::string> labelled;
+  for (size_t k = 0; k < tables.size(); ++k) {
+    if (tables[k].feat.defined()) ds.type_features[k] = FeatureMatrix::dense(tables[k].feat);
+    if (!tables[k].labels.empty()) labelled.push_back(meta.nodes[k].ntype);
+  }
+  STRATA_CHECK(labelled.size() <= 1, "{}: node types {} all have a 'label' column; one type is the one classified",
+               meta.path.string(), fmt::join(labelled, ", "));
+  if (labelled.empty()) {
+    ds.notes.push_back("no node file has a 'label' column: no labels");
+  } else {
+    ds.target_node_type = slot.at(labelled[0]);
+    const NodeTable& t = tables[ds.target_node_type];
+    set_labels(ds, t);
+    set_splits(ds, t);
+    if (t.renumbered) ds.node_names = t.ids;
+  }
+  ds.graph = hg.to_homogeneous().graph;
+  ds.hetero = std::move(hg);
+}
+
 }  // namespace
 
 Dataset load_dgl_csv(const fs::path& path_in, const SourceOptions& opt) {
@@ -194,171 +473,15 @@ Dataset load_dgl_csv(const fs::path& path_in, const SourceOptions& opt) {
                "dgl-csv: '{}' is not a folder (expected the folder holding meta.yaml, or meta.yaml itself)",
                path_in.string());
   const Meta meta = read_meta(folder);
-
   Dataset ds;
   ds.name = opt.name.empty() ? meta.name : opt.name;
   ds.format = "dglcsv";
   ds.source = folder.string();
   ds.notes = opt.notes;
-
-  // Nodes.
-  const NodeFile& nf = meta.nodes[0];
-  auto nsrc = open_input(nf.file);
-  CsvReader ncsv(*nsrc, meta.sep);
-  const Header nh = read_header(ncsv, nf.file, "a '" + nf.id_field + "' column");
-  const int64_t id_col = nh.col(nf.id_field);
-  STRATA_CHECK(id_col >= 0, "{}: the header has no '{}' column (columns: {}; meta.yaml's node_id_field names it)",
-               ncsv.where().str(), nf.id_field, fmt::join(nh.names, ", "));
-  const int64_t label_col = nh.col("label"), feat_col = nh.col("feat");
-  const int64_t mask_col[3] = {nh.col("train_mask"), nh.col("val_mask"), nh.col("test_mask")};
-  std::vector<std::string> ids;
-  std::vector<int64_t> labels;
-  std::vector<uint8_t> masks[3];
-  std::vector<std::vector<float>> feats;
-  std::optional<int64_t> feat_width;
-  std::vector<std::string> row;
-  std::vector<float> vec;
-  while (ncsv.next(row)) {
-    if (row.size() == 1 && trim(row[0]).empty()) continue;
-    const Where w = ncsv.where();
-    STRATA_CHECK(row.size() == nh.names.size(), "{}: {} fields, but the header has {}", w.str(), row.size(),
-                 nh.names.size());
-    ids.emplace_back(trim(row[id_col]));
-    STRATA_CHECK(!ids.back().empty(), "{}: empty {}", w.str(), nf.id_field);
-    if (label_col >= 0) {
-      labels.push_back(parse_int(trim(row[label_col]), w, "label"));
-      STRATA_CHECK(labels.back() >= 0, "{}: label is {}, expected a class number >= 0", w.str(), labels.back());
-    }
-    for (int k = 0; k < 3; ++k)
-      if (mask_col[k] >= 0) masks[k].push_back(parse_mask(row[mask_col[k]], w, nh.names[mask_col[k]]));
-    if (feat_col >= 0) {
-      parse_vector(row[feat_col], w, "feat", vec);
-      check_width(feat_width, vec, w, "feat");
-      feats.push_back(vec);
-    }
-  }
-  const int64_t n = static_cast<int64_t>(ids.size());
-  STRATA_CHECK(n > 0, "'{}': no nodes after the header", nf.file.string());
-  // Ids 0..n-1 in any order are kept; anything else is numbered in file order.
-  std::unordered_map<std::string, int64_t> index;
-  index.reserve(ids.size());
-  std::vector<int64_t> node_of_row(ids.size());
-  bool identity = true;
-  for (int64_t r = 0; r < n; ++r) {
-    const auto v = try_parse_int(ids[r]);
-    identity = identity && v && *v >= 0 && *v < n;
-    STRATA_CHECK(index.emplace(ids[r], r).second, "'{}': node id '{}' appears twice", nf.file.string(),
-                 excerpt(ids[r]));
-  }
-  if (identity) {
-    std::vector<uint8_t> seen(n, 0);
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t v = *try_parse_int(ids[r]);
-      identity = identity && !seen[v];  // "1" and "01" are distinct strings but the same number
-      seen[v] = 1;
-      node_of_row[r] = v;
-      index[ids[r]] = v;
-    }
-  }
-  if (!identity) {
-    for (int64_t r = 0; r < n; ++r) node_of_row[r] = r;
-    for (int64_t r = 0; r < n; ++r) index[ids[r]] = r;
-    ds.node_names = ids;
-    ds.notes.push_back(fmt::format("node ids of {} are not 0..{}: numbered in file order (the ids kept as names)",
-                                   nf.file.filename().string(), n - 1));
-  }
-  auto scatter_rows = [&](auto& by_row, auto init) {
-    std::vector<typename std::decay_t<decltype(by_row)>::value_type> out(n, init);
-    for (int64_t r = 0; r < n; ++r) out[node_of_row[r]] = by_row[r];
-    return out;
-  };
-
-  // Edges, file by file.
-  std::vector<int64_t> src, dst;
-  std::vector<float> weights;
-  std::vector<std::vector<float>> efeats;
-  std::optional<int64_t> efeat_width;
-  bool any_weight = false, all_weight = true, any_efeat = false, all_efeat = true;
-  for (const EdgeFile& ef : meta.edges) {
-    auto esrc = open_input(ef.file);
-    CsvReader ecsv(*esrc, meta.sep);
-    const Header eh = read_header(ecsv, ef.file, "'" + ef.src_field + "' and '" + ef.dst_field + "' columns");
-    const int64_t s_col = eh.col(ef.src_field), d_col = eh.col(ef.dst_field);
-    STRATA_CHECK(s_col >= 0 && d_col >= 0,
-                 "{}: the header lacks '{}' (columns: {}; meta.yaml's src_id_field and dst_id_field name them)",
-                 ecsv.where().str(), s_col < 0 ? ef.src_field : ef.dst_field, fmt::join(eh.names, ", "));
-    const int64_t w_col = eh.col("weight"), f_col = eh.col("feat");
-    any_weight |= w_col >= 0;
-    all_weight &= w_col >= 0;
-    any_efeat |= f_col >= 0;
-    all_efeat &= f_col >= 0;
-    while (ecsv.next(row)) {
-      if (row.size() == 1 && trim(row[0]).empty()) continue;
-      const Where w = ecsv.where();
-      STRATA_CHECK(row.size() == eh.names.size(), "{}: {} fields, but the header has {}", w.str(), row.size(),
-                   eh.names.size());
-      for (const auto& [col, out] : {std::pair{s_col, &src}, std::pair{d_col, &dst}}) {
-        const std::string id(trim(row[col]));
-        const auto it = index.find(id);
-        STRATA_CHECK(it != index.end(), "{}: {} '{}' is not a node of {}", w.str(), eh.names[col], excerpt(id),
-                     nf.file.filename().string());
-        out->push_back(it->second);
-      }
-      if (w_col >= 0) weights.push_back(parse_finite_float(trim(row[w_col]), w, "weight"));
-      if (f_col >= 0) {
-        parse_vector(row[f_col], w, "feat", vec);
-        check_width(efeat_width, vec, w, "feat");
-        efeats.push_back(vec);
-      }
-    }
-    if (const std::string s = ignored(eh, {ef.src_field, ef.dst_field, "weight", "feat"}, ef.file); !s.empty())
-      ds.notes.push_back(s);
-  }
-  STRATA_CHECK(!any_weight || all_weight, "{}: some edge files have a 'weight' column and some do not",
-               meta.path.string());
-  STRATA_CHECK(!any_efeat || all_efeat, "{}: some edge files have a 'feat' column and some do not", meta.path.string());
-  CooOptions co;
-  co.source = meta.edges[0].file.filename().string();
-  ds.graph = Graph::from_coo(n, n, Tensor::from_vector(dst), Tensor::from_vector(src), co,
-                             any_weight ? Tensor::from_vector(weights) : Tensor());
-  ds.undirected = opt.undirected.value_or(false);
-  if (any_efeat && !efeats.empty()) ds.edge_features = stack(efeats, *efeat_width);
-
-  if (feat_col >= 0) ds.features = FeatureMatrix::dense(stack(scatter_rows(feats, std::vector<float>{}), *feat_width));
-  if (label_col >= 0) {
-    const std::vector<int64_t> by_node = scatter_rows(labels, int64_t{-1});
-    ds.task = Task::NodeClassification;
-    ds.num_classes = *std::max_element(by_node.begin(), by_node.end()) + 1;
-    for (int64_t c = 0; c < ds.num_classes; ++c) ds.class_names.push_back(std::to_string(c));
-    ds.labels = Tensor::from_vector(by_node);
-  } else {
-    ds.notes.push_back(fmt::format("{} has no 'label' column: no labels", nf.file.filename().string()));
-  }
-  // Splits from the masks; a node in two of them would leak between training and evaluation.
-  if (mask_col[0] >= 0 || mask_col[1] >= 0 || mask_col[2] >= 0) {
-    std::vector<int64_t> part[3];
-    std::vector<int8_t> owner(n, -1);
-    static const char* kNames[3] = {"train_mask", "val_mask", "test_mask"};
-    for (int k = 0; k < 3; ++k) {
-      if (mask_col[k] < 0) continue;
-      for (int64_t r = 0; r < n; ++r) {
-        if (!masks[k][r]) continue;
-        const int64_t v = node_of_row[r];
-        STRATA_CHECK(owner[v] < 0, "'{}': node '{}' is in both {} and {}; the splits must not overlap",
-                     nf.file.string(), excerpt(ids[r]), kNames[owner[v]], kNames[k]);
-        owner[v] = static_cast<int8_t>(k);
-        part[k].push_back(v);
-      }
-      std::sort(part[k].begin(), part[k].end());
-    }
-    ds.splits.train = Tensor::from_vector(part[0]);
-    ds.splits.val = Tensor::from_vector(part[1]);
-    ds.splits.test = Tensor::from_vector(part[2]);
-    ds.splits.origin = fmt::format("{} columns of {}", "train_mask/val_mask/test_mask", nf.file.filename().string());
-  }
-  if (const std::string s = ignored(nh, {nf.id_field, "label", "feat", "train_mask", "val_mask", "test_mask"}, nf.file);
-      !s.empty())
-    ds.notes.push_back(s);
+  if (meta.hetero)
+    load_heterogeneous(ds, meta);
+  else
+    load_homogeneous(ds, meta, opt);
   ds.validate();
   return ds;
 }

@@ -142,6 +142,70 @@ TEST(DglCsvTest, SyntheticDatasetRoundTripsThroughTheCsvLayout) {
   EXPECT_EQ(back.num_classes, src.num_classes);
 }
 
+// Two node types and two edge types: a heterograph with inverse relations, per-type
+// features, and labels and splits on the one labelled type.
+TEST(DglCsvTest, HeterogeneousGraphHasTypedRelationsAndALabelledType) {
+  TempDir d;
+  d.write("meta.yaml",
+          "dataset_name: shop\nedge_data:\n- file_name: follows.csv\n  etype: [user, follows, user]\n"
+          "- file_name: likes.csv\n  etype: [user, likes, item]\nnode_data:\n- file_name: users.csv\n  ntype: user\n"
+          "- file_name: items.csv\n  ntype: item\n");
+  d.write("users.csv",
+          "node_id,label,train_mask,test_mask,feat\nu1,1,True,False,\"1,2\"\nu2,0,False,True,\"3,4\"\n"
+          "u3,1,True,False,\"5,6\"\n");
+  d.write("items.csv", "node_id,price\n0,3\n1,4\n");
+  d.write("follows.csv", "src_id,dst_id\nu1,u2\nu2,u3\n");
+  d.write("likes.csv", "src_id,dst_id,weight\nu1,0,2\nu3,1,1\nu3,0,1\n");
+  const Dataset ds = load_dgl_csv(d.path(), {});
+  ASSERT_TRUE(ds.is_hetero());
+  const HeteroGraph& hg = *ds.hetero;
+  ASSERT_EQ(hg.num_node_types(), 2);
+  EXPECT_EQ(hg.node_types()[0].name, "user");
+  EXPECT_EQ(hg.node_types()[1].count, 2);
+  ASSERT_EQ(hg.num_relations(), 4);  // follows, likes and their inverses
+  EXPECT_EQ(hg.relation(1).str(), "user-likes->item");
+  EXPECT_EQ(hg.relation(1).adj.num_rows(), 2);  // items are the destinations
+  EXPECT_EQ(hg.relation(1).adj.num_cols(), 3);
+  EXPECT_EQ(hg.relation(1).adj.nnz(), 3);
+  EXPECT_TRUE(hg.relation(1).adj.has_values());
+  EXPECT_EQ(hg.relation(3).str(), "item-rev-likes->user");
+  EXPECT_TRUE(hg.relation(3).is_inverse);
+  EXPECT_EQ(ds.num_nodes(), 5);
+  EXPECT_EQ(ds.num_edges(), 10);
+  EXPECT_EQ(ds.target_node_type, 0);
+  EXPECT_EQ(ints(ds.labels), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(ds.node_names, (std::vector<std::string>{"u1", "u2", "u3"}));
+  EXPECT_EQ(ints(ds.splits.train), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(ints(ds.splits.test), (std::vector<int64_t>{1}));
+  ASSERT_EQ(ds.type_features.size(), 2u);
+  EXPECT_EQ(ds.type_features[0].to_dense().data<float>()[5], 6.0f);
+  EXPECT_FALSE(ds.type_features[1].defined()) << "items have no feat column";
+  bool noted = false;
+  for (const auto& n : ds.notes) noted |= n == "items.csv: columns not read: price";
+  EXPECT_TRUE(noted);
+  // Typed layouts are refused where they are ambiguous.
+  auto meta = [&](const std::string& text) {
+    d.write("meta.yaml", text);
+    return load_dgl_csv(d.path(), {});
+  };
+  const std::string nodes =
+      "node_data:\n- file_name: users.csv\n  ntype: user\n- file_name: items.csv\n  ntype: item\n";
+  expect_user_error([&] { meta("dataset_name: x\nedge_data:\n- file_name: likes.csv\n" + nodes); },
+                    {"edge file 'likes.csv' has no etype, but the node files are typed"});
+  expect_user_error(
+      [&] {
+        meta(
+            "dataset_name: x\nedge_data:\n- file_name: likes.csv\n  etype: [user, likes, item]\n- file_name: "
+            "likes.csv\n  etype: [user, likes, item]\n" +
+            nodes);
+      },
+      {"edge type [user, likes, item] has two edge files"});
+  d.write("items.csv", "node_id,label\n0,3\n1,4\n");
+  expect_user_error(
+      [&] { meta("dataset_name: x\nedge_data:\n- file_name: likes.csv\n  etype: [user, likes, item]\n" + nodes); },
+      {"node types user, item all have a 'label' column; one type is the one classified"});
+}
+
 TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
   TempDir d;
   auto load = [&](const std::string& meta, const std::string& nodes, const std::string& edges) {
@@ -166,7 +230,7 @@ TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
             "- file_name: nodes.csv\n  ntype: user\n",
             nodes, edges);
       },
-      {"a heterogeneous graph", "node types {item, user}", "heterographs load as hgb: or rdf:"});
+      {"edge type [user, like, item] joins types the node files do not list (node type 'user')"});
   expect_user_error([&] { load(std::string(kMeta) + "separator: ab\n", nodes, edges); },
                     {"meta.yaml:6:12: 'separator' must be one character"});
   expect_user_error([&] { load(kMeta, "id,label\n0,0\n", edges); },
