@@ -28,18 +28,18 @@ GATConv::GATConv(int64_t in, int64_t out, const GatConvOptions& o, Rng& rng, int
   const std::string prefix = fmt::format("layers.{}.", index);
   const int64_t H = o.heads;
   weight_ = ag::Var::parameter(glorot_uniform(in, H * out, rng), prefix + "weight");
-  params_.push_back({weight_.name(), weight_, index, false});
+  params_.push_back({weight_.name(), weight_, index, false, nullptr});
   att_src_ = ag::Var::parameter(glorot_uniform(H, out, rng), prefix + "att_src");
-  params_.push_back({att_src_.name(), att_src_, index, false});
+  params_.push_back({att_src_.name(), att_src_, index, false, nullptr});
   att_dst_ = ag::Var::parameter(glorot_uniform(H, out, rng), prefix + "att_dst");
-  params_.push_back({att_dst_.name(), att_dst_, index, false});
+  params_.push_back({att_dst_.name(), att_dst_, index, false, nullptr});
   if (o.residual) {
     res_weight_ = ag::Var::parameter(glorot_uniform(in, out_features(), rng), prefix + "res_weight");
-    params_.push_back({res_weight_.name(), res_weight_, index, false});
+    params_.push_back({res_weight_.name(), res_weight_, index, false, nullptr});
   }
   if (o.bias) {
     bias_ = ag::Var::parameter(Tensor::zeros({out_features()}, DType::F32), prefix + "bias");
-    params_.push_back({bias_.name(), bias_, index, true});
+    params_.push_back({bias_.name(), bias_, index, true, nullptr});
   }
 }
 

@@ -7,10 +7,10 @@ namespace strata::nn {
 Linear::Linear(int64_t in, int64_t out, bool bias, Rng& rng, int index) : in_(in), out_(out) {
   const std::string prefix = fmt::format("layers.{}.", index);
   weight_ = ag::Var::parameter(glorot_uniform(in, out, rng), prefix + "weight");
-  params_.push_back({weight_.name(), weight_, index, false});
+  params_.push_back({weight_.name(), weight_, index, false, nullptr});
   if (bias) {
     bias_ = ag::Var::parameter(Tensor::zeros({out}, DType::F32), prefix + "bias");
-    params_.push_back({bias_.name(), bias_, index, true});
+    params_.push_back({bias_.name(), bias_, index, true, nullptr});
   }
 }
 

@@ -26,7 +26,7 @@ RelGraphConv::RelGraphConv(const RelGraphConvOptions& o, Rng& rng, int index) : 
   const std::string prefix = fmt::format("layers.{}.", index);
   auto add = [&](ag::Var& v, Tensor t, const std::string& name, bool is_bias) {
     v = ag::Var::parameter(std::move(t), prefix + name);
-    params_.push_back({v.name(), v, index, is_bias});
+    params_.push_back({v.name(), v, index, is_bias, nullptr});
   };
   if (o.num_bases == 0) {
     add(weight_, glorot_stack(o.relations, o.in, o.out, rng), "weight", false);

@@ -22,13 +22,13 @@ SAGEConv::SAGEConv(int64_t in, int64_t out, SageAggregator aggregator, bool root
   const std::string prefix = fmt::format("layers.{}.", index);
   if (root_weight) {
     weight_self_ = ag::Var::parameter(glorot_uniform(in, out, rng), prefix + "weight_self");
-    params_.push_back({weight_self_.name(), weight_self_, index, false});
+    params_.push_back({weight_self_.name(), weight_self_, index, false, nullptr});
   }
   weight_neigh_ = ag::Var::parameter(glorot_uniform(in, out, rng), prefix + "weight_neigh");
-  params_.push_back({weight_neigh_.name(), weight_neigh_, index, false});
+  params_.push_back({weight_neigh_.name(), weight_neigh_, index, false, nullptr});
   if (bias) {
     bias_ = ag::Var::parameter(Tensor::zeros({out}, DType::F32), prefix + "bias");
-    params_.push_back({bias_.name(), bias_, index, true});
+    params_.push_back({bias_.name(), bias_, index, true, nullptr});
   }
 }
 
