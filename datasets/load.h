@@ -20,7 +20,9 @@
 namespace strata::data {
 
 // Bump when any loader's output changes: every cache entry then becomes stale.
-inline constexpr uint32_t kLoaderVersion = 2;  // 2: HGB ignores a label.dat.test_full that contradicts label.dat.test
+// 2: HGB ignores a label.dat.test_full that contradicts label.dat.test; 3: OGB takes the split scheme
+// master.csv names when there are several.
+inline constexpr uint32_t kLoaderVersion = 3;
 
 struct LoadOptions {
   std::optional<fs::path> data_root;  // default: default_data_root()

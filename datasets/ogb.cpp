@@ -11,16 +11,27 @@
 namespace strata::data {
 namespace {
 
-// OGB master.csv: add_inverse_edge per dataset (true = the graph is undirected).
+// OGB master.csv: add_inverse_edge (true = the graph is undirected) and the split
+// scheme OGB evaluates on, per dataset.
 struct OgbFacts {
   const char* name;
   bool undirected;
+  const char* split;
 };
 constexpr OgbFacts kOgbFacts[] = {
-    {"ogbn_arxiv", false},  {"ogbn_products", true}, {"ogbn_proteins", true}, {"ogbn_papers100M", false},
-    {"ogbn_mag", false},    {"ogbl_ddi", true},      {"ogbl_collab", true},   {"ogbl_ppa", true},
-    {"ogbl_citation2", false},
+    {"ogbn_arxiv", false, "time"},      {"ogbn_products", true, "sales_ranking"},
+    {"ogbn_proteins", true, "species"}, {"ogbn_papers100M", false, "time"},
+    {"ogbn_mag", false, "time"},        {"ogbl_ddi", true, "target"},
+    {"ogbl_collab", true, "time"},      {"ogbl_ppa", true, "throughput"},
+    {"ogbl_citation2", false, "time"},
 };
+
+// The dataset's entry in kOgbFacts, by its folder name ("ogbn-arxiv" or "ogbn_arxiv").
+const OgbFacts* ogb_facts(const std::string& key) {
+  for (const auto& f : kOgbFacts)
+    if (key == f.name) return &f;
+  return nullptr;
+}
 
 std::string normalized(std::string s) {
   std::replace(s.begin(), s.end(), '-', '_');
@@ -181,7 +192,8 @@ void read_labels(const fs::path& path, int64_t n, const char* counted_by, Datase
   for (int64_t c = 0; c < ds.num_classes; ++c) ds.class_names.push_back(std::to_string(c));
 }
 
-// split/<scheme>[/<type>]/{train,valid,test}.csv.gz, the first scheme in name order.
+// split/<scheme>[/<type>]/{train,valid,test}.csv.gz: the scheme OGB evaluates the
+// dataset on (master.csv's split) when it is there, else the first in name order.
 void read_splits(const fs::path& folder, const std::string& type, int64_t n, Dataset& ds) {
   std::error_code ec;
   const fs::path split_root = folder / "split";
@@ -195,9 +207,16 @@ void read_splits(const fs::path& folder, const std::string& type, int64_t n, Dat
     if (e.is_directory()) schemes.push_back(e.path());
   std::sort(schemes.begin(), schemes.end());
   STRATA_CHECK(!schemes.empty(), "'{}': no split scheme folder inside", split_root.string());
-  const fs::path scheme = schemes[0];
+  const OgbFacts* facts = ogb_facts(
+      normalized(folder.filename().empty() ? folder.parent_path().filename().string() : folder.filename().string()));
+  fs::path scheme = schemes[0];
+  if (facts && std::find(schemes.begin(), schemes.end(), split_root / facts->split) != schemes.end())
+    scheme = split_root / facts->split;
   if (schemes.size() > 1)
-    ds.notes.push_back(fmt::format("{} split schemes; using '{}'", schemes.size(), scheme.filename().string()));
+    ds.notes.push_back(fmt::format("{} split schemes; using '{}'{}", schemes.size(), scheme.filename().string(),
+                                   scheme.filename() == (facts ? facts->split : "")
+                                       ? fmt::format(" (OGB's for {})", facts->name)
+                                       : " (the first by name; OGB names no scheme for this dataset)"));
   const fs::path dir = type.empty() ? scheme : scheme / type;
   if (find_csv(dir, "train")) {
     ds.splits.train = read_ids(require_csv(dir, "train"), n);
@@ -307,8 +326,7 @@ Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
   ds.notes = opt.notes;
   const std::string key = normalized(dir_name);
   std::optional<bool> known;
-  for (const auto& f : kOgbFacts)
-    if (key == f.name) known = f.undirected;
+  if (const OgbFacts* f = ogb_facts(key)) known = f->undirected;
   ds.undirected = opt.undirected.value_or(known.value_or(false));
   if (!opt.undirected && !known)
     ds.notes.push_back("direction unknown (not in the OGB table): treated as directed src -> dst");

@@ -7,7 +7,8 @@
 //   raw/edge-feat.csv.gz      optional, E lines of D numbers (by edge line)
 //   raw/node-label.csv.gz     optional, N lines: one class id (NaN = unlabelled) or
 //                             several 0/1 columns (multi-label, as ogbn-proteins)
-//   split/<scheme>/{train,valid,test}.csv.gz  node ids, one per line
+//   split/<scheme>/{train,valid,test}.csv.gz  node ids, one per line; with several schemes,
+//                             the one OGB's master.csv names for the dataset, else the first
 // Heterogeneous datasets (ogbn-mag) use OGB's hetero layout instead:
 //   raw/num-node-dict.csv.gz       header = node types, one row of counts
 //   raw/triplet-type-list.csv.gz   `src_type,relation,dst_type` per line

@@ -78,6 +78,29 @@ TEST(Ogb, NodePropertyFeaturesLabelsAndSplits) {
   }
 }
 
+// Several split schemes: the one OGB evaluates the dataset on (master.csv's split)
+// for a dataset OGB names, else the first by name, each said in the notes.
+TEST(Ogb, SplitSchemeIsOgbsForKnownDatasetsElseTheFirstByName) {
+  TempDir dir;
+  for (const std::string name : {"ogbn-arxiv", "ogbn_mine"}) {
+    write_node_dataset(dir, name, "2\n0\n1\n1\n");
+    dir.write_gz(name + "/split/random/train.csv.gz", "3\n");
+    dir.write_gz(name + "/split/random/valid.csv.gz", "1\n");
+    dir.write_gz(name + "/split/random/test.csv.gz", "0\n2\n");
+  }
+  auto noted = [](const Dataset& ds, const std::string& text) {
+    return std::find(ds.notes.begin(), ds.notes.end(), text) != ds.notes.end();
+  };
+  const Dataset arxiv = load_ogb(dir / "ogbn-arxiv", {});
+  EXPECT_EQ(arxiv.splits.origin, "split/time");
+  EXPECT_EQ(arxiv.splits.train_size(), 2);
+  EXPECT_TRUE(noted(arxiv, "2 split schemes; using 'time' (OGB's for ogbn_arxiv)"));
+  const Dataset mine = load_ogb(dir / "ogbn_mine", {});
+  EXPECT_EQ(mine.splits.origin, "split/random");
+  EXPECT_EQ(mine.splits.test_size(), 2);
+  EXPECT_TRUE(noted(mine, "2 split schemes; using 'random' (the first by name; OGB names no scheme for this dataset)"));
+}
+
 TEST(Ogb, MultiLabelColumnsAndKnownUndirectedNames) {
   TempDir dir;
   write_node_dataset(dir, "ogbn-proteins", "1,0,1\n0,0,0\nnan,nan,nan\n0,1,1\n");
