@@ -46,6 +46,8 @@ void check_keys(const fs::path& file, const YAML::Node& map, const std::string& 
                 const std::vector<std::string>& allowed) {
   STRATA_CHECK(map.IsMap(), "{}: {} must be a mapping of keys ({})", at(file, map), where, fmt::join(allowed, ", "));
   for (const auto& kv : map) {
+    STRATA_CHECK(kv.first.IsScalar(), "{}: a key of {} is a {}, expected a name ({})", at(file, kv.first), where,
+                 kv.first.IsSequence() ? "list" : "mapping", fmt::join(allowed, ", "));
     const std::string key = kv.first.as<std::string>();
     STRATA_CHECK(std::find(allowed.begin(), allowed.end(), key) != allowed.end(),
                  "{}: unknown key '{}' in {} (CSVDataset defines: {})", at(file, kv.first), key, where,
@@ -53,9 +55,28 @@ void check_keys(const fs::path& file, const YAML::Node& map, const std::string& 
   }
 }
 
+// A file meta.yaml names, which must lie inside the dataset's folder: the dataset
+// cache validates an entry by the folder's files, so a file elsewhere (../x.csv, an
+// absolute path, a symlinked folder) could change without the cache noticing.
+fs::path data_file(const fs::path& folder, const fs::path& meta, const YAML::Node& n) {
+  const std::string name = scalar(meta, n, "file_name");
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(folder, ec), file = fs::weakly_canonical(folder / name, ec);
+  const fs::path rel = file.lexically_relative(base);
+  STRATA_CHECK(!fs::path(name).is_absolute() && !rel.empty() && *rel.begin() != "..",
+               "{}: file_name '{}' lies outside the dataset folder '{}' (after following links); keep the CSV files "
+               "inside it",
+               at(meta, n), name, folder.string());
+  return folder / name;
+}
+
 Meta read_meta(const fs::path& folder) {
   Meta m;
   m.path = folder / "meta.yaml";
+  std::error_code ec;
+  STRATA_CHECK(fs::is_regular_file(m.path, ec),
+               "'{}': {} (a DGL CSVDataset folder holds meta.yaml and the CSV files it names)", m.path.string(),
+               fs::exists(m.path, ec) ? "not a regular file" : "missing");
   YAML::Node root;
   try {
     root = YAML::LoadFile(m.path.string());
@@ -90,7 +111,7 @@ Meta read_meta(const fs::path& folder) {
     check_keys(m.path, e, "a node_data entry", {"file_name", "ntype", "node_id_field"});
     STRATA_CHECK(e["file_name"], "{}: a node_data entry needs 'file_name'", at(m.path, e));
     NodeFile f;
-    f.file = folder / scalar(m.path, e["file_name"], "file_name");
+    f.file = data_file(folder, m.path, e["file_name"]);
     if (e["ntype"]) f.ntype = scalar(m.path, e["ntype"], "ntype");
     if (e["node_id_field"]) f.id_field = scalar(m.path, e["node_id_field"], "node_id_field");
     m.nodes.push_back(f);
@@ -99,7 +120,10 @@ Meta read_meta(const fs::path& folder) {
     check_keys(m.path, e, "an edge_data entry", {"file_name", "etype", "src_id_field", "dst_id_field"});
     STRATA_CHECK(e["file_name"], "{}: an edge_data entry needs 'file_name'", at(m.path, e));
     EdgeFile f;
-    f.file = folder / scalar(m.path, e["file_name"], "file_name");
+    f.file = data_file(folder, m.path, e["file_name"]);
+    for (const auto& other : m.edges)
+      STRATA_CHECK(!fs::equivalent(other.file, f.file, ec), "{}: edge file '{}' is listed twice", at(m.path, e),
+                   f.file.filename().string());
     if (e["etype"]) {
       STRATA_CHECK(e["etype"].IsSequence() && e["etype"].size() == 3,
                    "{}: 'etype' must be a list of three names [source type, relation, destination type]",
@@ -133,8 +157,8 @@ Meta read_meta(const fs::path& folder) {
   }
   m.hetero = true;
   for (const auto& n : m.nodes)
-    STRATA_CHECK(!n.ntype.empty(), "{}: node file '{}' has no ntype, but the others do", m.path.string(),
-                 n.file.filename().string());
+    STRATA_CHECK(!n.ntype.empty(), "{}: node file '{}' has no ntype, but the edge files are typed ({} edge types)",
+                 m.path.string(), n.file.filename().string(), distinct_etypes.size());
   STRATA_CHECK(ntypes.size() == m.nodes.size(), "{}: a node type has two node files; list one file per ntype",
                m.path.string());
   std::set<std::string> etypes;
@@ -144,6 +168,9 @@ Meta read_meta(const fs::path& folder) {
     for (const std::string& t : {e.etype[0], e.etype[2]})
       STRATA_CHECK(ntypes.count(t), "{}: edge file '{}': node type '{}' of its etype has no node file (types: {})",
                    m.path.string(), e.file.filename().string(), t, fmt::join(ntypes, ", "));
+    STRATA_CHECK(e.etype[1].rfind("rev-", 0) != 0,
+                 "{}: edge type [{}]: relation names starting with 'rev-' are the inverses the loader adds; rename it",
+                 m.path.string(), fmt::join(e.etype, ", "));
     STRATA_CHECK(etypes.insert(fmt::format("{}-{}->{}", e.etype[0], e.etype[1], e.etype[2])).second,
                  "{}: edge type [{}] has two edge files; list one file per etype", m.path.string(),
                  fmt::join(e.etype, ", "));
@@ -165,6 +192,13 @@ Header read_header(CsvReader& csv, const fs::path& file, const std::string& need
   STRATA_CHECK(csv.next(row), "'{}': empty, expected a header line with {}", file.string(), needs);
   Header h;
   for (const auto& f : row) h.names.emplace_back(trim(f));
+  // A UTF-8 byte-order mark (Excel writes one) is not part of the first name.
+  if (!h.names.empty() && h.names[0].rfind("\xEF\xBB\xBF", 0) == 0)
+    h.names[0] = std::string(trim(h.names[0].substr(3)));
+  for (size_t i = 0; i < h.names.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      STRATA_CHECK(h.names[i].empty() || h.names[i] != h.names[j], "{}: column '{}' appears twice in the header",
+                   csv.where().str(), h.names[i]);
   return h;
 }
 
@@ -216,7 +250,7 @@ void check_width(std::optional<int64_t>& width, const std::vector<float>& v, con
 std::string ignored(const Header& h, const std::set<std::string>& read, const fs::path& file) {
   std::vector<std::string> rest;
   for (const auto& n : h.names)
-    if (!read.count(n)) rest.push_back(n);
+    if (!n.empty() && !read.count(n)) rest.push_back(n);
   return rest.empty() ? "" : fmt::format("{}: columns not read: {}", file.filename().string(), fmt::join(rest, ", "));
 }
 
@@ -237,6 +271,9 @@ struct NodeTable {
 };
 
 constexpr const char* kMaskNames[3] = {"train_mask", "val_mask", "test_mask"};
+// Class numbers are used as they are (a classifier gets max + 1 outputs), so a huge
+// one would mean a huge model: refused above this.
+constexpr int64_t kMaxClasses = int64_t{1} << 20;
 
 NodeTable read_nodes(const NodeFile& nf, char sep) {
   auto src = open_input(nf.file);
@@ -260,8 +297,12 @@ NodeTable read_nodes(const NodeFile& nf, char sep) {
     ids.emplace_back(trim(row[id_col]));
     STRATA_CHECK(!ids.back().empty(), "{}: empty {}", w.str(), nf.id_field);
     if (label_col >= 0) {
-      labels.push_back(parse_int(trim(row[label_col]), w, "label"));
-      STRATA_CHECK(labels.back() >= 0, "{}: label is {}, expected a class number >= 0", w.str(), labels.back());
+      // A class number; -1 is DGL's "unlabelled", and 1.0 is how pandas writes a
+      // column with missing values.
+      labels.push_back(parse_integral(trim(row[label_col]), w, "label"));
+      STRATA_CHECK(labels.back() >= -1 && labels.back() < kMaxClasses,
+                   "{}: label is {}, expected a class number in [0, {}) or -1 (unlabelled)", w.str(), labels.back(),
+                   kMaxClasses);
     }
     for (int k = 0; k < 3; ++k)
       if (mask_col[k] >= 0) masks[k].push_back(parse_mask(row[mask_col[k]], w, kMaskNames[k]));
@@ -367,6 +408,13 @@ Graph edges_graph(const EdgeTable& e, int64_t rows, int64_t cols, const fs::path
 }
 
 void set_labels(Dataset& ds, const NodeTable& t) {
+  const int64_t unlabelled = std::count(t.labels.begin(), t.labels.end(), int64_t{-1});
+  if (unlabelled == t.size()) {
+    ds.notes.push_back(fmt::format("{}: every label is -1 (unlabelled): no labels", t.file.filename().string()));
+    return;
+  }
+  if (unlabelled > 0)
+    ds.notes.push_back(fmt::format("{}: {} nodes have label -1 (unlabelled)", t.file.filename().string(), unlabelled));
   ds.task = Task::NodeClassification;
   ds.num_classes = *std::max_element(t.labels.begin(), t.labels.end()) + 1;
   for (int64_t c = 0; c < ds.num_classes; ++c) ds.class_names.push_back(std::to_string(c));
@@ -389,6 +437,10 @@ void set_splits(Dataset& ds, const NodeTable& t) {
       part[k].push_back(v);
     }
   }
+  STRATA_CHECK(!part[0].empty() || !part[1].empty() || !part[2].empty(),
+               "'{}': the mask columns select no node (every value is False); leave them out to have the config's "
+               "data.split draw the splits",
+               t.file.string());
   ds.splits.train = Tensor::from_vector(part[0]);
   ds.splits.val = Tensor::from_vector(part[1]);
   ds.splits.test = Tensor::from_vector(part[2]);
@@ -459,6 +511,13 @@ void load_heterogeneous(Dataset& ds, const Meta& meta) {
     set_splits(ds, t);
     if (t.renumbered) ds.node_names = t.ids;
   }
+  // Splits are of the labelled type's nodes: masks elsewhere say nothing.
+  for (size_t k = 0; k < tables.size(); ++k)
+    if (static_cast<int>(k) != ds.target_node_type &&
+        (tables[k].has_mask[0] || tables[k].has_mask[1] || tables[k].has_mask[2]))
+      ds.notes.push_back(fmt::format("{}: mask columns not read (splits are of the labelled type's nodes{})",
+                                     tables[k].file.filename().string(),
+                                     labelled.empty() ? "; no node file has a 'label' column" : ""));
   ds.graph = hg.to_homogeneous().graph;
   ds.hetero = std::move(hg);
 }

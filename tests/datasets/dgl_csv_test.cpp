@@ -153,7 +153,7 @@ TEST(DglCsvTest, HeterogeneousGraphHasTypedRelationsAndALabelledType) {
   d.write("users.csv",
           "node_id,label,train_mask,test_mask,feat\nu1,1,True,False,\"1,2\"\nu2,0,False,True,\"3,4\"\n"
           "u3,1,True,False,\"5,6\"\n");
-  d.write("items.csv", "node_id,price\n0,3\n1,4\n");
+  d.write("items.csv", "node_id,price,train_mask\n0,3,True\n1,4,False\n");
   d.write("follows.csv", "src_id,dst_id\nu1,u2\nu2,u3\n");
   d.write("likes.csv", "src_id,dst_id,weight\nu1,0,2\nu3,1,1\nu3,0,1\n");
   const Dataset ds = load_dgl_csv(d.path(), {});
@@ -181,8 +181,13 @@ TEST(DglCsvTest, HeterogeneousGraphHasTypedRelationsAndALabelledType) {
   EXPECT_EQ(ds.type_features[0].to_dense().data<float>()[5], 6.0f);
   EXPECT_FALSE(ds.type_features[1].defined()) << "items have no feat column";
   bool noted = false;
-  for (const auto& n : ds.notes) noted |= n == "items.csv: columns not read: price";
+  bool masks_noted = false;
+  for (const auto& n : ds.notes) {
+    noted |= n == "items.csv: columns not read: price";
+    masks_noted |= n == "items.csv: mask columns not read (splits are of the labelled type's nodes)";
+  }
   EXPECT_TRUE(noted);
+  EXPECT_TRUE(masks_noted);
   // Typed layouts are refused where they are ambiguous.
   auto meta = [&](const std::string& text) {
     d.write("meta.yaml", text);
@@ -194,9 +199,10 @@ TEST(DglCsvTest, HeterogeneousGraphHasTypedRelationsAndALabelledType) {
                     {"edge file 'likes.csv' has no etype, but the node files are typed"});
   expect_user_error(
       [&] {
+        d.write("likes2.csv", "src_id,dst_id\nu1,1\n");
         meta(
             "dataset_name: x\nedge_data:\n- file_name: likes.csv\n  etype: [user, likes, item]\n- file_name: "
-            "likes.csv\n  etype: [user, likes, item]\n" +
+            "likes2.csv\n  etype: [user, likes, item]\n" +
             nodes);
       },
       {"edge type [user, likes, item] has two edge files"});
@@ -204,6 +210,25 @@ TEST(DglCsvTest, HeterogeneousGraphHasTypedRelationsAndALabelledType) {
   expect_user_error(
       [&] { meta("dataset_name: x\nedge_data:\n- file_name: likes.csv\n  etype: [user, likes, item]\n" + nodes); },
       {"node types user, item all have a 'label' column; one type is the one classified"});
+}
+
+// What pandas and Excel write: -1 for unlabelled, 1.0 in a label column with
+// missing values, a byte-order mark before the header.
+TEST(DglCsvTest, UnlabelledNodesIntegralFloatLabelsAndAByteOrderMark) {
+  TempDir d;
+  d.write("meta.yaml", kMeta);
+  d.write("nodes.csv", "\xEF\xBB\xBFnode_id,label,train_mask,\n0,-1,False,\n1,1.0,True,\n2,0,False,\n");
+  d.write("edges.csv", "src_id,dst_id\n0,1\n");
+  const Dataset ds = load_dgl_csv(d.path(), {});
+  EXPECT_EQ(ints(ds.labels), (std::vector<int64_t>{-1, 1, 0}));
+  EXPECT_EQ(ds.num_classes, 2);
+  EXPECT_EQ(ints(ds.splits.train), (std::vector<int64_t>{1}));
+  bool noted = false;
+  for (const auto& n : ds.notes) {
+    noted |= n == "nodes.csv: 1 nodes have label -1 (unlabelled)";
+    EXPECT_EQ(n.find("columns not read"), std::string::npos) << "a trailing comma is no column: " << n;
+  }
+  EXPECT_TRUE(noted);
 }
 
 TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
@@ -238,7 +263,43 @@ TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
   expect_user_error([&] { load(kMeta, "node_id,label\n0,0\n1,cat\n", edges); },
                     {"nodes.csv:3: label is 'cat', expected an integer"});
   expect_user_error([&] { load(kMeta, "node_id,label\n0,0\n1,-2\n", edges); },
-                    {"nodes.csv:3: label is -2, expected a class number >= 0"});
+                    {"nodes.csv:3: label is -2, expected a class number in [0, 1048576) or -1 (unlabelled)"});
+  // A class number that would make a huge classifier is refused before anything is allocated.
+  expect_user_error([&] { load(kMeta, "node_id,label\n0,2000000000\n", edges); },
+                    {"nodes.csv:2: label is 2000000000, expected a class number in [0, 1048576)"});
+  expect_user_error([&] { load(std::string(kMeta) + "? [a, b]\n: 1\n", nodes, edges); },
+                    {"meta.yaml:6:3: a key of meta.yaml is a list, expected a name"});
+  expect_user_error([&] { load(kMeta, "node_id,label,label\n0,0,1\n", edges); },
+                    {"nodes.csv:1: column 'label' appears twice in the header"});
+  expect_user_error([&] { load(kMeta, "node_id,train_mask,test_mask\n0,False,False\n1,0,0\n", edges); },
+                    {"the mask columns select no node (every value is False)"});
+  expect_user_error(
+      [&] {
+        load(
+            "dataset_name: x\nedge_data:\n- file_name: edges.csv\n- file_name: ./edges.csv\nnode_data:\n"
+            "- file_name: nodes.csv\n",
+            nodes, edges);
+      },
+      {"meta.yaml:4:3: edge file 'edges.csv' is listed twice"});
+  // Files outside the folder could change without the dataset cache noticing.
+  d.write("../outside-" + d.path().filename().string() + ".csv", edges);
+  expect_user_error(
+      [&] {
+        load("dataset_name: x\nedge_data:\n- file_name: ../outside-" + d.path().filename().string() +
+                 ".csv\nnode_data:\n- file_name: nodes.csv\n",
+             nodes, edges);
+      },
+      {"meta.yaml:3:", "file_name '../outside-", "lies outside the dataset folder"});
+  fs::remove(d.path().parent_path() / ("outside-" + d.path().filename().string() + ".csv"));
+  expect_user_error(
+      [&] {
+        load(
+            "dataset_name: h\nedge_data:\n- file_name: edges.csv\n  etype: [a, rev-x, b]\n- file_name: n.csv\n"
+            "  etype: [b, x, a]\nnode_data:\n- file_name: nodes.csv\n  ntype: a\n- file_name: nodes.csv\n"
+            "  ntype: b\n",
+            nodes, edges);
+      },
+      {"relation names starting with 'rev-' are the inverses the loader adds"});
   expect_user_error([&] { load(kMeta, "node_id,train_mask\n0,yes\n", edges); },
                     {"nodes.csv:2: train_mask is 'yes', expected True, False, 1 or 0"});
   expect_user_error([&] { load(kMeta, "node_id,train_mask,test_mask\n0,True,True\n1,False,False\n", edges); },
@@ -255,6 +316,8 @@ TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
   expect_user_error([&] { load(kMeta, nodes, "src_id,dst_id\n0,1,2\n"); },
                     {"edges.csv:2: 3 fields, but the header has 2"});
   expect_user_error([&] { load_dgl_csv(d / "nowhere", {}); }, {"dgl-csv: '", "is not a folder"});
+  fs::create_directories(d / "dir/meta.yaml");
+  expect_user_error([&] { load_dgl_csv(d / "dir", {}); }, {"meta.yaml': not a regular file"});
   expect_user_error([&] { load("dataset_name: [1\n", nodes, edges); }, {"meta.yaml:", "not valid YAML"});
 }
 
