@@ -195,10 +195,10 @@ Header read_header(CsvReader& csv, const fs::path& file, const std::string& need
   // A UTF-8 byte-order mark (Excel writes one) is not part of the first name.
   if (!h.names.empty() && h.names[0].rfind("\xEF\xBB\xBF", 0) == 0)
     h.names[0] = std::string(trim(h.names[0].substr(3)));
-  for (size_t i = 0; i < h.names.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      STRATA_CHECK(h.names[i].empty() || h.names[i] != h.names[j], "{}: column '{}' appears twice in the header",
-                   csv.where().str(), h.names[i]);
+  std::set<std::string> seen;
+  for (const auto& name : h.names)
+    STRATA_CHECK(name.empty() || seen.insert(name).second, "{}: column '{}' appears twice in the header",
+                 csv.where().str(), name);
   return h;
 }
 

@@ -76,7 +76,7 @@ struct KernelRuntime {
   AttentionMode attention = AttentionMode::Auto;  // GAT only
   // runtime.plans: every SpMM kernel runs the plan an earlier run recorded for its
   // role (recorded_plans.h), instead of tuning or the size rules.
-  std::shared_ptr<const RecordedPlans> plans;
+  std::shared_ptr<const RecordedPlans> plans{};
 };
 
 // ---- GAT attention kernels ----

@@ -24,7 +24,7 @@ struct Parameter {
   ag::Var var;
   int layer = 0;     // index of the layer that owns it
   bool is_bias = false;
-  std::shared_ptr<const GradientSupport> support;  // null: every element
+  std::shared_ptr<const GradientSupport> support{};  // null: every element
 };
 
 // Uniform in [-a, a], a = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio 2010), for a

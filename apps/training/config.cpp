@@ -417,7 +417,7 @@ class ConfigBuilder {
     }
     std::set<std::string> seen;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      const YAML::Node key = it->first;  // a handle (binding a reference to the temporary warns)
       const YAML::Node& val = it->second;
       STRATA_CHECK(key.IsScalar(), "{}: keys must be plain names", where(source, key.Mark()));
       const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();

@@ -26,7 +26,7 @@ struct SddmmOptions {
   SddmmKind kind = SddmmKind::Dot;
   int64_t feat = 0;  // Dot: feature length; Add: heads
   Backend backend = Backend::Generated;
-  std::optional<KernelPlan> plan;  // default: default_plan(spec, A), the untuned plan for the graph
+  std::optional<KernelPlan> plan{};  // default: default_plan(spec, A), the untuned plan for the graph
   Device device = Device::cpu();
   std::optional<GpuSddmmKnobs> gpu = std::nullopt;  // default: default_gpu_sddmm_knobs(spec)
 };

@@ -191,7 +191,9 @@ TEST_F(TunerTest, FeatureTilesAreSampledWhenXOutgrowsTheCache) {
     measured += c.measured_ms >= 0;
     // Static task blocks are a family of their own, sampled the same way.
     if (c.plan.knobs.static_tasks && c.plan.feature_tile == 0) {
-      if (static_grains.insert(c.plan.knobs.grain).second) EXPECT_GE(c.measured_ms, 0) << c.plan.str();
+      if (static_grains.insert(c.plan.knobs.grain).second) {
+        EXPECT_GE(c.measured_ms, 0) << c.plan.str();
+      }
       static_measured += c.measured_ms >= 0;
     }
     if (c.plan.feature_tile == 0) continue;
