@@ -15,7 +15,7 @@
 #include "apps/commands.h"
 #include "apps/option_checks.h"
 #include "core/file_util.h"
-#include "layers/recorded_plans.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
@@ -66,12 +66,12 @@ int run_compile(const CompileArgs& a) {
                "--role: names a kernel of a run's kernels.json given as --plan");
   if (!a.plan_file.empty()) {
     const std::string text = read_file(a.plan_file);
-    if (nn::RecordedPlans::looks_like_kernels_json(text)) {
-      const nn::RecordedPlans plans = nn::RecordedPlans::read(a.plan_file);
+    if (sc::RecordedPlans::looks_like_kernels_json(text)) {
+      const sc::RecordedPlans plans = sc::RecordedPlans::read(a.plan_file);
       STRATA_CHECK(!a.role.empty(), "--plan '{}' is a run's kernels.json: name one of its kernels with --role ({})",
                    a.plan_file, fmt::join(plans.roles(), "; "));
       STRATA_CHECK(a.op == "spmm", "--role: a run's kernels.json records SpMM kernels; use op spmm, not {}", a.op);
-      const nn::RecordedPlan& r = plans.at(a.role, "--plan");
+      const sc::RecordedPlan& r = plans.at(a.role, "--plan");
       recorded_spec = SpmmSpec::from_name(r.program);
       STRATA_CHECK(recorded_spec.has_value(),
                    "--plan '{}': kernel '{}' names program '{}', which is not an SpMM program", a.plan_file, a.role,

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "layers/recorded_plans.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/max_aggregation.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -75,8 +75,8 @@ struct KernelRuntime {
   bool plan_template = false;
   AttentionMode attention = AttentionMode::Auto;  // GAT only
   // runtime.plans: every SpMM kernel runs the plan an earlier run recorded for its
-  // role (recorded_plans.h), instead of tuning or the size rules.
-  std::shared_ptr<const RecordedPlans> plans{};
+  // role (sparse_compiler/ops/recorded_plans.h), instead of tuning or the size rules.
+  std::shared_ptr<const sc::RecordedPlans> plans{};
 };
 
 // ---- GAT attention kernels ----

@@ -29,7 +29,8 @@
 //   ops/       the op programs (SpMM, SDDMM, max aggregation, GAT's steps, RGMS) and their front
 //              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels over
 //              RGMS's relational graph and its inspector), default CPU schedules,
-//              plans and the knobs an untuned plan takes from the graph's sizes,
+//              plans (and those an earlier run recorded in its kernels.json) and the
+//              knobs an untuned plan takes from the graph's sizes,
 //              the hand-written reference path
 //
 // Data flow: program (stage I) -> [fuse_row_programs | decompose_format] -> lower_to_loops (III) ->

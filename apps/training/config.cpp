@@ -750,7 +750,7 @@ TrainingConfig typed(const Config& c) {
                  "{}: runtime.plans replays the plans of generated kernels, but runtime.backend is '{}' (plain loops, "
                  "no plans)",
                  c.source(), c.get_string("runtime.backend"));
-    r.kernels.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(plans));
+    r.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(plans));
   }
   // Edge weights enter GCN's symmetric normalisation; the other norms aggregate unweighted.
   STRATA_CHECK(!t.data.edge_weights || t.model.kind != nn::ModelKind::Gcn || t.model.norm == nn::GcnNorm::Both,

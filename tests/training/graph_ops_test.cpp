@@ -422,7 +422,7 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
       {{"role": "relation 0", "order": "fused"}}]}})",
                                                              fwd_program, hyb, bwd_program, tiled));
   nn::KernelRuntime replay{sc::Backend::Generated, true};  // tuning on: the recorded plans win
-  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(file));
+  replay.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(file));
   const nn::GraphKernels replayed = nn::build_graph_kernels(g, nullptr, req, replay);
   ASSERT_EQ(replayed.records().size(), 2u);
   EXPECT_EQ(replayed.records()[0].plan.str(), "hyb:c=1,B=2 lanes=8,grain=512,prefetch=4");
@@ -455,7 +455,7 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
   const std::string other = write("other.json", fmt::format(R"({{"kernels": [
       {{"role": "sum f=16 forward", "program": "{}", "plan": {}}}]}})",
                                                             fwd_program, hyb));
-  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(other));
+  replay.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(other));
   sum.backward = false;
   testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, sum, replay); },
                              {"the plan for 'sum f=16 forward' was recorded for program " + fwd_program,
@@ -465,31 +465,31 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
       {{"role": "sum f=16 forward", "program": "spmm_f16_i32", "plan": {}}}]}})",
                                                               R"({"format": "csr", "lanes": 8, "grain": 512,
                                                                   "prefetch": 0, "tile": 12})"));
-  replay.plans = std::make_shared<const nn::RecordedPlans>(nn::RecordedPlans::read(misfit));
+  replay.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(misfit));
   testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, sum, replay); },
                              {"runtime.plans '" + misfit + "': the plan for 'sum f=16 forward' does not fit",
                               "feature tile 12 does not divide the feature size 16"});
   // Files that are not a run's plans.
-  testing::expect_user_error([&] { nn::RecordedPlans::read(write("bad.json", "{\"kernels\": [")); },
+  testing::expect_user_error([&] { sc::RecordedPlans::read(write("bad.json", "{\"kernels\": [")); },
                              {"bad.json': not JSON"});
-  testing::expect_user_error([&] { nn::RecordedPlans::read(write("plan.json", hyb)); },
+  testing::expect_user_error([&] { sc::RecordedPlans::read(write("plan.json", hyb)); },
                              {"plan.json': no \"kernels\" list; expected a run dir's kernels.json"});
   testing::expect_user_error(
-      [&] { nn::RecordedPlans::read(write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}]})")); },
+      [&] { sc::RecordedPlans::read(write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}]})")); },
       {"orders.json': holds no kernel plan"});
-  testing::expect_user_error([&] { nn::RecordedPlans::read(write("none.json", R"({"kernels": []})")); },
+  testing::expect_user_error([&] { sc::RecordedPlans::read(write("none.json", R"({"kernels": []})")); },
                              {"none.json': its \"kernels\" list is empty"});
-  testing::expect_user_error([&] { nn::RecordedPlans::read("/dev/null"); }, {"'/dev/null' is not a regular file"});
+  testing::expect_user_error([&] { sc::RecordedPlans::read("/dev/null"); }, {"'/dev/null' is not a regular file"});
   testing::expect_user_error(
       [&] {
-        nn::RecordedPlans::read(write("twice.json", fmt::format(R"({{"kernels": [
+        sc::RecordedPlans::read(write("twice.json", fmt::format(R"({{"kernels": [
             {{"role": "a", "program": "p", "plan": {0}}}, {{"role": "a", "program": "p", "plan": {0}}}]}})",
                                                                 hyb)));
       },
       {"twice.json': kernels[1]: role 'a' is listed twice"});
   testing::expect_user_error(
       [&] {
-        nn::RecordedPlans::read(
+        sc::RecordedPlans::read(
             write("badplan.json", R"({"kernels": [{"role": "a", "program": "p", "plan": {"format": "csv"}}]})"));
       },
       {"badplan.json': kernels[0].plan"});

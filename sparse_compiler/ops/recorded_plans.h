@@ -14,7 +14,7 @@
 
 #include "sparse_compiler/ops/plan.h"
 
-namespace strata::nn {
+namespace strata::sc {
 
 namespace fs = std::filesystem;
 
@@ -49,4 +49,4 @@ class RecordedPlans {
   std::map<std::string, RecordedPlan> by_role_;
 };
 
-}  // namespace strata::nn
+}  // namespace strata::sc

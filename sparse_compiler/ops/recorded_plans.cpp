@@ -1,4 +1,4 @@
-#include "layers/recorded_plans.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 
-namespace strata::nn {
+namespace strata::sc {
 
 RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
   RecordedPlans out;
@@ -72,4 +72,4 @@ bool RecordedPlans::looks_like_kernels_json(const std::string& text) {
   return j.is_object() && j.contains("kernels");
 }
 
-}  // namespace strata::nn
+}  // namespace strata::sc
