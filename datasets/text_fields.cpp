@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 
@@ -89,7 +90,16 @@ double parse_double(std::string_view s, const Where& where, std::string_view wha
 
 float parse_float(std::string_view s, const Where& where, std::string_view what) {
   auto v = try_parse_float(s);
-  if (!v) STRATA_FAIL("{}: {} is '{}', expected a number", where.str(), what, excerpt(s));
+  if (!v) {
+    // A number a float cannot hold gets its own reason: "expected a number" would
+    // send the reader looking for a typo in "1e60".
+    const auto d = try_parse_double(s);
+    STRATA_CHECK(!d || !std::isfinite(*d),
+                 "{}: {} is '{}', a number float32 cannot hold (non-zero magnitudes from {:.4g} to {:.4g})",
+                 where.str(), what, excerpt(s), static_cast<double>(std::numeric_limits<float>::min()),
+                 static_cast<double>(std::numeric_limits<float>::max()));
+    STRATA_FAIL("{}: {} is '{}', expected a number", where.str(), what, excerpt(s));
+  }
   return *v;
 }
 

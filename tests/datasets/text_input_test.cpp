@@ -179,6 +179,11 @@ TEST(FieldsErrorTest, NonNumericFieldsNameFileLineAndField) {
                              {"edges.txt:5", "source id", "'12a'", "expected an integer"});
   testing::expect_user_error([] { parse_float("abc", {"x.csv", 9}, "weight"); },
                              {"x.csv:9", "weight", "expected a number"});
+  testing::expect_user_error(
+      [] {
+        parse_float("-1e-60", {"x.csv", 10}, "weight");
+      },
+      {"x.csv:10", "weight is '-1e-60', a number float32 cannot hold"});
   testing::expect_user_error([] { parse_integral("2.5", {"t.tsv", 3}, "id"); }, {"t.tsv:3", "integer id"});
 }
 
