@@ -67,8 +67,7 @@ Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec,
   Schedule s(loops);
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
-  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
-  if (knobs.static_tasks) s.static_tasks(tasks);
+  owner_tasks(s, partitioned, ranges, knobs);
   // Rows wider than a local may stage are summed in Y itself.
   const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
@@ -87,8 +86,7 @@ Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec
   Schedule s(loops);
   std::vector<std::string> tops, partitioned, ranges;
   top_level(loops, tops, partitioned, ranges);
-  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
-  if (knobs.static_tasks) s.static_tasks(tasks);
+  owner_tasks(s, partitioned, ranges, knobs);
   const bool staged = fits_in_locals(s, {"F"});
   for (const auto& t : tops) {
     const std::string p = t.substr(0, t.find('_'));
@@ -132,8 +130,7 @@ Kernel schedule_coo_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   std::vector<std::string> tops, ranges;
   coo_top_level(loops, tops, ranges);
-  const std::string tasks = s.partition_tasks(tops, ranges, "num_tasks");
-  if (knobs.static_tasks) s.static_tasks(tasks);
+  owner_tasks(s, tops, ranges, knobs);
   for (const auto& l : all_loops_with_axis(s, "F")) vectorize_feature_loop(s, l, knobs.vector_lanes);
   return s.kernel();
 }
@@ -142,8 +139,7 @@ Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   std::vector<std::string> tops, ranges;
   coo_top_level(loops, tops, ranges);
-  const std::string tasks = s.partition_tasks(tops, ranges, "num_tasks");
-  if (knobs.static_tasks) s.static_tasks(tasks);
+  owner_tasks(s, tops, ranges, knobs);
   for (size_t k = 0; k < tops.size(); ++k) {
     if (ranges[k] != "coo_tasks" || loops_with_axis_under(s, tops[k], "F").empty()) continue;
     const std::string acc = s.cache_write("O", tops[k]);
@@ -164,8 +160,7 @@ Kernel schedule_gat_over_format_cpu(const Kernel& loops, const FormatSpec& spec,
   } else {
     top_level(loops, tops, partitioned, ranges);
   }
-  const std::string tasks = s.partition_tasks(partitioned, ranges, "num_tasks");
-  if (knobs.static_tasks) s.static_tasks(tasks);
+  owner_tasks(s, partitioned, ranges, knobs);
   // Innermost first, so a head loop around a feature loop stays serial.
   for (const auto& axis : {"F", "H"})
     for (const auto& l : all_loops_with_axis(s, axis))

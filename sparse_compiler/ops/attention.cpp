@@ -45,9 +45,7 @@ std::vector<std::pair<std::string, std::string>> gathered_buffers(const Kernel& 
 
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
-  const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
-  s.parallel(chunk);
-  if (knobs.static_tasks) s.static_tasks(chunk);
+  row_tasks(s, knobs);
   // Per-row outputs in registers (edge outputs are refused: their region is ragged).
   // Per-row scratch (the fused forward's per-edge factors) too: in registers it
   // never reaches memory, and the scratch parameter goes away.

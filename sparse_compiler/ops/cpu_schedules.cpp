@@ -109,11 +109,23 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
   if (exists(s, loop + "_t")) vectorize_reduction_loop(s, loop + "_t", acc, static_cast<int>(width / 2));
 }
 
-Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
-  Schedule s(loops);
+std::string row_tasks(Schedule& s, const CpuKnobs& knobs) {
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
   if (knobs.static_tasks) s.static_tasks(chunk);
+  return chunk;
+}
+
+std::string owner_tasks(Schedule& s, const std::vector<std::string>& loops, const std::vector<std::string>& ranges,
+                        const CpuKnobs& knobs) {
+  const std::string tasks = s.partition_tasks(loops, ranges, "num_tasks");
+  if (knobs.static_tasks) s.static_tasks(tasks);
+  return tasks;
+}
+
+Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
+  Schedule s(loops);
+  row_tasks(s, knobs);
   // A row (or tile) of more than kMaxStagedElements floats is summed in Y itself.
   const bool staged = fits_in_locals(s, {"F", "F_i"});
   if (staged) s.cache_write("Y", "i");
@@ -133,9 +145,7 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
 
 Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
-  const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
-  s.parallel(chunk);
-  if (knobs.static_tasks) s.static_tasks(chunk);
+  row_tasks(s, knobs);
   if (exists(s, "f")) {
     // Dot: X[i] in registers (unless it is wider than a local may be), one vector
     // accumulator per edge.

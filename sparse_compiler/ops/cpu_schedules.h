@@ -35,6 +35,14 @@ struct CpuKnobs {
 // Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).
 int host_vector_lanes();
 
+// The task loop every CPU schedule starts with, per the knobs: CSR row loop `i`
+// balanced into tasks of ~grain non-zeros (row_tasks), or the top-level loops of a
+// decomposed or COO kernel as owner tasks (owner_tasks, Schedule::partition_tasks),
+// run in parallel, in fixed blocks when knobs.static_tasks. Each returns the task loop.
+std::string row_tasks(Schedule& s, const CpuKnobs& knobs);
+std::string owner_tasks(Schedule& s, const std::vector<std::string>& loops, const std::vector<std::string>& ranges,
+                        const CpuKnobs& knobs);
+
 Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
 Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
 

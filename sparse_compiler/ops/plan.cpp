@@ -1,8 +1,12 @@
 #include "sparse_compiler/ops/plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <vector>
 
 #include "core/error.h"
 
@@ -36,18 +40,12 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   } catch (const nlohmann::json::exception& e) {
     STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
   }
-  STRATA_CHECK(
-      j.is_object(),
-      "{}: expected a JSON object with keys format, lanes, grain, prefetch, tile, x_layout, stream, static_tasks",
-      what);
-  static const char* kKeys[] = {"format", "lanes", "grain", "prefetch", "tile", "x_layout", "stream", "static_tasks"};
-  for (const auto& [k, v] : j.items()) {
-    bool known = false;
-    for (const char* x : kKeys) known |= k == x;
-    STRATA_CHECK(known,
-                 "{}: unknown key '{}' (expected format, lanes, grain, prefetch, tile, x_layout, stream, static_tasks)",
-                 what, k);
-  }
+  static const std::vector<std::string> kKeys = {"format", "lanes",    "grain",  "prefetch",
+                                                 "tile",   "x_layout", "stream", "static_tasks"};
+  STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys {}", what, fmt::join(kKeys, ", "));
+  for (const auto& [k, v] : j.items())
+    STRATA_CHECK(std::find(kKeys.begin(), kKeys.end(), k) != kKeys.end(), "{}: unknown key '{}' (expected {})", what, k,
+                 fmt::join(kKeys, ", "));
   KernelPlan p;
   auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t fallback) {
     if (!j.contains(key)) return fallback;
