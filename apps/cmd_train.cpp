@@ -1,6 +1,7 @@
 // `strata train <config.yaml> [--set key=value ...]`: trains the model a config
 // describes (apps/training/trainer.h) and writes its run dir. `--help-config` prints
-// every config key with its default; `--print-config` prints the resolved config.
+// every config key with its default; `--print-config` prints the resolved config;
+// `--resume` continues a killed run from its resume point (training/resume_point.h).
 #include <cstdio>
 #include <filesystem>
 
@@ -16,12 +17,15 @@ const RegisterCommand kTrain{Command{
     [](CLI::App& app) -> std::function<int()> {
       struct Args {
         ConfigArgs in;
-        bool help_config = false, print_config = false;
+        bool help_config = false, print_config = false, resume = false;
       };
       auto args = std::make_shared<Args>();
       args->in.add_to(app, "the training config (see configs/ and --help-config)");
       app.add_flag("--help-config", args->help_config, "list every config key with its default and exit");
       app.add_flag("--print-config", args->print_config, "print the resolved config (defaults filled in) and exit");
+      app.add_flag("--resume", args->resume,
+                   "continue the interrupted run of this config's run dir from its last resume point "
+                   "(output.resume_every) instead of starting afresh");
       return [args] {
         if (args->help_config) {
           std::fputs(train::schema_help().c_str(), stdout);
@@ -34,7 +38,7 @@ const RegisterCommand kTrain{Command{
           std::fputs(config.to_yaml().c_str(), stdout);
           return 0;
         }
-        train::run_training(config, std::filesystem::path(args->in.config).stem().string(), print_line);
+        train::run_training(config, std::filesystem::path(args->in.config).stem().string(), print_line, args->resume);
         return 0;
       };
     }}};

@@ -1,7 +1,11 @@
 #include "core/rng.h"
 
+#include <bit>
 #include <cmath>
 #include <numeric>
+#include <sstream>
+
+#include "core/error.h"
 
 namespace strata {
 
@@ -46,6 +50,30 @@ Rng Rng::fork(uint64_t stream) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return Rng(z ^ (z >> 31));
+}
+
+std::string Rng::state() const {
+  std::ostringstream out;
+  out << seed_ << ' ' << have_spare_ << ' ' << std::bit_cast<uint64_t>(spare_) << ' ' << engine_;
+  return out.str();
+}
+
+void Rng::restore_state(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  uint64_t seed = 0, spare_bits = 0;
+  bool have_spare = false;
+  std::mt19937_64 engine;
+  in >> seed >> have_spare >> spare_bits >> engine;
+  STRATA_CHECK(!in.fail(),
+               "{}: malformed random-number state (expected a seed, a spare flag, the spare's bits and "
+               "the 312 words of an mt19937_64)",
+               source);
+  in >> std::ws;
+  STRATA_CHECK(in.eof(), "{}: malformed random-number state (text after the engine's 312 words)", source);
+  seed_ = seed;
+  have_spare_ = have_spare;
+  spare_ = std::bit_cast<double>(spare_bits);
+  engine_ = engine;
 }
 
 }  // namespace strata

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace strata {
@@ -30,6 +31,12 @@ class Rng {
   std::vector<int64_t> permutation(int64_t n);
   // An independent stream derived from this one (for per-run or per-thread use).
   Rng fork(uint64_t stream);
+
+  // The complete state as text (the engine's standard text form, the seed and the
+  // spare normal), so a resumed run draws exactly what the interrupted one would
+  // have; restore_state() throws a UserError naming `source` on malformed text.
+  std::string state() const;
+  void restore_state(const std::string& text, const std::string& source);
 
  private:
   std::mt19937_64 engine_;

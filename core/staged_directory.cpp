@@ -1,7 +1,11 @@
 #include "core/staged_directory.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include "core/error.h"
 #include "core/file_util.h"
@@ -20,6 +24,43 @@ StagedDirectory::StagedDirectory(fs::path final_dir, std::string marker, std::st
   const std::string why = create_directories_problem(staging_);
   STRATA_CHECK(why.empty(), "cannot create {} '{}' (staging folder '{}'): {}", setting_, final_.string(),
                staging_.string(), why);
+}
+
+StagedDirectory::StagedDirectory(fs::path final_dir, std::string marker, std::string setting, const fs::path& leftover)
+    : final_(std::move(final_dir)), marker_(std::move(marker)), setting_(std::move(setting)) {
+  check_replaceable();
+  staging_ = final_;
+  staging_ += fmt::format(".partial-{}", ::getpid());
+  if (leftover == staging_) return;  // this process's own (a pid reused after a reboot)
+  std::error_code ec;
+  STRATA_CHECK(!fs::exists(fs::symlink_status(staging_, ec)),
+               "cannot adopt '{}': this process's staging folder '{}' already exists", leftover.string(),
+               staging_.string());
+  fs::rename(leftover, staging_, ec);
+  STRATA_CHECK(!ec, "cannot adopt the interrupted run's folder '{}' as '{}': {}", leftover.string(), staging_.string(),
+               ec.message());
+}
+
+std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path& final_dir) {
+  std::vector<Leftover> found;
+  const fs::path parent = final_dir.has_parent_path() ? final_dir.parent_path() : fs::path(".");
+  const std::string prefix = final_dir.filename().string() + ".partial-";
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix) || !it->is_directory(ec)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    Leftover l;
+    l.path = it->path();
+    l.pid = std::stoll(digits);
+    // Signal 0 checks that the process exists; EPERM means it does, under another user.
+    l.running = l.pid == ::getpid() || ::kill(static_cast<pid_t>(l.pid), 0) == 0 || errno == EPERM;
+    found.push_back(l);
+  }
+  std::sort(found.begin(), found.end(), [](const Leftover& a, const Leftover& b) { return a.path < b.path; });
+  return found;
 }
 
 StagedDirectory::~StagedDirectory() {

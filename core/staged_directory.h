@@ -9,8 +9,10 @@
 // messages ("output.run_dir", "--out").
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -21,6 +23,11 @@ class StagedDirectory {
   // Throws a UserError when the final path exists and may not be replaced, or when
   // the staging folder cannot be created.
   StagedDirectory(fs::path final_dir, std::string marker, std::string setting);
+  // Adopts `leftover`, a staging folder an interrupted process left for the same final
+  // path (see leftovers()), by renaming it to this process's staging name: the work
+  // goes on where it stopped. Throws a UserError when the rename fails (another
+  // process adopted it first).
+  StagedDirectory(fs::path final_dir, std::string marker, std::string setting, const fs::path& leftover);
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;
   StagedDirectory& operator=(const StagedDirectory&) = delete;
@@ -29,6 +36,16 @@ class StagedDirectory {
   const fs::path& staging_path() const { return staging_; }
   // Moves the staging folder into place, replacing an earlier output there.
   void commit();
+
+  // The staging folders <final>.partial-<pid> that exist beside `final_dir`, with
+  // whether their process is still running: a process killed before it committed
+  // (SIGKILL, a crash, a lost machine) leaves its staging folder behind.
+  struct Leftover {
+    fs::path path;
+    int64_t pid = 0;
+    bool running = false;
+  };
+  static std::vector<Leftover> leftovers(const fs::path& final_dir);
 
  private:
   void check_replaceable() const;

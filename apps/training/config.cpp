@@ -209,6 +209,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("output.checkpoint", "best", {"best", "last", "none"},
                        "checkpoint per run: the best-validation epoch's model, the last epoch's, or none"));
   s.push_back(key_int("output.log_every", "1", 0, kBig, "print one epoch line every this many epochs; 0: none"));
+  s.push_back(key_int("output.resume_every", "50", 0, kBig,
+                      "write a resume point every this many epochs and after each run (strata train --resume "
+                      "continues a killed run from it); 0: none"));
   return s;
 }
 
@@ -763,6 +766,7 @@ TrainingConfig typed(const Config& c) {
   const std::string& ck = c.get_string("output.checkpoint");
   out.checkpoint = ck == "best" ? CheckpointPolicy::Best : ck == "last" ? CheckpointPolicy::Last : CheckpointPolicy::None;
   out.log_every = c.get_int("output.log_every");
+  out.resume_every = c.get_int("output.resume_every");
   STRATA_CHECK(!out.run_dir.empty(), "{}: output.run_dir must not be empty", c.source());
   return t;
 }

@@ -150,6 +150,7 @@ struct OutputConfig {
   bool overwrite = true;
   CheckpointPolicy checkpoint = CheckpointPolicy::Best;
   int64_t log_every = 1;
+  int64_t resume_every = 50;  // epochs between resume points (resume_point.h); 0: none
 };
 
 struct TrainingConfig {

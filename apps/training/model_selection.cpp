@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "apps/training/resume_point.h"
+#include "core/error.h"
+
 namespace strata::train {
 
 bool ModelSelection::offer(int64_t epoch, double val_acc, double val_loss) {
@@ -16,6 +19,24 @@ bool ModelSelection::offer(int64_t epoch, double val_acc, double val_loss) {
   best_epoch_ = epoch;
   since_best_ = 0;
   return true;
+}
+
+nlohmann::ordered_json ModelSelection::state() const {
+  return {{"best_val", exact_json(best_val_)},
+          {"best_loss", exact_json(best_loss_)},
+          {"best_epoch", best_epoch_},
+          {"since_best", since_best_}};
+}
+
+void ModelSelection::restore(const nlohmann::json& state, const std::string& source) {
+  try {
+    best_val_ = exact_double(state, "best_val", source);
+    best_loss_ = exact_double(state, "best_loss", source);
+    best_epoch_ = state.at("best_epoch").get<int64_t>();
+    since_best_ = state.at("since_best").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    STRATA_FAIL("{}: the model selection's state is malformed ({})", source, e.what());
+  }
 }
 
 bool ModelSelection::stop_early(int64_t epoch, const Printer& out) const {

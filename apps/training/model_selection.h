@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/training/config.h"
 #include "apps/training/run_report.h"
@@ -21,6 +23,11 @@ class ModelSelection {
   // early, i.e. `patience` evaluations passed without a better one before the last epoch.
   bool stop_early(int64_t epoch, const Printer& out) const;
   int64_t best_epoch() const { return best_epoch_; }
+
+  // Everything offer() and stop_early() remember, for a resume point; restore()
+  // throws a UserError naming `source` when a field is missing.
+  nlohmann::ordered_json state() const;
+  void restore(const nlohmann::json& state, const std::string& source);
 
  private:
   const LoopConfig& loop_;

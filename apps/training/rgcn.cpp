@@ -6,6 +6,7 @@
 
 #include "apps/training/data.h"
 #include "apps/training/model_selection.h"
+#include "apps/training/resume_point.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
 #include "apps/training/split_file.h"
@@ -314,17 +315,46 @@ void print_data(const std::function<void(const std::string&)>& out, const RgcnDa
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
 }
 
+// An evaluation as a resume point keeps it (resume_point.h), and back.
+json rgcn_eval_state(const RgcnEvaluation& e) {
+  return json{{"train_acc", exact_json(e.train_acc)},
+              {"val_acc", exact_json(e.val_acc)},
+              {"test_acc", exact_json(e.test_acc)},
+              {"val_loss", exact_json(e.val_loss)},
+              {"test_macro_f1", exact_json(e.test_macro_f1)},
+              {"test_logits_hash", e.test_logits_hash},
+              {"ms", exact_json(e.ms)}};
+}
+
+RgcnEvaluation rgcn_eval_from_state(const nlohmann::json& j, const std::string& file) {
+  RgcnEvaluation e;
+  e.train_acc = exact_double(j, "train_acc", file);
+  e.val_acc = exact_double(j, "val_acc", file);
+  e.test_acc = exact_double(j, "test_acc", file);
+  e.val_loss = exact_double(j, "val_loss", file);
+  e.test_macro_f1 = exact_double(j, "test_macro_f1", file);
+  e.ms = exact_double(j, "ms", file);
+  STRATA_CHECK(j.contains("test_logits_hash") && j["test_logits_hash"].is_string(),
+               "resume point '{}': 'test_logits_hash' is missing", file);
+  e.test_logits_hash = j["test_logits_hash"].get<std::string>();
+  return e;
+}
+
 }  // namespace
 
-Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print) {
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
   RgcnContext ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
   apply_runtime(c.runtime);
   Console out{print, {}};
-  RunDirectory dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite);
+  OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
+  RunDirectory& dir = *opened.dir;
+  std::optional<ResumePoint>& resumed = opened.resumed;
+  if (resumed) out.lines = resumed->console;  // log.txt continues the interrupted session's
   dir.write("config.yaml", config.to_yaml());
   out(train_banner(config));
+  for (const std::string& note : opened.notes) out(note);
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   ctx.build_kernels(*first);
@@ -349,12 +379,32 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   summary.run_dir = dir.final_path().string();
   std::vector<double> tests, vals, f1s, epoch_medians, epoch_means;
   json runs = json::array();
-  for (int run = 1; run <= c.training.runs; ++run) {
+  ResumeRecorder recorder(dir, config, out, c.output.resume_every);
+  std::optional<RunProgress> current;  // the run in progress at the resume point
+  if (resumed) {
+    ResumedRuns from = resumed_runs(*resumed);
+    for (const json& entry : from.finished) {
+      STRATA_CHECK(entry.contains("result") && entry.contains("row"),
+                   "resume point '{}' is malformed: a finished run has no result", resumed->file);
+      RunResult rr = run_result_from_state(entry["result"], resumed->file);
+      tests.push_back(rr.best.test_acc);
+      vals.push_back(rr.best.val_acc);
+      f1s.push_back(exact_double(entry, "test_macro_f1", resumed->file));
+      epoch_medians.push_back(rr.median_epoch_ms);
+      epoch_means.push_back(rr.mean_epoch_ms);
+      runs.push_back(entry["row"]);
+      summary.runs.push_back(std::move(rr));
+    }
+    recorder.restore_finished(std::move(from.finished));
+    current = std::move(from.current);
+  }
+  for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
     std::unique_ptr<nn::RgcnModel> model = run == 1 ? std::move(first) : ctx.make_model(seed);
     std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer(c.optimizer, model->parameters());
     Rng dropout = Rng(seed).fork(2);
-    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
     RunResult rr;
     rr.run = run;
     rr.seed = seed;
@@ -363,7 +413,24 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     RgcnEvaluation last, best;
     ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params;
-    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      best = rgcn_eval_from_state(current->best, file);
+      last = rgcn_eval_from_state(current->last, file);
+      dropout.restore_state(current->dropout, file);
+      selection.restore(current->selection, file);
+      tape.profile() = current->profile;
+      best_params = restore_run_tensors(*resumed, model->parameters(), *opt).best_params;
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
+    }
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
       Timer t;
       opt->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       tape.clear();
@@ -406,6 +473,10 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         rr.stopped_early = true;
         break;
       }
+      if (recorder.due(epoch, c.training.epochs))
+        recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, rgcn_eval_state(best),
+                       rgcn_eval_state(last), dropout.state(), selection.state(), tape.profile()},
+                      model->parameters(), *opt, best_params, {});
     }
     rr.median_epoch_ms = median(epoch_ms);
     rr.profile = tape.profile();
@@ -453,6 +524,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                     {"median_epoch_ms", rr.median_epoch_ms},
                     {"time", profile_json(rr.profile, rr.optimizer_ms, rr.train_ms)},
                     {"checkpoint", rr.checkpoint}});
+    recorder.finish_run(
+        {{"result", run_result_state(rr)}, {"test_macro_f1", exact_json(best.test_macro_f1)}, {"row", runs.back()}});
     summary.runs.push_back(std::move(rr));
   }
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
@@ -484,6 +557,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
               {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
+  drop_resume_point(dir);
   dir.commit();
   return summary;
 }

@@ -66,7 +66,7 @@ struct RgcnEvaluation {
 };
 RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model);
 
-Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print);
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume);
 EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
 
 // `strata infer`: the checkpoint's model on the config's graph (the batch: target-type

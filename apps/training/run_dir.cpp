@@ -20,6 +20,34 @@ RunDirectory::RunDirectory(fs::path final_dir, bool overwrite) : overwrite_(over
   STRATA_CHECK(metrics_ != nullptr, "cannot create '{}': {}", metrics.string(), std::strerror(errno));
 }
 
+RunDirectory::RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes)
+    : overwrite_(overwrite) {
+  std::error_code ec;
+  STRATA_CHECK(overwrite || !fs::exists(final_dir, ec),
+               "output.run_dir '{}' already exists (set output.overwrite: true to replace it with the resumed run, or "
+               "move it away)",
+               final_dir.string());
+  staged_.emplace(std::move(final_dir), "metrics.jsonl", "output.run_dir", leftover);
+  const fs::path metrics = staging_path() / "metrics.jsonl";
+  const uintmax_t size = fs::file_size(metrics, ec);
+  STRATA_CHECK(!ec && size >= metrics_bytes,
+               "cannot resume in '{}': metrics.jsonl holds {} bytes, fewer than the {} its resume point recorded "
+               "(the folder was changed after the run stopped)",
+               staging_path().string(), ec ? 0 : size, metrics_bytes);
+  fs::resize_file(metrics, metrics_bytes, ec);  // drops the epochs after the resume point
+  STRATA_CHECK(!ec, "cannot cut '{}' back to the resume point: {}", metrics.string(), ec.message());
+  metrics_ = std::fopen(metrics.c_str(), "a");
+  STRATA_CHECK(metrics_ != nullptr && std::fseek(metrics_, 0, SEEK_END) == 0, "cannot append to '{}': {}",
+               metrics.string(), std::strerror(errno));
+}
+
+uint64_t RunDirectory::metrics_bytes() const {
+  STRATA_ASSERT(metrics_ != nullptr, "metrics.jsonl is closed");
+  const long at = std::ftell(metrics_);
+  STRATA_ASSERT(at >= 0, "cannot tell the length of metrics.jsonl");
+  return static_cast<uint64_t>(at);
+}
+
 RunDirectory::~RunDirectory() {
   if (metrics_) std::fclose(metrics_);
 }

@@ -10,6 +10,7 @@
 // half-written run dir behind.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -27,6 +28,10 @@ class RunDirectory {
   // Throws a UserError when `final_dir` exists and overwrite is off (or it is not
   // an earlier run dir), or when the staging folder cannot be created.
   RunDirectory(fs::path final_dir, bool overwrite);
+  // Continues in `leftover`, the staging folder of an interrupted run of the same
+  // run dir (apps/training/resume_point.h), its metrics.jsonl cut back to its first
+  // `metrics_bytes` bytes (the lines written before the resume point).
+  RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
@@ -37,6 +42,8 @@ class RunDirectory {
   void write(const std::string& name, std::string_view data);
   // Appends one line to metrics.jsonl.
   void append_metrics(const std::string& json_line);
+  // metrics.jsonl's length so far (every line appended is flushed).
+  uint64_t metrics_bytes() const;
   // Moves the finished run into place.
   void commit();
 

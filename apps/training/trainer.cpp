@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/training/model_selection.h"
+#include "apps/training/resume_point.h"
 #include "apps/training/rgcn.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
@@ -206,32 +207,68 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
   return e;
 }
 
-Summary run_training(const Config& config, const std::string& config_name, const Printer& print) {
+Summary run_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
   // rgcn: its own loop over heterographs (apps/training/rgcn.h).
-  if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print);
+  if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print, resume);
   Context ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
   apply_runtime(c.runtime);
   Console out{print, {}};
-  RunDirectory dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite);
+  OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
+  RunDirectory& dir = *opened.dir;
+  std::optional<ResumePoint>& resumed = opened.resumed;
+  if (resumed) out.lines = resumed->console;  // log.txt continues the interrupted session's
   dir.write("config.yaml", config.to_yaml());
   out(train_banner(config));
+  for (const std::string& note : opened.notes) out(note);
 
   ctx.data = prepare_data(c.data, c.model.kind, config.source());
   RunState first(ctx, c.training.seed);
+  // A resumed run replays the plans the interrupted one tuned: tuning again could
+  // choose other kernels, whose sums round differently from the epochs already run.
+  const fs::path tuned_plans = dir.staging_path() / "kernels.json";
+  const bool replay_tuned = resumed && c.runtime.kernels.tuning && !c.runtime.kernels.plans &&
+                            c.runtime.kernels.backend == sc::Backend::Generated && fs::exists(tuned_plans);
+  if (replay_tuned) {
+    ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
+    out(fmt::format("kernels: the plans the interrupted run tuned ({}), not tuned again", tuned_plans.string()));
+  }
   ctx.build_kernels(*first.model);
   print_header(out, config, ctx, *first.model);
   const std::string model_text = first.model->describe();
   const int64_t model_parameters = first.model->num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
-  dir.write("kernels.json", kernels_json(*ctx.kernels).dump(2) + "\n");
+  {
+    json kernels = kernels_json(*ctx.kernels);
+    if (replay_tuned) {  // tuned by the interrupted session, whose kernels.json this replaces
+      kernels["tuning"] = true;
+      kernels["plans"] = "tuned before the run was interrupted, replayed on resume";
+    }
+    dir.write("kernels.json", kernels.dump(2) + "\n");
+  }
   dir.write("split.json", split_json(ctx.data.splits));
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
   std::vector<double> tests, vals, epoch_means, epoch_medians;
-  for (int run = 1; run <= c.training.runs; ++run) {
+  ResumeRecorder recorder(dir, config, out, c.output.resume_every);
+  std::optional<RunProgress> current;  // the run in progress at the resume point
+  if (resumed) {
+    ResumedRuns from = resumed_runs(*resumed);
+    for (const json& entry : from.finished) {
+      RunResult rr = run_result_from_state(entry, resumed->file);
+      tests.push_back(rr.best.test_acc);
+      vals.push_back(rr.best.val_acc);
+      epoch_means.push_back(rr.mean_epoch_ms);
+      epoch_medians.push_back(rr.median_epoch_ms);
+      summary.runs.push_back(std::move(rr));
+    }
+    recorder.restore_finished(std::move(from.finished));
+    current = std::move(from.current);
+  }
+
+  for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
     RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
     const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
@@ -239,7 +276,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
       ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
       dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
     }
-    if (c.training.runs > 1)
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing)
       out(fmt::format("Run {}/{} (seed {}{})", run, c.training.runs, seed,
                       c.data.split.per_run ? fmt::format(", split {}", ctx.data.splits.origin) : ""));
     RunResult rr;
@@ -251,7 +289,26 @@ Summary run_training(const Config& config, const std::string& config_name, const
     Evaluation last;
     ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      rr.best = evaluation_from_state(current->best, file);
+      last = evaluation_from_state(current->last, file);
+      state.dropout.restore_state(current->dropout, file);
+      selection.restore(current->selection, file);
+      tape.profile() = current->profile;
+      RunTensors best = restore_run_tensors(*resumed, state.model->parameters(), *state.optimizer);
+      best_params = std::move(best.best_params);
+      best_optim = std::move(best.best_optimizer);
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
+    }
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
       state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       const StepResult step = train_step(ctx, state, tape, run, epoch);
       epoch_ms.push_back(step.ms);
@@ -283,6 +340,10 @@ Summary run_training(const Config& config, const std::string& config_name, const
         rr.stopped_early = true;
         break;
       }
+      if (recorder.due(epoch, c.training.epochs))
+        recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best),
+                       evaluation_state(last), state.dropout.state(), selection.state(), tape.profile()},
+                      state.model->parameters(), *state.optimizer, best_params, best_optim);
     }
     rr.profile = tape.profile();
     for (double ms : epoch_ms) rr.train_ms += ms;
@@ -316,6 +377,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
     vals.push_back(rr.best.val_acc);
     epoch_means.push_back(rr.mean_epoch_ms);
     epoch_medians.push_back(rr.median_epoch_ms);
+    recorder.finish_run(run_result_state(rr));
     summary.runs.push_back(std::move(rr));
   }
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
@@ -361,6 +423,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
               {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
+  drop_resume_point(dir);
   dir.commit();
   return summary;
 }

@@ -108,8 +108,9 @@ struct Summary {
 };
 
 // `strata train`: runs every seed and writes the run dir. `config_name` replaces
-// {config} in output.run_dir.
-Summary run_training(const Config& config, const std::string& config_name, const Printer& print);
+// {config} in output.run_dir. With `resume`, continues the interrupted run of that
+// run dir from its resume point (resume_point.h) instead of starting afresh.
+Summary run_training(const Config& config, const std::string& config_name, const Printer& print, bool resume = false);
 
 struct EvalReport {
   Evaluation eval;

@@ -22,6 +22,22 @@ TEST(Rng, SeededAndIndependentStreams) {
   EXPECT_NE(f1.next_u64(), f2.next_u64());
 }
 
+TEST(Rng, StateRoundTripsExactlyIncludingTheSpareNormal) {
+  Rng a(7);
+  for (int i = 0; i < 1000; ++i) a.next_u64();
+  a.normal();  // leaves a spare
+  Rng b(99);
+  b.restore_state(a.state(), "test");
+  EXPECT_EQ(b.seed(), 7u);
+  EXPECT_EQ(a.normal(), b.normal());  // the spare
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next_u64(), b.next_u64());
+  EXPECT_EQ(a.fork(3).next_u64(), b.fork(3).next_u64());
+  testing::expect_user_error([&] { b.restore_state("7 0 0 1 2 3", "resume.ckpt"); },
+                             {"resume.ckpt: malformed random-number state", "312 words of an mt19937_64"});
+  testing::expect_user_error([&] { b.restore_state(a.state() + " 5", "resume.ckpt"); },
+                             {"resume.ckpt: malformed random-number state (text after the engine's 312 words)"});
+}
+
 TEST(Rng, BelowIsInRangeAndPermutationIsBijective) {
   Rng r(3);
   for (int i = 0; i < 1000; ++i) EXPECT_LT(r.below(7), 7u);

@@ -1,0 +1,301 @@
+// `strata train --resume` (apps/training/resume_point.h) in process: an interrupted
+// run is simulated exactly by copying the run's staging folder at a chosen console
+// line, which is what a SIGKILL at that moment would leave behind (every file in it
+// is written atomically or flushed line by line), under the name a dead process's
+// folder has. Resumed from that copy, the run must end with the same metrics,
+// byte-identical checkpoints and the same summary as the uninterrupted run. Then
+// every way a resume can be refused, by its message. tests/apps/resume_test.sh kills
+// a real process.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "apps/training/resume_point.h"
+#include "apps/training/trainer.h"
+#include "core/file_util.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_user_error;
+using train::Config;
+
+// Above any Linux pid_max (2^22): no process can have it, so its folder is an interrupted run's.
+constexpr int64_t kDeadPid = 2147483000;
+
+const std::string kSbm =
+    "version: 1\n"
+    "data:\n"
+    "  dataset: sbm:nodes=400,classes=4,avg_degree=8,feature_dim=16,seed=3\n"
+    "model:\n"
+    "  hidden: 16\n"
+    "  dropout: 0.5\n"
+    "training:\n"
+    "  epochs: 30\n"
+    "  runs: 2\n"
+    "  patience: 0\n"
+    "runtime:\n"
+    "  threads: 2\n"
+    "output:\n"
+    "  log_every: 1\n"
+    "  resume_every: 4\n";
+
+// A tiny HGB-format heterograph (as tests/apps/rgcn_test.sh writes it): 90 papers with 12
+// features, 30 featureless terms, paper->term, term->paper and paper->paper links.
+void write_hgb(const fs::path& dir) {
+  fs::create_directories(dir);
+  std::ostringstream node, link, train, test;
+  for (int i = 0; i < 90; ++i) {
+    const int c = (i * 7) % 10 < 7 ? i % 3 : 3 + (i * 5) % 9;
+    node << i << "\tp" << i << "\t0\t";
+    for (int k = 0; k < 12; ++k) node << (k ? "," : "") << (k == c ? 1 : 0);
+    node << "\n";
+    const int t = 90 + (i % 3) * 10 + (i * 7) % 10;
+    link << i << "\t" << t << "\t0\t1\n" << t << "\t" << i << "\t1\t1\n" << i << "\t" << (i + 3) % 90 << "\t2\t1\n";
+    (i < 60 ? train : test) << i << "\tp" << i << "\t0\t" << i % 3 << "\n";
+  }
+  for (int t = 0; t < 30; ++t) node << 90 + t << "\tterm" << t << "\t1\n";
+  write_file_atomic(dir / "node.dat", node.str());
+  write_file_atomic(dir / "link.dat", link.str());
+  write_file_atomic(dir / "label.dat", train.str());
+  write_file_atomic(dir / "label.dat.test_full", test.str());
+}
+
+class ResumeFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("strata-resume-test-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path run_dir() const { return dir_ / "run"; }
+  fs::path dead_staging() const { return fs::path(run_dir().string() + fmt::format(".partial-{}", kDeadPid)); }
+  fs::path own_staging() const { return fs::path(run_dir().string() + fmt::format(".partial-{}", ::getpid())); }
+
+  Config config(const std::string& yaml, std::vector<std::string> sets = {}) {
+    sets.push_back("output.run_dir=" + run_dir().string());
+    return Config::parse(yaml, (dir_ / "test.yaml").string(), sets);
+  }
+
+  // Trains; when the console prints a line that contains, in order, every part of
+  // one of `at` (e.g. {"Run 2/2", "Epoch 0010"}: the line "Epoch 0010" after the
+  // line "Run 2/2"), the staging folder is copied to dir_/<name>.
+  using Snapshots = std::vector<std::pair<std::string, std::vector<std::string>>>;
+  void train(const Config& c, const Snapshots& at = {}, bool resume = false) {
+    lines_.clear();
+    std::vector<size_t> matched(at.size(), 0);
+    train::run_training(
+        c, "test",
+        [&](const std::string& line) {
+          lines_.push_back(line);
+          for (size_t i = 0; i < at.size(); ++i) {
+            const auto& [name, parts] = at[i];
+            if (matched[i] == parts.size() || line.find(parts[matched[i]]) == std::string::npos) continue;
+            if (++matched[i] == parts.size()) fs::copy(own_staging(), dir_ / name, fs::copy_options::recursive);
+          }
+        },
+        resume);
+    for (size_t i = 0; i < at.size(); ++i) ASSERT_EQ(matched[i], at[i].second.size()) << "no snapshot " << at[i].first;
+  }
+  // Puts a snapshot where a killed process would have left it.
+  void interrupted_at(const std::string& snapshot) {
+    fs::remove_all(dead_staging());
+    fs::copy(dir_ / snapshot, dead_staging(), fs::copy_options::recursive);
+  }
+  bool printed(const std::string& part) const {
+    for (const auto& l : lines_)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+
+  fs::path dir_;
+  std::vector<std::string> lines_;
+};
+
+class ResumeTest : public ResumeFixture {};
+class ResumeErrorTest : public ResumeFixture {};
+
+// metrics.jsonl without the timings, which differ from run to run.
+std::string metrics_without_times(const fs::path& file) {
+  static const std::regex times(R"re(,"(epoch_ms|eval_ms)":[^,}]*)re");
+  return std::regex_replace(read_file(file), times, "");
+}
+
+// Everything but the timings of a run dir must equal the uninterrupted run's.
+void expect_same_run(const fs::path& ref, const fs::path& got, int runs) {
+  EXPECT_EQ(metrics_without_times(ref / "metrics.jsonl"), metrics_without_times(got / "metrics.jsonl"));
+  for (int r = 1; r <= runs; ++r) {
+    const std::string ck = fmt::format("checkpoints/run-{:02d}.ckpt", r);
+    EXPECT_TRUE(read_file(ref / ck) == read_file(got / ck)) << ck << " differs";
+  }
+  EXPECT_EQ(read_file(ref / "split.json"), read_file(got / "split.json"));
+  EXPECT_EQ(read_file(ref / "config.yaml"), read_file(got / "config.yaml"));
+  const auto a = nlohmann::json::parse(read_file(ref / "summary.json"));
+  const auto b = nlohmann::json::parse(read_file(got / "summary.json"));
+  EXPECT_EQ(a["test_acc"], b["test_acc"]);
+  EXPECT_EQ(a["val_acc"], b["val_acc"]);
+  ASSERT_EQ(a["runs"].size(), static_cast<size_t>(runs));
+  ASSERT_EQ(b["runs"].size(), static_cast<size_t>(runs));
+  for (int r = 0; r < runs; ++r) {
+    for (const char* key : {"run", "seed", "best_epoch", "epochs", "train_acc", "val_acc", "test_acc", "checkpoint"})
+      EXPECT_EQ(a["runs"][r][key], b["runs"][r][key]) << "run " << r + 1 << " " << key;
+  }
+  EXPECT_FALSE(fs::exists(got / train::kResumeFile)) << "a finished run dir keeps no resume point";
+}
+
+TEST_F(ResumeTest, GnnRunResumedAnywhereEndsAsTheUninterruptedRun) {
+  const Config c = config(kSbm);
+  // Three kills: mid-run 2 (two epochs after its resume point at epoch 8), between the
+  // runs (run 1's last resume point), and after run 1's checkpoint but before its final
+  // resume point (the epoch-28 one: epochs 29 and 30 and the checkpoint are redone).
+  train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0010"}},
+            {"between-runs", {"Run 2/2 (seed 1)"}},
+            {"after-checkpoint", {"Run 1/2: best epoch"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  for (const auto& [snapshot, resumed_after] : std::vector<std::pair<std::string, std::string>>{
+           {"mid-run", "Run 2/2 (seed 1): resumed after epoch 0008"},
+           {"between-runs", "Run 2/2 (seed 1)"},
+           {"after-checkpoint", "Run 1/2 (seed 0): resumed after epoch 0028"}}) {
+    SCOPED_TRACE(snapshot);
+    interrupted_at(snapshot);
+    train(c, {}, /*resume=*/true);
+    EXPECT_TRUE(
+        printed(fmt::format("resuming the run that process {} left in '{}'", kDeadPid, dead_staging().string())));
+    EXPECT_TRUE(printed(resumed_after)) << resumed_after;
+    expect_same_run(dir_ / "ref", run_dir(), 2);
+    EXPECT_FALSE(fs::exists(dead_staging())) << "the interrupted folder was adopted, not copied";
+    // log.txt holds the interrupted session's lines, then the resumed one's.
+    const std::string log = read_file(run_dir() / "log.txt");
+    EXPECT_NE(log.find("Run 1/2 (seed 0)"), std::string::npos);
+    EXPECT_NE(log.find("resuming the run that process"), std::string::npos);
+    fs::remove_all(run_dir());
+  }
+}
+
+TEST_F(ResumeTest, LastCheckpointPolicyAndPerRunSplitsResumeExactly) {
+  const Config c = config(kSbm, {"output.checkpoint=last", "data.split.kind=planetoid", "data.split.train_per_class=10",
+                                 "data.split.val_size=100", "data.split.test_size=100", "data.split.per_run=true",
+                                 "output.resume_every=3"});
+  train(c, {{"mid-run", {"Run 2/2 (seed 1", "Epoch 0017"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  interrupted_at("mid-run");
+  train(c, {}, true);
+  EXPECT_TRUE(printed("resumed after epoch 0015"));
+  expect_same_run(dir_ / "ref", run_dir(), 2);
+  EXPECT_EQ(read_file(dir_ / "ref/split_run2.json"), read_file(run_dir() / "split_run2.json"));
+}
+
+TEST_F(ResumeTest, RgcnRunResumedMidRunEndsAsTheUninterruptedRun) {
+  write_hgb(dir_ / "hgb");
+  const std::string yaml =
+      "version: 1\n"
+      "data:\n"
+      "  dataset: \"hgb:" +
+      (dir_ / "hgb").string() +
+      "\"\n"
+      "model:\n"
+      "  name: rgcn\n"
+      "  hidden: 8\n"
+      "  num_bases: 2\n"
+      "  embedding_dim: 8\n"
+      "  dropout: 0.3\n"
+      "training:\n"
+      "  epochs: 12\n"
+      "  runs: 2\n"
+      "runtime:\n"
+      "  threads: 2\n"
+      "output:\n"
+      "  log_every: 1\n"
+      "  resume_every: 5\n";
+  const Config c = config(yaml);
+  train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0007"}}, {"between-runs", {"Run 2/2 (seed 1)"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  for (const std::string snapshot : {"mid-run", "between-runs"}) {
+    SCOPED_TRACE(snapshot);
+    interrupted_at(snapshot);
+    train(c, {}, true);
+    EXPECT_TRUE(printed("resuming the run that process"));
+    if (snapshot == "mid-run") {
+      EXPECT_TRUE(printed("Run 2/2 (seed 1): resumed after epoch 0005"));
+    }
+    expect_same_run(dir_ / "ref", run_dir(), 2);
+    fs::remove_all(run_dir());
+  }
+}
+
+TEST_F(ResumeErrorTest, ResumesThatCannotGoOnAreRefusedByName) {
+  const Config c = config(kSbm);
+  expect_user_error([&] { train(c, {}, true); },
+                    {"nothing to resume: no interrupted run of output.run_dir '", "(no such run dir;",
+                     "an interrupted run leaves its staging folder '", "run.partial-<pid>'"});
+  train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0010"}}, {"early", {"Epoch 0002"}}});
+  expect_user_error([&] { train(c, {}, true); }, {"that run dir is a finished run"});
+
+  // Killed before its first resume point.
+  interrupted_at("early");
+  expect_user_error([&] { train(c, {}, true); },
+                    {"cannot resume '", "its run stopped before its first resume point",
+                     "every output.resume_every = 4 epochs", "start it again without --resume"});
+
+  // Another config: the key, both values and where the new one came from.
+  interrupted_at("mid-run");
+  expect_user_error([&] { train(config(kSbm, {"training.epochs=31"}), {}, true); },
+                    {"the interrupted run was started with training.epochs=30, but the config gives 31",
+                     "(--set training.epochs=31)", "resume with the same config and --set overrides"});
+  // The keys that change nothing computed may differ.
+  train(config(kSbm, {"output.log_every=5", "output.resume_every=7"}), {}, true);
+  EXPECT_TRUE(printed("resumed after epoch 0008"));
+
+  // A corrupt resume point is named, never half-loaded.
+  interrupted_at("mid-run");
+  {
+    std::string bytes = read_file(dead_staging() / train::kResumeFile);
+    bytes[bytes.size() / 2] ^= 0x01;
+    write_file_atomic(dead_staging() / train::kResumeFile, bytes);
+  }
+  expect_user_error([&] { train(c, {}, true); }, {"resume.ckpt", "checksum mismatch"});
+
+  // metrics.jsonl cut shorter than the resume point recorded.
+  interrupted_at("mid-run");
+  write_file_atomic(dead_staging() / "metrics.jsonl", "{}\n");
+  expect_user_error([&] { train(c, {}, true); },
+                    {"metrics.jsonl holds 3 bytes, fewer than the", "the folder was changed after the run stopped"});
+
+  // A folder whose process still runs is not taken over.
+  fs::remove_all(dead_staging());
+  fs::create_directories(own_staging());
+  fs::copy(dir_ / "mid-run", own_staging(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  expect_user_error([&] { train(c, {}, true); },
+                    {"nothing to resume: the run in '", fmt::format("is still going (process {})", ::getpid())});
+  fs::remove_all(own_staging());
+}
+
+TEST_F(ResumeTest, AFreshStartRemovesInterruptedRunsAndSaysSo) {
+  const Config c = config(kSbm, {"training.runs=1", "training.epochs=10"});
+  train(c, {{"mid-run", {"Epoch 0006"}}});
+  interrupted_at("mid-run");
+  train(c);
+  EXPECT_TRUE(
+      printed(fmt::format("removed '{}', left by an interrupted run (process {}); `strata train … --resume` "
+                          "would have continued it",
+                          dead_staging().string(), kDeadPid)));
+  EXPECT_FALSE(fs::exists(dead_staging()));
+  // Without resume points (output.resume_every: 0) a run writes none.
+  train(config(kSbm, {"training.runs=1", "training.epochs=10", "output.resume_every=0"}),
+        {{"no-points", {"Epoch 0009"}}});
+  EXPECT_FALSE(fs::exists(dir_ / "no-points" / train::kResumeFile));
+  EXPECT_TRUE(fs::exists(dir_ / "mid-run" / train::kResumeFile));
+}
+
+}  // namespace
+}  // namespace strata
