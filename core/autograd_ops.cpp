@@ -388,6 +388,28 @@ Var narrow_cols(Tape& tape, const Var& x, int64_t begin, int64_t width) {
   return out;
 }
 
+Var narrow_rows(Tape& tape, const Var& x, int64_t count) {
+  Timer t;
+  check_matrix(x, "narrow_rows", "input");
+  STRATA_ASSERT(count >= 0 && count <= x.dim(0), "narrow_rows: rows [0, {}) of {}", count, shape_str(x.shape()));
+  const int64_t cols = x.dim(1);
+  Tensor y = ag::empty({count, cols});
+  std::copy_n(x.value().data<float>(), count * cols, y.data<float>());  // row-major: the first rows are one span
+  Var out = Var::result(std::move(y), tape.needs_grad({&x}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    back = [x, out, count, cols] {
+      Tensor dx = ag::empty(x.shape());
+      float* d = dx.data<float>();
+      std::copy_n(out.grad().data<float>(), count * cols, d);
+      std::fill(d + count * cols, d + x.dim(0) * cols, 0.0f);
+      x.accumulate_grad(dx, true);
+    };
+  }
+  tape.record("narrow_rows", OpCategory::Other, out, t.ms(), std::move(back));
+  return out;
+}
+
 std::vector<Var> split_cols(Tape& tape, const Var& x, const std::vector<int64_t>& widths) {
   Timer t;
   check_matrix(x, "split_cols", "input");

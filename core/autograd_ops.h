@@ -62,6 +62,8 @@ void apply_dropout(const float* in, float* out, int64_t n, float p, uint64_t see
 Var concat_cols(Tape& tape, const std::vector<Var>& xs);
 // Columns [begin, begin + width) of x, as a copy.
 Var narrow_cols(Tape& tape, const Var& x, int64_t begin, int64_t width);
+// Rows [0, count) of x, as a copy (a sampled block's destinations, core/neighbor_sampler.h).
+Var narrow_rows(Tape& tape, const Var& x, int64_t count);
 // x split into consecutive column blocks of the given widths (summing to x's
 // columns): the inverse of concat_cols, with one backward that writes every
 // block's gradient into one tensor (zeros only where a block got none).

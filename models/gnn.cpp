@@ -85,8 +85,30 @@ KernelRequests GnnModel::kernel_requests(bool sparse_input) const {
   return r;
 }
 
+KernelRequests GnnModel::layer_kernel_requests(int i, bool sparse_input) const {
+  KernelRequests r;
+  layers_[static_cast<size_t>(i)]->request_kernels(r, i == 0 && sparse_input);
+  r.feature_dropout = i == 0 && sparse_input && config_.input_dropout > 0.0f;
+  return r;
+}
+
 ag::Var GnnModel::forward(ag::Tape& tape, const GraphKernels& kernels, const NodeFeatures& input,
                           uint64_t dropout_seed) const {
+  return run(tape, {&kernels}, {}, input, dropout_seed);
+}
+
+ag::Var GnnModel::forward_blocks(ag::Tape& tape, const std::vector<const GraphKernels*>& block_kernels,
+                                 const std::vector<int64_t>& num_dst, const NodeFeatures& input,
+                                 uint64_t dropout_seed) const {
+  STRATA_CHECK(config_.kind == ModelKind::GraphSage || config_.kind == ModelKind::Gcn,
+               "mini-batch training runs GraphSAGE and GCN, not {}", model_kind_name(config_.kind));
+  STRATA_ASSERT(block_kernels.size() == layers_.size() && num_dst.size() == layers_.size(), "{} blocks for {} layers",
+                block_kernels.size(), layers_.size());
+  return run(tape, block_kernels, num_dst, input, dropout_seed);
+}
+
+ag::Var GnnModel::run(ag::Tape& tape, const std::vector<const GraphKernels*>& kernels,
+                      const std::vector<int64_t>& keep_rows, const NodeFeatures& input, uint64_t dropout_seed) const {
   NodeFeatures x = input;
   if (x.is_sparse()) {
     x.sparse_dropout = config_.input_dropout;
@@ -98,10 +120,13 @@ ag::Var GnnModel::forward(ag::Tape& tape, const GraphKernels& kernels, const Nod
   ag::Var h;
   for (size_t i = 0; i < layers_.size(); ++i) {
     ag::Tape::Scope scope(tape, fmt::format("layers.{}", i));
+    const GraphKernels& k = *kernels[kernels.size() == 1 ? 0 : i];
     if (const auto* gat = dynamic_cast<const GATConv*>(layers_[i].get()))  // GAT: seeded attention dropout
-      h = gat->forward(tape, kernels, x, layer_seed(dropout_seed, 1000 + static_cast<int>(i)));
+      h = gat->forward(tape, k, x, layer_seed(dropout_seed, 1000 + static_cast<int>(i)));
     else
-      h = layers_[i]->forward(tape, kernels, x);
+      h = layers_[i]->forward(tape, k, x);
+    // A block's layer computes a row per source; the next layer reads its destinations'.
+    if (!keep_rows.empty() && keep_rows[i] < h.dim(0)) h = ag::narrow_rows(tape, h, keep_rows[i]);
     if (i + 1 == layers_.size()) break;
     switch (config_.activation) {
       case Activation::Relu: h = ag::relu(tape, h); break;

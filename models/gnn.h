@@ -79,6 +79,15 @@ class GnnModel {
   // Logits [N, classes]. Dropout draws its masks from `dropout_seed` (training mode).
   ag::Var forward(ag::Tape& tape, const GraphKernels& kernels, const NodeFeatures& input,
                   uint64_t dropout_seed) const;
+  // Mini-batch forward over sampled blocks (core/neighbor_sampler.h): layer i runs
+  // over block_kernels[i] (kernels bound to block i, see layer_kernel_requests) on
+  // the rows of the block's sources and keeps its first num_dst[i] rows, the next
+  // block's sources; the result is the logits of the batch's seeds [B, classes].
+  // `input` holds the first block's source rows. GraphSAGE and GCN only.
+  ag::Var forward_blocks(ag::Tape& tape, const std::vector<const GraphKernels*>& block_kernels,
+                         const std::vector<int64_t>& num_dst, const NodeFeatures& input, uint64_t dropout_seed) const;
+  // The kernels layer i alone needs (a block's kernels serve one layer).
+  KernelRequests layer_kernel_requests(int i, bool sparse_input) const;
 
   const std::vector<Parameter>& parameters() const { return params_; }
   int64_t num_parameters() const { return count_parameters(params_); }
@@ -93,6 +102,11 @@ class GnnModel {
  private:
   ModelConfig config_;
   int64_t in_, classes_;
+  // forward() and forward_blocks(): layer i over *kernels[i] (or kernels[0] for all),
+  // its output cut to keep_rows[i] rows when given.
+  ag::Var run(ag::Tape& tape, const std::vector<const GraphKernels*>& kernels, const std::vector<int64_t>& keep_rows,
+              const NodeFeatures& input, uint64_t dropout_seed) const;
+
   std::vector<std::unique_ptr<GraphLayer>> layers_;
   std::vector<Parameter> params_;
 };

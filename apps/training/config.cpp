@@ -188,6 +188,12 @@ std::vector<KeySpec> build_schema() {
                       "stop a run after this many evaluations without a better best epoch; 0: never"));
   s.push_back(key_int("training.runs", "1", 1, 1000, "independent runs (seeds seed, seed+1, ...); mean ± std reported"));
   s.push_back(key_int("training.seed", "0", 0, kBig, "seed of the first run: initial weights and dropout masks"));
+  s.push_back(key_int("training.batch_size", "0", 0, kBig,
+                      "training nodes per mini-batch, each over its sampled neighbourhood (GraphSAGE, GCN); 0: "
+                      "full-graph epochs"));
+  s.push_back(key_string("training.fanouts", "",
+                         "in-neighbours sampled per node and layer, input layer first, e.g. \"10,25\" (-1: all); "
+                         "empty: all (needs training.batch_size)"));
   // runtime
   s.push_back(key_int("runtime.threads", "0", 0, 4096, "OpenMP threads; 0: OpenMP's default (OMP_NUM_THREADS, else all cores)"));
   s.push_back(key_enum("runtime.backend", "generated", {"generated", "reference"},
@@ -307,29 +313,20 @@ std::string leaf_of(const std::string& path) {
 std::optional<std::string> strata_name_for(const std::string& path) {
   static const std::map<std::string, std::string> sections = {
       {"optim", "optimizer"}, {"train", "training"}, {"dataset", "data"}, {"gnn", "model"}, {"out", "output"}};
-  static const std::map<std::string, std::string> keys = {{"base_lr", "optimizer.lr"},
-                                                          {"learning_rate", "optimizer.lr"},
-                                                          {"max_epoch", "training.epochs"},
-                                                          {"num_epochs", "training.epochs"},
-                                                          {"dim_inner", "model.hidden"},
-                                                          {"hidden_channels", "model.hidden"},
-                                                          {"hidden_size", "model.hidden"},
-                                                          {"hidden_dim", "model.hidden"},
-                                                          {"layers_mp", "model.layers"},
-                                                          {"num_layers", "model.layers"},
-                                                          {"num_heads", "model.gat.heads"},
-                                                          {"attn_drop", "model.gat.attn_dropout"},
-                                                          {"feat_drop", "model.dropout"},
-                                                          {"act", "model.activation"},
-                                                          {"agg", "model.aggregator"},
-                                                          {"aggregator_type", "model.aggregator"},
-                                                          {"out_dir", "output.run_dir"},
-                                                          {"num_runs", "training.runs"},
-                                                          {"num_threads", "runtime.threads"},
-                                                          {"scheduler", "optimizer.schedule"},
-                                                          {"lr_decay", "optimizer.gamma"},
-                                                          {"optimizer", "optimizer.name"},
-                                                          {"name", "data.dataset"}};
+  static const std::map<std::string, std::string> keys = {
+      {"base_lr", "optimizer.lr"},           {"learning_rate", "optimizer.lr"},
+      {"max_epoch", "training.epochs"},      {"num_epochs", "training.epochs"},
+      {"dim_inner", "model.hidden"},         {"hidden_channels", "model.hidden"},
+      {"hidden_size", "model.hidden"},       {"hidden_dim", "model.hidden"},
+      {"layers_mp", "model.layers"},         {"num_layers", "model.layers"},
+      {"num_heads", "model.gat.heads"},      {"attn_drop", "model.gat.attn_dropout"},
+      {"feat_drop", "model.dropout"},        {"act", "model.activation"},
+      {"agg", "model.aggregator"},           {"aggregator_type", "model.aggregator"},
+      {"out_dir", "output.run_dir"},         {"num_runs", "training.runs"},
+      {"fan_out", "training.fanouts"},       {"neighbor_sizes", "training.fanouts"},
+      {"num_neighbors", "training.fanouts"}, {"num_threads", "runtime.threads"},
+      {"scheduler", "optimizer.schedule"},   {"lr_decay", "optimizer.gamma"},
+      {"optimizer", "optimizer.name"},       {"name", "data.dataset"}};
   const std::string parent = parent_of(path), leaf = leaf_of(path);
   if (parent.empty()) {
     if (auto it = sections.find(leaf); it != sections.end()) return it->second;
@@ -737,6 +734,45 @@ TrainingConfig typed(const Config& c) {
   l.select_by_loss = c.get_string("training.select_by") == "val_loss";
   l.runs = c.get_int("training.runs");
   l.seed = static_cast<uint64_t>(c.get_int("training.seed"));
+  l.batch_size = c.get_int("training.batch_size");
+  if (const std::string& fanouts = c.get_string("training.fanouts"); !fanouts.empty()) {
+    STRATA_CHECK(l.batch_size > 0,
+                 "{}: training.fanouts is '{}', but training.batch_size is 0 (full-graph epochs "
+                 "sample nothing); set training.batch_size",
+                 c.origin("training.fanouts"), fanouts);
+    size_t at = 0;
+    while (at <= fanouts.size()) {
+      const size_t comma = std::min(fanouts.find(',', at), fanouts.size());
+      std::string item = fanouts.substr(at, comma - at);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      int64_t v = 0;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+      STRATA_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size() && (v == -1 || v >= 1),
+                   "{}: training.fanouts '{}': '{}' is not a fanout (expected comma-separated positive integers or -1 "
+                   "for all neighbours, input layer first, e.g. \"10,25\")",
+                   c.origin("training.fanouts"), fanouts, item);
+      l.fanouts.push_back(v);
+      at = comma + 1;
+    }
+    STRATA_CHECK(static_cast<int64_t>(l.fanouts.size()) == t.model.layers,
+                 "{}: training.fanouts '{}' gives {} fanout{}, but the model has {} layers (model.layers): one per "
+                 "layer, input layer first",
+                 c.origin("training.fanouts"), fanouts, l.fanouts.size(), l.fanouts.size() == 1 ? "" : "s",
+                 t.model.layers);
+  } else if (l.batch_size > 0) {
+    l.fanouts.assign(static_cast<size_t>(t.model.layers), -1);  // every in-neighbour
+  }
+  if (l.batch_size > 0) {
+    STRATA_CHECK(t.model.kind == nn::ModelKind::GraphSage || t.model.kind == nn::ModelKind::Gcn,
+                 "{}: training.batch_size {}: mini-batch training runs GraphSAGE and GCN; {} trains on the full "
+                 "graph (training.batch_size: 0)",
+                 c.origin("training.batch_size"), l.batch_size, c.get_string("model.name"));
+    STRATA_CHECK(!t.data.edge_weights,
+                 "{}: training.batch_size {}: sampled blocks carry no edge weights; set data.edge_weights: ignore or "
+                 "train on the full graph",
+                 c.origin("training.batch_size"), l.batch_size);
+  }
 
   RuntimeConfig& r = t.runtime;
   r.threads = static_cast<int>(c.get_int("runtime.threads"));

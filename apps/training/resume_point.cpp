@@ -113,6 +113,7 @@ json progress_state(const RunProgress& p) {
           {"best", p.best},
           {"last", p.last},
           {"dropout", p.dropout},
+          {"sampler", p.sampler},
           {"selection", p.selection},
           {"profile", profile_state(p.profile)}};
 }
@@ -127,6 +128,7 @@ RunProgress progress_from_state(const nlohmann::json& j, const std::string& sour
     p.best = j.at("best");
     p.last = j.at("last");
     p.dropout = j.at("dropout").get<std::string>();
+    p.sampler = j.at("sampler").get<std::string>();
     p.selection = j.at("selection");
     p.profile = profile_from_state(j.at("profile"), source);
   } catch (const nlohmann::json::exception& e) {

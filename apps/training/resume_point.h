@@ -78,6 +78,7 @@ struct RunProgress {
   double optimizer_ms = 0;
   nlohmann::ordered_json best, last;  // the evaluations, as the driver writes them
   std::string dropout;                // Rng::state() of the dropout stream
+  std::string sampler;                // Rng::state() of the mini-batch stream (R-GCN: none)
   nlohmann::ordered_json selection;   // ModelSelection::state()
   ag::OpProfile profile;
 };

@@ -475,7 +475,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       }
       if (recorder.due(epoch, c.training.epochs))
         recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, rgcn_eval_state(best),
-                       rgcn_eval_state(last), dropout.state(), selection.state(), tape.profile()},
+                       rgcn_eval_state(last), dropout.state(), "", selection.state(), tape.profile()},
                       model->parameters(), *opt, best_params, {});
     }
     rr.median_epoch_ms = median(epoch_ms);

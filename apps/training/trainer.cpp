@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "apps/training/model_selection.h"
@@ -14,6 +15,7 @@
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/neighbor_sampler.h"
 #include "core/parallel.h"
 #include "core/timer.h"
 
@@ -149,11 +151,145 @@ RunState::RunState(const Context& ctx, uint64_t seed) {
   Rng base(seed);
   Rng init = base.fork(1);
   dropout = base.fork(2);
+  sampler = base.fork(3);
   model = std::make_unique<nn::GnnModel>(ctx.config.model, ctx.data.in_features(), ctx.data.num_classes, init);
   optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
 }
 
+namespace {
+
+// The loss's value; a UserError naming the run, the epoch (and batch) and the first
+// layer with non-finite values when it is not finite.
+float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, int run, int64_t epoch,
+                  const std::string& batch) {
+  const float value = loss.value().data<float>()[0];
+  if (std::isfinite(value)) return value;
+  const auto bad = tape.first_nonfinite();
+  std::string where =
+      bad ? fmt::format("the first non-finite values appeared in layer '{}' ({}: {} of {} values)",
+                        bad->label.empty() ? "(outside any layer)" : bad->label, bad->op, bad->count, bad->total)
+          : "every layer's output was finite, the loss itself overflowed";
+  tape.clear();
+  STRATA_FAIL(
+      "training diverged: run {}, epoch {}{}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
+      "input features",
+      run, epoch_str(epoch), batch, std::isnan(value) ? "NaN" : "infinite", where, state.optimizer->lr());
+}
+
+// Backward from `loss`, then one optimizer step; returns the step's time.
+double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state) {
+  tape.backward(loss);
+  Timer opt;
+  state.optimizer->step();
+  state.optimizer->zero_grad();
+  const double ms = opt.ms();
+  tape.clear();
+  return ms;
+}
+
+// The rows `rows` of sparse input features, as their own matrix (a batch's input nodes).
+nn::SparseFeatures feature_rows(const nn::SparseFeatures& f, const std::vector<int64_t>& rows) {
+  const Graph& S = f.S;
+  std::vector<int64_t> indptr(1, 0);
+  indptr.reserve(rows.size() + 1);
+  for (int64_t r : rows) indptr.push_back(indptr.back() + S.degree(r));
+  const int64_t nnz = indptr.back();
+  const size_t width = dtype_size(S.index_dtype());
+  Tensor indices = Tensor::empty({nnz}, S.index_dtype());
+  Tensor values = S.has_values() ? Tensor::empty({nnz}, DType::F32) : Tensor();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t from = S.row_begin(rows[i]), n = indptr[i + 1] - indptr[i];
+    std::memcpy(static_cast<char*>(indices.raw_data()) + static_cast<size_t>(indptr[i]) * width,
+                static_cast<const char*>(S.indices().raw_data()) + static_cast<size_t>(from) * width,
+                static_cast<size_t>(n) * width);
+    if (values.defined()) std::copy_n(S.values().data<float>() + from, n, values.data<float>() + indptr[i]);
+  }
+  return nn::SparseFeatures::from_csr(static_cast<int64_t>(rows.size()), S.num_cols(), Tensor::from_vector(indptr),
+                                      indices, values);
+}
+
+// The rows `rows` of a dense [N, F] matrix.
+Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
+  const int64_t f = x.dim(1);
+  Tensor out = Tensor::empty({static_cast<int64_t>(rows.size()), f}, DType::F32);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::copy_n(x.data<float>() + rows[i] * f, f, out.data<float>() + static_cast<int64_t>(i) * f);
+  return out;
+}
+
+// A mini-batch epoch (training.batch_size > 0).
+StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch) {
+  Timer t;
+  const TrainingData& d = ctx.data;
+  const LoopConfig& loop = ctx.config.training;
+  const int64_t n = data::Splits::size_of(d.splits.train);
+  const int64_t* train = d.splits.train.data<int64_t>();
+  const int64_t* labels = d.labels.data<int64_t>();
+  // Every block binds the compiled template programs (CSR, one plan for every graph):
+  // blocks change every batch, so nothing is tuned or sized for one of them.
+  nn::KernelRuntime runtime = ctx.config.runtime.kernels;
+  runtime.tuning = false;
+  runtime.plan_template = true;
+  runtime.plans = nullptr;
+  const std::vector<int64_t> order = state.sampler.permutation(n);
+  StepResult r;
+  double loss_sum = 0;
+  for (int64_t b0 = 0; b0 < n; b0 += loop.batch_size) {
+    const int64_t b1 = std::min(n, b0 + loop.batch_size);
+    Timer sampling;
+    std::vector<int64_t> seeds;
+    for (int64_t i = b0; i < b1; ++i) seeds.push_back(train[order[static_cast<size_t>(i)]]);
+    const SampledBatch batch = sample_blocks(d.graph, seeds, loop.fanouts, state.sampler);
+    std::optional<nn::SparseFeatures> sparse;
+    if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
+    std::vector<nn::GraphKernels> kernels;
+    std::vector<const nn::GraphKernels*> kernel_ptrs;
+    std::vector<int64_t> num_dst;
+    kernels.reserve(batch.blocks.size());
+    for (size_t l = 0; l < batch.blocks.size(); ++l) {
+      const SampledBlock& block = batch.blocks[l];
+      kernels.push_back(nn::build_graph_kernels(
+          block.graph, l == 0 && sparse ? &*sparse : nullptr,
+          state.model->layer_kernel_requests(static_cast<int>(l), sparse.has_value()), runtime));
+      num_dst.push_back(block.num_dst);
+    }
+    for (const nn::GraphKernels& k : kernels) kernel_ptrs.push_back(&k);
+    const nn::NodeFeatures input =
+        sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
+               : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
+    std::vector<int64_t> batch_labels, all;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      batch_labels.push_back(labels[seeds[i]]);
+      all.push_back(static_cast<int64_t>(i));
+    }
+    r.sample_ms += sampling.ms();
+
+    tape.clear();
+    tape.set_training(true);
+    tape.set_grad_enabled(true);
+    const ag::Var logits = state.model->forward_blocks(tape, kernel_ptrs, num_dst, input, state.dropout.next_u64());
+    ag::Var loss;
+    {
+      ag::Tape::Scope scope(tape, "loss");
+      loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), Tensor::from_vector(batch_labels),
+                          Tensor::from_vector(all));
+    }
+    const float value =
+        finite_loss(tape, loss, state, run, epoch,
+                    fmt::format(", batch {} of {}", r.batches + 1, (n + loop.batch_size - 1) / loop.batch_size));
+    r.optimizer_ms += step_optimizer(tape, loss, state);
+    loss_sum += static_cast<double>(value) * static_cast<double>(b1 - b0);
+    ++r.batches;
+  }
+  r.loss = n > 0 ? loss_sum / static_cast<double>(n) : 0.0;
+  r.ms = t.ms();
+  return r;
+}
+
+}  // namespace
+
 StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch) {
+  if (ctx.sampling()) return train_sampled_epoch(ctx, state, tape, run, epoch);
   Timer t;
   tape.clear();
   tape.set_training(true);
@@ -165,27 +301,10 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
     // Weight decay is applied by the optimizer (models/optimizer.h).
     loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
   }
-  const float value = loss.value().data<float>()[0];
-  if (!std::isfinite(value)) {
-    const auto bad = tape.first_nonfinite();
-    std::string where = bad ? fmt::format("the first non-finite values appeared in layer '{}' ({}: {} of {} values)",
-                                          bad->label.empty() ? "(outside any layer)" : bad->label, bad->op, bad->count,
-                                          bad->total)
-                            : "every layer's output was finite, the loss itself overflowed";
-    tape.clear();
-    STRATA_FAIL(
-        "training diverged: run {}, epoch {}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
-        "input features",
-        run, epoch_str(epoch), std::isnan(value) ? "NaN" : "infinite", where, state.optimizer->lr());
-  }
-  tape.backward(loss);
-  Timer opt;
-  state.optimizer->step();
-  state.optimizer->zero_grad();
   StepResult r;
-  r.optimizer_ms = opt.ms();
-  tape.clear();
-  r.loss = value;
+  r.loss = finite_loss(tape, loss, state, run, epoch, "");
+  r.optimizer_ms = step_optimizer(tape, loss, state);
+  r.batches = 1;
   r.ms = t.ms();
   return r;
 }
@@ -234,8 +353,20 @@ Summary run_training(const Config& config, const std::string& config_name, const
     ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
     out(fmt::format("kernels: the plans the interrupted run tuned ({}), not tuned again", tuned_plans.string()));
   }
-  ctx.build_kernels(*first.model);
+  ctx.build_kernels(*first.model, /*backward=*/!ctx.sampling());  // mini-batches train over their blocks' kernels
   print_header(out, config, ctx, *first.model);
+  if (ctx.sampling()) {
+    const LoopConfig& l = c.training;
+    std::string fanouts;
+    for (int64_t f : l.fanouts)
+      fanouts += fmt::format("{}{}", fanouts.empty() ? "" : ",", f < 0 ? "all" : std::to_string(f));
+    const int64_t n = data::Splits::size_of(ctx.data.splits.train);
+    out(
+        fmt::format("{:<11}mini-batches of {} training nodes ({} per epoch), in-neighbours sampled per layer {} (input "
+                    "layer first); each batch's blocks bind the template (CSR) programs, the full-graph kernels above "
+                    "evaluate",
+                    "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts));
+  }
   const std::string model_text = first.model->describe();
   const int64_t model_parameters = first.model->num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
@@ -299,6 +430,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
       rr.best = evaluation_from_state(current->best, file);
       last = evaluation_from_state(current->last, file);
       state.dropout.restore_state(current->dropout, file);
+      state.sampler.restore_state(current->sampler, file);
       selection.restore(current->selection, file);
       tape.profile() = current->profile;
       RunTensors best = restore_run_tensors(*resumed, state.model->parameters(), *state.optimizer);
@@ -314,6 +446,10 @@ Summary run_training(const Config& config, const std::string& config_name, const
       epoch_ms.push_back(step.ms);
       rr.optimizer_ms += step.optimizer_ms;
       json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
+      if (ctx.sampling()) {
+        m["batches"] = step.batches;
+        m["sample_ms"] = step.sample_ms;
+      }
       if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
       const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
       if (eval_now) {
@@ -341,9 +477,10 @@ Summary run_training(const Config& config, const std::string& config_name, const
         break;
       }
       if (recorder.due(epoch, c.training.epochs))
-        recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best),
-                       evaluation_state(last), state.dropout.state(), selection.state(), tape.profile()},
-                      state.model->parameters(), *state.optimizer, best_params, best_optim);
+        recorder.save(
+            {run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best), evaluation_state(last),
+             state.dropout.state(), state.sampler.state(), selection.state(), tape.profile()},
+            state.model->parameters(), *state.optimizer, best_params, best_optim);
     }
     rr.profile = tape.profile();
     for (double ms : epoch_ms) rr.train_ms += ms;

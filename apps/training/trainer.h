@@ -54,27 +54,36 @@ struct Context {
   std::unique_ptr<nn::GraphKernels> kernels;
 
   nn::NodeFeatures input() const;
+  // training.batch_size > 0: mini-batch epochs over sampled blocks (core/neighbor_sampler.h).
+  bool sampling() const { return config.training.batch_size > 0; }
   // Kernels for `config.model` on the data (built in one compiler batch); without
-  // `backward` (evaluation), the forward kernels only.
+  // `backward` (evaluation, and mini-batch training, whose steps run over each
+  // batch's blocks), the forward kernels only.
   void build_kernels(const nn::GnnModel& model, bool backward = true);
 };
 
-// A model with its optimizer and dropout stream, for one run.
+// A model with its optimizer, dropout stream and sampling stream, for one run.
 struct RunState {
   std::unique_ptr<nn::GnnModel> model;
   std::unique_ptr<nn::Optimizer> optimizer;
   Rng dropout{0};
+  Rng sampler{0};  // batch order and sampled neighbours (training.batch_size > 0)
   RunState(const Context& ctx, uint64_t seed);
 };
 
 struct StepResult {
-  double loss = 0;
-  double ms = 0;            // forward + backward + optimizer step
+  double loss = 0;          // mini-batches: the mean over the epoch's training nodes
+  double ms = 0;            // forward + backward + optimizer step (mini-batches: also sampling and kernel binding)
   double optimizer_ms = 0;  // of which the optimizer step
+  int64_t batches = 0;      // mini-batches: optimizer steps in the epoch
+  double sample_ms = 0;     // mini-batches: sampling the blocks and binding their kernels
 };
 
-// One training step; throws a UserError naming the run, the epoch and the layer
-// when the loss is not finite. `tape` is cleared first and keeps the profile.
+// One training epoch: a full-graph step, or with training.batch_size one step per
+// mini-batch of training nodes (shuffled by the run's sampling stream), each over its
+// sampled blocks with kernels bound to them. Throws a UserError naming the run, the
+// epoch (and batch) and the layer when a loss is not finite. `tape` is cleared first
+// and keeps the profile.
 StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch);
 
 struct Evaluation {

@@ -43,7 +43,7 @@ echo "$out" | grep -E 'resum|^Run|^Test'
 expect resume "$out" "^resuming the run that process $pid left in '.*/run\.partial-$pid'"
 expect resume "$out" '^Run 2/2 \(seed 1\): resumed after epoch [0-9]{4}$'
 
-no_times() { sed -E 's/,"(epoch_ms|eval_ms)":[^,}]*//g' "$1"; }
+no_times() { sed -E 's/,"(epoch_ms|eval_ms|sample_ms)":[^,}]*//g' "$1"; }
 if ! diff <(no_times "$scratch/ref/metrics.jsonl") <(no_times "$scratch/run/metrics.jsonl") >/dev/null; then
   echo "FAIL: metrics.jsonl differs from the uninterrupted run's"
   fails=$((fails + 1))

@@ -155,6 +155,15 @@ TEST(AutogradTest, ConcatAndNarrowGradients) {
       {uniform({4, 2}, rng), uniform({4, 3}, rng), uniform({4, 1}, rng)}, {true, false, true});
   check_gradients([](Tape& t, const std::vector<Var>& v) { return ag::narrow_cols(t, v[0], 1, 3); },
                   {uniform({5, 6}, rng)}, {true});
+  // A sampled block's destinations: the first rows (all, some, none).
+  for (int64_t rows : {7, 3, 0})
+    check_gradients([rows](Tape& t, const std::vector<Var>& v) { return ag::narrow_rows(t, v[0], rows); },
+                    {uniform({7, 5}, rng)}, {true});
+  Tape t;
+  const Tensor x = uniform({4, 3}, rng);
+  const Tensor y = ag::narrow_rows(t, Var::constant(x), 2).value();
+  ASSERT_EQ(y.shape(), (Shape{2, 3}));
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], x.data<float>()[i]);
 }
 
 TEST(AutogradTest, SplitColsGradients) {

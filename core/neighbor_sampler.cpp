@@ -1,0 +1,98 @@
+#include "core/neighbor_sampler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace strata {
+namespace {
+
+// k distinct positions of [0, d), uniformly, in increasing order (Floyd's algorithm:
+// k draws whatever d is, so a hub's neighbour list is never walked).
+void choose_positions(int64_t d, int64_t k, Rng& rng, std::vector<int64_t>& out) {
+  out.clear();
+  for (int64_t j = d - k; j < d; ++j) {
+    const auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+    const auto at = std::lower_bound(out.begin(), out.end(), t);
+    if (at != out.end() && *at == t)
+      out.push_back(j);  // t was taken: j, larger than every earlier pick, is new
+    else
+      out.insert(at, t);
+  }
+}
+
+template <typename Index>
+SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, Rng& rng) {
+  const int64_t n = A.num_rows();
+  const Index* cols = A.indices().template data<Index>();
+  const int64_t* indptr = A.indptr_data();
+  // Global id -> local id of the block being built (-1: not in it); kept between calls,
+  // so a batch costs what it touches, not the graph's size.
+  thread_local std::vector<int64_t> local;
+  if (static_cast<int64_t>(local.size()) < n) local.assign(static_cast<size_t>(n), -1);
+
+  for (int64_t v : seeds)
+    STRATA_CHECK(v >= 0 && v < n, "sample_blocks: seed {} is not a node of a graph of {} nodes", v, n);
+  SampledBatch batch;
+  batch.seeds = seeds;
+  batch.blocks.resize(fanouts.size());
+  std::vector<int64_t> frontier = seeds, picks;
+  for (size_t l = fanouts.size(); l-- > 0;) {
+    SampledBlock& b = batch.blocks[l];
+    b.num_dst = static_cast<int64_t>(frontier.size());
+    b.src_nodes = frontier;
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t v = frontier[static_cast<size_t>(i)];
+      if (local[static_cast<size_t>(v)] >= 0) {  // only seeds can repeat; leave the map clean for the next call
+        for (int64_t k = 0; k < i; ++k) local[static_cast<size_t>(frontier[static_cast<size_t>(k)])] = -1;
+        STRATA_FAIL("sample_blocks: seed {} is listed twice", v);
+      }
+      local[static_cast<size_t>(v)] = i;
+    }
+    std::vector<int64_t> indptr_out(static_cast<size_t>(b.num_dst) + 1, 0);
+    std::vector<Index> indices_out;
+    const int64_t fanout = fanouts[l];
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t v = frontier[static_cast<size_t>(i)];
+      const int64_t begin = indptr[v], d = indptr[v + 1] - begin;
+      auto take = [&](int64_t p) {
+        const int64_t u = static_cast<int64_t>(cols[begin + p]);
+        int64_t& id = local[static_cast<size_t>(u)];
+        if (id < 0) {
+          id = static_cast<int64_t>(b.src_nodes.size());
+          b.src_nodes.push_back(u);
+        }
+        indices_out.push_back(static_cast<Index>(id));
+      };
+      if (fanout < 0 || d <= fanout) {
+        for (int64_t p = 0; p < d; ++p) take(p);
+      } else {
+        choose_positions(d, fanout, rng, picks);
+        for (int64_t p : picks) take(p);
+      }
+      indptr_out[static_cast<size_t>(i) + 1] = static_cast<int64_t>(indices_out.size());
+    }
+    for (int64_t u : b.src_nodes) local[static_cast<size_t>(u)] = -1;
+    // Square over the sources: the rows past the destinations are empty.
+    const int64_t num_src = b.num_src();
+    indptr_out.resize(static_cast<size_t>(num_src) + 1, indptr_out.back());
+    b.graph = Graph::from_csr(num_src, num_src, Tensor::from_vector(indptr_out), Tensor::from_vector(indices_out));
+    frontier = b.src_nodes;
+  }
+  return batch;
+}
+
+}  // namespace
+
+SampledBatch sample_blocks(const Graph& A, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+                           Rng& rng) {
+  STRATA_CHECK(A.num_rows() == A.num_cols(), "sample_blocks: the graph must be square, got {}", A.describe());
+  STRATA_CHECK(!fanouts.empty(), "sample_blocks: no fanouts (one per layer)");
+  for (int64_t f : fanouts)
+    STRATA_CHECK(f == -1 || f >= 1, "sample_blocks: a fanout is a positive number of neighbours or -1 (all), got {}",
+                 f);
+  if (A.index_dtype() == DType::I32) return sample<int32_t>(A, seeds, fanouts, rng);
+  return sample<int64_t>(A, seeds, fanouts, rng);
+}
+
+}  // namespace strata

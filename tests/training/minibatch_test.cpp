@@ -1,0 +1,166 @@
+// Mini-batch training over sampled blocks (training.batch_size, training.fanouts):
+// one batch of every training node with every in-neighbour is exactly a full-graph
+// step (GraphSAGE's aggregators, dense and sparse inputs); sampled training learns,
+// repeats bit for bit, and reports its batches; bad settings are refused by name.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "apps/training/trainer.h"
+#include "core/file_util.h"
+#include "models/checkpoint.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_user_error;
+using train::Config;
+
+const std::string kSbm =
+    "version: 1\n"
+    "data:\n"
+    "  dataset: sbm:nodes=400,classes=4,avg_degree=8,feature_dim=16,seed=3\n"
+    "model:\n"
+    "  hidden: 16\n"
+    "training:\n"
+    "  runs: 1\n"
+    "runtime:\n"
+    "  threads: 2\n"
+    "output:\n"
+    "  log_every: 0\n";
+
+class MiniBatchFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("strata-minibatch-test-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Config config(std::vector<std::string> sets, const std::string& run = "run") {
+    sets.push_back("output.run_dir=" + (dir_ / run).string());
+    return Config::parse(kSbm, (dir_ / "test.yaml").string(), sets);
+  }
+  train::Summary train(const Config& c) {
+    lines_.clear();
+    return train::run_training(c, "test", [this](const std::string& l) { lines_.push_back(l); });
+  }
+  bool printed(const std::string& part) const {
+    for (const auto& l : lines_)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+  std::vector<nlohmann::json> metrics(const std::string& run) const {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(read_file(dir_ / run / "metrics.jsonl"));
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+
+  fs::path dir_;
+  std::vector<std::string> lines_;
+};
+
+class MiniBatchTest : public MiniBatchFixture {};
+class MiniBatchErrorTest : public MiniBatchFixture {};
+
+TEST_F(MiniBatchTest, OneBatchOfEveryNodeWithEveryNeighbourIsAFullGraphStep) {
+  // Plain SGD, no dropout: the parameters after one epoch are a function of the
+  // gradient alone (Adam's first step would be lr * sign(g), rounding's sign on tiny g).
+  const std::vector<std::string> common = {
+      "training.epochs=1",    "model.dropout=0",        "optimizer.name=sgd",          "optimizer.lr=0.5",
+      "optimizer.momentum=0", "output.checkpoint=last", "optimizer.weight_decay=0.001"};
+  for (const std::string aggregator : {"mean", "gcn", "sum"}) {
+    for (const std::string storage : {"dense", "sparse"}) {
+      SCOPED_TRACE(aggregator + ", " + storage + " input");
+      std::vector<std::string> sets = common;
+      sets.push_back("model.aggregator=" + aggregator);
+      sets.push_back("data.feature_storage=" + storage);
+      train(config(sets, "full"));
+      sets.push_back("training.batch_size=100000");  // one batch: every training node
+      train(config(sets, "batch"));
+      EXPECT_TRUE(
+          printed("mini-batches of 100000 training nodes (1 per epoch), in-neighbours sampled per layer "
+                  "all,all (input layer first)"));
+      const nn::Checkpoint a = nn::read_checkpoint(dir_ / "full/checkpoints/run-01.ckpt");
+      const nn::Checkpoint b = nn::read_checkpoint(dir_ / "batch/checkpoints/run-01.ckpt");
+      ASSERT_EQ(a.model.size(), b.model.size());
+      for (size_t i = 0; i < a.model.size(); ++i) {
+        EXPECT_EQ(a.model[i].first, b.model[i].first);
+        // Sums in another order (the batch's rows are in sampling order): float rounding only.
+        const double scale = max_abs_diff(a.model[i].second, Tensor::zeros(a.model[i].second.shape(), DType::F32));
+        EXPECT_LT(max_abs_diff(a.model[i].second, b.model[i].second), 1e-6 * std::max(1.0, scale))
+            << a.model[i].first << " (largest value " << scale << ")";
+      }
+      const auto ma = metrics("full"), mb = metrics("batch");
+      EXPECT_NEAR(ma[0]["loss"].get<double>(), mb[0]["loss"].get<double>(), 1e-6);
+      EXPECT_EQ(mb[0]["batches"], 1);
+      EXPECT_FALSE(ma[0].contains("batches"));
+    }
+  }
+}
+
+TEST_F(MiniBatchTest, SampledTrainingLearnsRepeatsAndCountsItsBatches) {
+  const std::vector<std::string> sets = {"training.epochs=40", "training.batch_size=32", "training.fanouts=3,5",
+                                         "model.aggregator=mean"};
+  const train::Summary s1 = train(config(sets, "a"));
+  EXPECT_GT(s1.test_mean, 0.9) << "four blocks of 100 nodes are easy to tell apart";
+  EXPECT_TRUE(printed("mini-batches of 32 training nodes"));
+  EXPECT_TRUE(printed("in-neighbours sampled per layer 3,5 (input layer first)"));
+  const auto m = metrics("a");
+  ASSERT_EQ(m.size(), 40u);
+  const int64_t batches = m[0]["batches"].get<int64_t>();
+  EXPECT_GE(batches, 2);
+  EXPECT_GT(m[0]["sample_ms"].get<double>(), 0.0);
+  for (const auto& line : m) EXPECT_EQ(line["batches"], batches);
+  // The same config repeats bit for bit (batch order and samples come from the run's seed).
+  const train::Summary s2 = train(config(sets, "b"));
+  EXPECT_EQ(s1.runs[0].best.test_logits_hash, s2.runs[0].best.test_logits_hash);
+  EXPECT_EQ(s1.runs[0].best_epoch, s2.runs[0].best_epoch);
+  // Another seed samples other neighbourhoods.
+  std::vector<std::string> other = sets;
+  other.push_back("training.seed=5");
+  const train::Summary s3 = train(config(other, "c"));
+  EXPECT_NE(s1.runs[0].best.test_logits_hash, s3.runs[0].best.test_logits_hash);
+  // GCN trains over blocks too (block degrees normalise, as DGL's GraphConv on blocks).
+  std::vector<std::string> gcn = sets;
+  gcn.push_back("model.name=gcn");
+  EXPECT_GT(train(config(gcn, "gcn")).test_mean, 0.9);
+}
+
+TEST_F(MiniBatchErrorTest, SettingsThatCannotSampleAreRefusedByName) {
+  expect_user_error([&] { train(config({"training.fanouts=10,25"})); },
+                    {"training.fanouts is '10,25', but training.batch_size is 0", "set training.batch_size"});
+  expect_user_error(
+      [&] {
+        train(config({"training.batch_size=64", "training.fanouts=10"}));
+      },
+      {"training.fanouts '10' gives 1 fanout, but the model has 2 layers (model.layers)"});
+  expect_user_error(
+      [&] {
+        train(config({"training.batch_size=64", "training.fanouts=10,x"}));
+      },
+      {"training.fanouts '10,x': 'x' is not a fanout", "comma-separated positive integers or -1 for all neighbours"});
+  expect_user_error(
+      [&] {
+        train(config({"training.batch_size=64", "training.fanouts=0,5"}));
+      },
+      {"'0' is not a fanout"});
+  expect_user_error([&] { train(config({"training.batch_size=64", "training.fanouts=5,"})); }, {"'' is not a fanout"});
+  expect_user_error(
+      [&] {
+        train(config({"training.batch_size=64", "model.name=gat"}));
+      },
+      {"training.batch_size 64: mini-batch training runs GraphSAGE and GCN; gat trains on the full graph"});
+  expect_user_error([&] { train(config({"training.batch_size=-3"})); }, {"training.batch_size"});
+  EXPECT_FALSE(fs::exists(dir_ / "run")) << "nothing written";
+}
+
+}  // namespace
+}  // namespace strata
