@@ -31,7 +31,8 @@ StagedDirectory::StagedDirectory(fs::path final_dir, std::string marker, std::st
   check_replaceable();
   staging_ = final_;
   staging_ += fmt::format(".partial-{}", ::getpid());
-  if (leftover == staging_) return;  // this process's own (a pid reused after a reboot)
+  adopted_ = true;
+  if (leftover == staging_) return;  // left by an earlier process with this pid
   std::error_code ec;
   STRATA_CHECK(!fs::exists(fs::symlink_status(staging_, ec)),
                "cannot adopt '{}': this process's staging folder '{}' already exists", leftover.string(),
@@ -56,7 +57,7 @@ std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path
     l.path = it->path();
     l.pid = std::stoll(digits);
     // Signal 0 checks that the process exists; EPERM means it does, under another user.
-    l.running = l.pid == ::getpid() || ::kill(static_cast<pid_t>(l.pid), 0) == 0 || errno == EPERM;
+    l.running = l.pid != ::getpid() && (::kill(static_cast<pid_t>(l.pid), 0) == 0 || errno == EPERM);
     found.push_back(l);
   }
   std::sort(found.begin(), found.end(), [](const Leftover& a, const Leftover& b) { return a.path < b.path; });
@@ -64,7 +65,7 @@ std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path
 }
 
 StagedDirectory::~StagedDirectory() {
-  if (!committed_) {
+  if (!committed_ && !adopted_) {
     std::error_code ec;
     fs::remove_all(staging_, ec);
   }

@@ -26,7 +26,8 @@ class StagedDirectory {
   // Adopts `leftover`, a staging folder an interrupted process left for the same final
   // path (see leftovers()), by renaming it to this process's staging name: the work
   // goes on where it stopped. Throws a UserError when the rename fails (another
-  // process adopted it first).
+  // process adopted it first). If this work fails too, the folder is kept (under this
+  // process's name, a leftover again), never removed: it holds the earlier work.
   StagedDirectory(fs::path final_dir, std::string marker, std::string setting, const fs::path& leftover);
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;
@@ -39,7 +40,9 @@ class StagedDirectory {
 
   // The staging folders <final>.partial-<pid> that exist beside `final_dir`, with
   // whether their process is still running: a process killed before it committed
-  // (SIGKILL, a crash, a lost machine) leaves its staging folder behind.
+  // (SIGKILL, a crash, a lost machine) leaves its staging folder behind. A folder
+  // named with this process's pid is a leftover too (pids repeat across restarts of a
+  // container): call this before creating one's own.
   struct Leftover {
     fs::path path;
     int64_t pid = 0;
@@ -52,6 +55,7 @@ class StagedDirectory {
   fs::path final_, staging_;
   std::string marker_, setting_;
   bool committed_ = false;
+  bool adopted_ = false;
 };
 
 }  // namespace strata

@@ -189,6 +189,7 @@ class GraphKernels {
   int64_t distinct_programs() const { return distinct_programs_; }
   const std::string& cache_outcome() const { return cache_outcome_; }
   const std::string& note() const { return note_; }  // e.g. how many plans came from tuning records
+  void set_note(std::string note) { note_ = std::move(note); }  // when the caller knows better where plans came from
   const KernelRuntime& runtime() const { return runtime_; }
 
  private:

@@ -192,8 +192,9 @@ std::vector<KeySpec> build_schema() {
                       "training nodes per mini-batch, each over its sampled neighbourhood (GraphSAGE, GCN); 0: "
                       "full-graph epochs"));
   s.push_back(key_string("training.fanouts", "",
-                         "in-neighbours sampled per node and layer, input layer first, e.g. \"10,25\" (-1: all); "
-                         "empty: all (needs training.batch_size)"));
+                         "in-neighbours sampled per node and layer, input layer first: \"10,25\" or [10, 25] (-1: "
+                         "all); empty: all (needs training.batch_size)"));
+  s.back().list = true;
   // runtime
   s.push_back(key_int("runtime.threads", "0", 0, 4096, "OpenMP threads; 0: OpenMP's default (OMP_NUM_THREADS, else all cores)"));
   s.push_back(key_enum("runtime.backend", "generated", {"generated", "reference"},
@@ -430,6 +431,10 @@ class ConfigBuilder {
       }
       const KeySpec* spec = find_key(path);
       STRATA_CHECK(spec != nullptr, "{}: unknown key '{}'{}", where(source, key.Mark()), path, suggestion(path));
+      if (const auto joined = joined_list(*spec, val)) {
+        set(*spec, *joined, false, where(source, val.Mark()));
+        continue;
+      }
       STRATA_CHECK(val.IsScalar() || val.IsNull(), "{}: '{}' expects {}, got a {}",
                    where(source, val.Mark().line >= 0 ? val.Mark() : key.Mark()), path, spec->expectation(), kind(val));
       const YAML::Mark m = val.IsNull() ? key.Mark() : val.Mark();
@@ -452,6 +457,7 @@ class ConfigBuilder {
     } catch (const YAML::Exception& e) {
       STRATA_FAIL("{}: the value is not valid YAML: {}", origin, e.msg);
     }
+    if (const auto joined = joined_list(*spec, v)) return set(*spec, *joined, false, origin);
     STRATA_CHECK(v.IsScalar() || v.IsNull(), "{}: '{}' expects {}, got a {}", origin, path, spec->expectation(), kind(v));
     set(*spec, v.IsNull() ? std::string() : v.Scalar(), v.IsNull(), origin);
   }
@@ -465,6 +471,16 @@ class ConfigBuilder {
   }
 
  private:
+  // A list of scalars for a key that takes one as comma-joined text (KeySpec::list).
+  static std::optional<std::string> joined_list(const KeySpec& spec, const YAML::Node& n) {
+    if (!spec.list || !n.IsSequence()) return std::nullopt;
+    std::string text;
+    for (const YAML::Node& item : n) {
+      if (!item.IsScalar()) return std::nullopt;  // refused below as a list
+      text += (text.empty() ? "" : ",") + item.Scalar();
+    }
+    return text;
+  }
   static std::string kind(const YAML::Node& n) {
     if (n.IsMap()) return "mapping";
     if (n.IsSequence()) return "list";

@@ -47,6 +47,7 @@ struct KeySpec {
   bool has_range = false;
   bool min_open = false, max_open = false;  // exclusive bounds
   bool required = false;
+  bool list = false;  // String: a YAML list of scalars is read as their comma-joined text ([10, 25] = "10,25")
   std::string expectation() const;  // "an integer in [1, 16]", "one of: mean, gcn, sum"
 };
 

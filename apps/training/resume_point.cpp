@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
 
 #include "core/error.h"
@@ -33,8 +34,9 @@ void check_same_config(const Config& config, const json& meta, const std::string
     if (kMayDiffer.count(k.path) || config.text(k.path) == started->text(k.path)) continue;
     STRATA_FAIL(
         "cannot resume '{}': the interrupted run was started with {}={}, but the config gives {} ({}); resume with "
-        "the same config and --set overrides (the interrupted run's config.yaml lies beside its resume point)",
-        file, k.path, started->text(k.path), config.text(k.path), config.origin(k.path));
+        "the same config and --set overrides ({} holds the config it ran with)",
+        file, k.path, started->text(k.path), config.text(k.path), config.origin(k.path),
+        (fs::path(file).parent_path() / "config.yaml").string());
   }
 }
 
@@ -55,6 +57,7 @@ ResumePoint read_resume_point(const fs::path& path, const Config& config) {
     p.progress = meta.at("progress");
     p.console = meta.at("console").get<std::vector<std::string>>();
     p.metrics_bytes = meta.at("metrics_bytes").get<uint64_t>();
+    p.metrics_digest = meta.at("metrics_digest").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     STRATA_FAIL("resume point '{}' is malformed: {}", file, e.what());
   }
@@ -155,6 +158,7 @@ void write_resume_point(RunDirectory& dir, const Config& config, ResumePoint poi
              {"config_hash", config.hash().hex()},
              {"config", config.to_yaml()},
              {"metrics_bytes", dir.metrics_bytes()},
+             {"metrics_digest", dir.metrics_digest()},
              {"console", point.console},
              {"progress", std::move(point.progress)}};
   ck.model = std::move(point.model);
@@ -162,28 +166,43 @@ void write_resume_point(RunDirectory& dir, const Config& config, ResumePoint poi
   nn::write_checkpoint(dir.staging_path() / kResumeFile, ck);
 }
 
-void drop_resume_point(RunDirectory& dir) {
+// Temporaries (file_util.h names them <file>.tmp.<pid>.<n>) that a killed process
+// left in a staging folder: never part of a run dir.
+void remove_temporaries(const fs::path& folder) {
+  static const std::regex temporary(R"re(.*\.tmp\.[0-9]+\.[0-9]+)re");
   std::error_code ec;
-  fs::remove(dir.staging_path() / kResumeFile, ec);
-  // A kill while a resume point was written leaves its temporary (file_util.h names it <file>.tmp.<pid>.<n>).
-  const std::string temp_prefix = std::string(kResumeFile) + ".tmp.";
-  for (fs::directory_iterator it(dir.staging_path(), ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().starts_with(temp_prefix)) fs::remove(it->path(), ec);
+  std::vector<fs::path> found;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && std::regex_match(it->path().filename().string(), temporary))
+      found.push_back(it->path());
+  for (const fs::path& f : found) fs::remove(f, ec);
+}
+
+void commit_run_dir(RunDirectory& dir, Console& out) {
+  dir.commit();
+  // Kept until the run dir was in place, so a kill while committing leaves a resumable folder.
+  std::error_code ec;
+  fs::remove(dir.final_path() / kResumeFile, ec);
+  // Interrupted runs of this run dir are superseded by the finished one.
+  for (const StagedDirectory::Leftover& l : StagedDirectory::leftovers(dir.final_path())) {
+    if (l.running) continue;
+    fs::remove_all(l.path, ec);
+    if (!ec)
+      out(fmt::format("removed '{}', an interrupted run (process {}) this run supersedes", l.path.string(), l.pid));
+  }
 }
 
 OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Config& config, bool resume) {
   OpenedRunDir o;
   const std::vector<StagedDirectory::Leftover> leftovers = StagedDirectory::leftovers(final_dir);
   if (!resume) {
-    for (const StagedDirectory::Leftover& l : leftovers) {
-      if (l.running) continue;
-      const bool resumable = has_resume_point(l.path);
-      std::error_code ec;
-      fs::remove_all(l.path, ec);
-      if (!ec)
-        o.notes.push_back(fmt::format("removed '{}', left by an interrupted run (process {}){}", l.path.string(), l.pid,
-                                      resumable ? "; `strata train … --resume` would have continued it" : ""));
-    }
+    for (const StagedDirectory::Leftover& l : leftovers)
+      if (!l.running)
+        o.notes.push_back(
+            fmt::format("found '{}', left by an interrupted run (process {}){}; removed once this run "
+                        "finishes",
+                        l.path.string(), l.pid,
+                        has_resume_point(l.path) ? ", which `strata train … --resume` would continue" : ""));
     o.dir = std::make_unique<RunDirectory>(final_dir, overwrite);
     return o;
   }
@@ -203,8 +222,9 @@ OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Confi
     for (const StagedDirectory::Leftover& l : leftovers)
       STRATA_FAIL(
           "cannot resume '{}': its run stopped before its first resume point (one is written every "
-          "output.resume_every = {} epochs and after each run); start it again without --resume",
-          l.path.string(), config.text("output.resume_every"));
+          "output.resume_every epochs of the config it ran with, and after each run; none with 0); start it again "
+          "without --resume",
+          l.path.string());
     std::error_code ec;
     STRATA_FAIL(
         "nothing to resume: no interrupted run of output.run_dir '{}' ({}; an interrupted run leaves its "
@@ -214,7 +234,8 @@ OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Confi
   }
   ResumePoint point = read_resume_point(newest->path / kResumeFile, config);
   o.notes.push_back(fmt::format("resuming the run that process {} left in '{}'", newest->pid, newest->path.string()));
-  o.dir = std::make_unique<RunDirectory>(final_dir, overwrite, newest->path, point.metrics_bytes);
+  o.dir = std::make_unique<RunDirectory>(final_dir, overwrite, newest->path, point.metrics_bytes, point.metrics_digest);
+  remove_temporaries(o.dir->staging_path());
   point.file = (o.dir->staging_path() / kResumeFile).string();
   o.resumed = std::move(point);
   return o;

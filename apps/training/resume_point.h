@@ -43,6 +43,7 @@ struct ResumePoint {
   nlohmann::ordered_json progress;   // the driver's own: finished runs and the run in progress
   std::vector<std::string> console;  // the console lines so far (log.txt)
   uint64_t metrics_bytes = 0;        // metrics.jsonl's length at this point
+  std::string metrics_digest;        // and the XXH3 of those bytes (hex)
   std::vector<std::pair<std::string, Tensor>> model, optimizer;  // the run in progress's tensors
   std::string file;                                              // where it was read from (for messages)
 };
@@ -50,8 +51,10 @@ struct ResumePoint {
 // Writes `point` (with the config and metrics.jsonl's current length) as
 // <staging>/resume.ckpt.
 void write_resume_point(RunDirectory& dir, const Config& config, ResumePoint point);
-// Removes the resume point before a finished run dir is committed: it has no use there.
-void drop_resume_point(RunDirectory& dir);
+// Moves the finished run dir into place, then removes its resume point (no use there;
+// kept until the move, so a kill while committing leaves a resumable folder) and the
+// folders interrupted runs of the same run dir left (each named on `out`).
+void commit_run_dir(RunDirectory& dir, Console& out);
 
 // The run dir of a `strata train` session.
 struct OpenedRunDir {
@@ -61,7 +64,8 @@ struct OpenedRunDir {
 };
 
 // Without `resume`: a fresh staging folder; staging folders that interrupted runs of
-// the same run dir left are superseded and removed (each named in `notes`).
+// the same run dir left are named in `notes` and removed once this run has finished
+// (commit_run_dir), so a run that fails first loses nothing.
 // With `resume`: the newest interrupted run of the run dir that has a resume point,
 // adopted, after checking that its config matches `config` (every key but
 // output.log_every, output.resume_every and runtime.cache_dir); a UserError names

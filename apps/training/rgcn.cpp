@@ -347,7 +347,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
   apply_runtime(c.runtime);
-  Console out{print, {}};
+  Console out{print};
   OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
@@ -363,12 +363,12 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     out(fmt::format("{:<11}{}", head ? "config" : "", line));
     head = false;
   }
-  print_data(out, ctx.data);
+  print_data(out.printer(), ctx.data);
   out(fmt::format("{:<11}{}", "model", first->describe()));
   out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe(),
                   c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
-  print_kernels(out, ctx);
+  print_kernels(out.printer(), ctx);
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
   dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph
@@ -467,9 +467,9 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         }
       }
       dir.append_metrics(m.dump());
-      log_epoch(c.output, out, epoch, value, last.train_acc, last.val_acc, ms);
+      log_epoch(c.output, out.printer(), epoch, value, last.train_acc, last.val_acc, ms);
       rr.epochs = epoch;
-      if (eval_now && selection.stop_early(epoch, out)) {
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
         rr.stopped_early = true;
         break;
       }
@@ -557,8 +557,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
               {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
-  drop_resume_point(dir);
-  dir.commit();
+  commit_run_dir(dir, out);
   return summary;
 }
 

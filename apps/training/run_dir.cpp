@@ -20,26 +20,37 @@ RunDirectory::RunDirectory(fs::path final_dir, bool overwrite) : overwrite_(over
   STRATA_CHECK(metrics_ != nullptr, "cannot create '{}': {}", metrics.string(), std::strerror(errno));
 }
 
-RunDirectory::RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes)
+RunDirectory::RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes,
+                           const std::string& metrics_digest)
     : overwrite_(overwrite) {
   std::error_code ec;
   STRATA_CHECK(overwrite || !fs::exists(final_dir, ec),
                "output.run_dir '{}' already exists (set output.overwrite: true to replace it with the resumed run, or "
                "move it away)",
                final_dir.string());
+  // Checked before the folder is adopted: a refusal leaves it as it was.
+  const fs::path before = leftover / "metrics.jsonl";
+  std::string kept = read_file(before);
+  STRATA_CHECK(kept.size() >= metrics_bytes,
+               "cannot resume '{}': metrics.jsonl holds {} bytes, fewer than the {} its resume point recorded (the "
+               "folder was changed after the run stopped)",
+               leftover.string(), kept.size(), metrics_bytes);
+  kept.resize(metrics_bytes);  // drops the epochs after the resume point
+  metrics_hash_->add(kept.data(), kept.size());
+  STRATA_CHECK(metrics_digest.empty() || this->metrics_digest() == metrics_digest,
+               "cannot resume '{}': the first {} bytes of metrics.jsonl are not those its resume point recorded (the "
+               "folder was changed after the run stopped)",
+               leftover.string(), metrics_bytes);
   staged_.emplace(std::move(final_dir), "metrics.jsonl", "output.run_dir", leftover);
   const fs::path metrics = staging_path() / "metrics.jsonl";
-  const uintmax_t size = fs::file_size(metrics, ec);
-  STRATA_CHECK(!ec && size >= metrics_bytes,
-               "cannot resume in '{}': metrics.jsonl holds {} bytes, fewer than the {} its resume point recorded "
-               "(the folder was changed after the run stopped)",
-               staging_path().string(), ec ? 0 : size, metrics_bytes);
-  fs::resize_file(metrics, metrics_bytes, ec);  // drops the epochs after the resume point
+  fs::resize_file(metrics, metrics_bytes, ec);
   STRATA_CHECK(!ec, "cannot cut '{}' back to the resume point: {}", metrics.string(), ec.message());
   metrics_ = std::fopen(metrics.c_str(), "a");
   STRATA_CHECK(metrics_ != nullptr && std::fseek(metrics_, 0, SEEK_END) == 0, "cannot append to '{}': {}",
                metrics.string(), std::strerror(errno));
 }
+
+std::string RunDirectory::metrics_digest() const { return metrics_hash_->digest().hex(); }
 
 uint64_t RunDirectory::metrics_bytes() const {
   STRATA_ASSERT(metrics_ != nullptr, "metrics.jsonl is closed");
@@ -62,6 +73,7 @@ void RunDirectory::append_metrics(const std::string& json_line) {
   STRATA_ASSERT(metrics_ != nullptr, "metrics.jsonl is closed");
   std::fputs(json_line.c_str(), metrics_);
   std::fputc('\n', metrics_);
+  metrics_hash_->add(json_line.data(), json_line.size()).add("\n", 1);  // the raw bytes, as a resume re-reads them
   std::fflush(metrics_);
 }
 

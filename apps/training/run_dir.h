@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/hash.h"
 #include "core/staged_directory.h"
 
 namespace strata::train {
@@ -30,8 +32,11 @@ class RunDirectory {
   RunDirectory(fs::path final_dir, bool overwrite);
   // Continues in `leftover`, the staging folder of an interrupted run of the same
   // run dir (apps/training/resume_point.h), its metrics.jsonl cut back to its first
-  // `metrics_bytes` bytes (the lines written before the resume point).
-  RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes);
+  // `metrics_bytes` bytes (the lines written before the resume point), which must
+  // hash to `metrics_digest` (unchecked when empty). A refusal leaves the folder as
+  // it was; a failure after adopting it keeps it (core/staged_directory.h).
+  RunDirectory(fs::path final_dir, bool overwrite, const fs::path& leftover, uint64_t metrics_bytes,
+               const std::string& metrics_digest);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
@@ -42,8 +47,10 @@ class RunDirectory {
   void write(const std::string& name, std::string_view data);
   // Appends one line to metrics.jsonl.
   void append_metrics(const std::string& json_line);
-  // metrics.jsonl's length so far (every line appended is flushed).
+  // metrics.jsonl's length so far (every line appended is flushed), and the XXH3 of
+  // its bytes (hex).
   uint64_t metrics_bytes() const;
+  std::string metrics_digest() const;
   // Moves the finished run into place.
   void commit();
 
@@ -51,6 +58,7 @@ class RunDirectory {
   std::optional<StagedDirectory> staged_;
   bool overwrite_;
   std::FILE* metrics_ = nullptr;
+  std::unique_ptr<Hasher> metrics_hash_ = std::make_unique<Hasher>();
 };
 
 }  // namespace strata::train

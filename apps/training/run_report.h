@@ -25,11 +25,20 @@ std::string epoch_str(int64_t e);    // 7 -> "0007"
 
 // Prints and keeps every line (for log.txt).
 struct Console {
+  explicit Console(const Printer& p) : print(p) {}
+  // Not copyable: a copy (say, converted to a Printer) would collect lines that never
+  // reach log.txt. Pass printer() where a Printer is wanted.
+  Console(const Console&) = delete;
+  Console& operator=(const Console&) = delete;
+
   const Printer& print;
   std::vector<std::string> lines;
   void operator()(const std::string& s) {
     lines.push_back(s);
     print(s);
+  }
+  Printer printer() {
+    return [this](const std::string& s) { (*this)(s); };
   }
   std::string text() const;
 };

@@ -223,7 +223,7 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
   const TrainingData& d = ctx.data;
   const LoopConfig& loop = ctx.config.training;
   const int64_t n = data::Splits::size_of(d.splits.train);
-  const int64_t* train = d.splits.train.data<int64_t>();
+  const int64_t* train = n > 0 ? d.splits.train.data<int64_t>() : nullptr;
   const int64_t* labels = d.labels.data<int64_t>();
   // Every block binds the compiled template programs (CSR, one plan for every graph):
   // blocks change every batch, so nothing is tuned or sized for one of them.
@@ -333,7 +333,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
   apply_runtime(c.runtime);
-  Console out{print, {}};
+  Console out{print};
   OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
@@ -351,9 +351,13 @@ Summary run_training(const Config& config, const std::string& config_name, const
                             c.runtime.kernels.backend == sc::Backend::Generated && fs::exists(tuned_plans);
   if (replay_tuned) {
     ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
-    out(fmt::format("kernels: the plans the interrupted run tuned ({}), not tuned again", tuned_plans.string()));
   }
   ctx.build_kernels(*first.model, /*backward=*/!ctx.sampling());  // mini-batches train over their blocks' kernels
+  if (replay_tuned)
+    ctx.kernels->set_note(
+        fmt::format("{} plans tuned by the interrupted session, replayed from its kernels.json (not "
+                    "tuned again)",
+                    ctx.kernels->records().size()));
   print_header(out, config, ctx, *first.model);
   if (ctx.sampling()) {
     const LoopConfig& l = c.training;
@@ -361,11 +365,16 @@ Summary run_training(const Config& config, const std::string& config_name, const
     for (int64_t f : l.fanouts)
       fanouts += fmt::format("{}{}", fanouts.empty() ? "" : ",", f < 0 ? "all" : std::to_string(f));
     const int64_t n = data::Splits::size_of(ctx.data.splits.train);
+    const bool generated = c.runtime.kernels.backend == sc::Backend::Generated;
+    const bool block_degrees = c.model.kind == nn::ModelKind::Gcn && c.model.norm == nn::GcnNorm::Both;
     out(
         fmt::format("{:<11}mini-batches of {} training nodes ({} per epoch), in-neighbours sampled per layer {} (input "
-                    "layer first); each batch's blocks bind the template (CSR) programs, the full-graph kernels above "
-                    "evaluate",
-                    "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts));
+                    "layer first); each batch's blocks {}, the full-graph kernels above evaluate{}",
+                    "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts,
+                    generated ? "bind the template (CSR) programs" : "run on the reference path",
+                    block_degrees ? "; GCN normalises by each block's degrees (as DGL's GraphConv and PyG's GCNConv on "
+                                    "sampled graphs), so a batch is not a full-graph step"
+                                  : ""));
   }
   const std::string model_text = first.model->describe();
   const int64_t model_parameters = first.model->num_parameters();
@@ -374,7 +383,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
     json kernels = kernels_json(*ctx.kernels);
     if (replay_tuned) {  // tuned by the interrupted session, whose kernels.json this replaces
       kernels["tuning"] = true;
-      kernels["plans"] = "tuned before the run was interrupted, replayed on resume";
+      kernels["plans"] = "kernels.json";  // this file: the interrupted session's plans, the same
     }
     dir.write("kernels.json", kernels.dump(2) + "\n");
   }
@@ -470,9 +479,9 @@ Summary run_training(const Config& config, const std::string& config_name, const
         }
       }
       dir.append_metrics(m.dump());
-      log_epoch(c.output, out, epoch, step.loss, last.train_acc, last.val_acc, step.ms);
+      log_epoch(c.output, out.printer(), epoch, step.loss, last.train_acc, last.val_acc, step.ms);
       rr.epochs = epoch;
-      if (eval_now && selection.stop_early(epoch, out)) {
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
         rr.stopped_early = true;
         break;
       }
@@ -517,6 +526,9 @@ Summary run_training(const Config& config, const std::string& config_name, const
     recorder.finish_run(run_result_state(rr));
     summary.runs.push_back(std::move(rr));
   }
+  // summary.json names the last run's split; a session resumed after its last run trained none.
+  if (c.data.split.per_run && !ctx.data.split_is_fixed() && c.training.runs > 1)
+    ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), c.training.runs);
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
   summary.mean_epoch_ms = mean_std(epoch_means).first;
@@ -560,8 +572,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
               {"file", "kernels.json"}}}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
-  drop_resume_point(dir);
-  dir.commit();
+  commit_run_dir(dir, out);
   return summary;
 }
 

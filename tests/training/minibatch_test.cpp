@@ -128,10 +128,47 @@ TEST_F(MiniBatchTest, SampledTrainingLearnsRepeatsAndCountsItsBatches) {
   other.push_back("training.seed=5");
   const train::Summary s3 = train(config(other, "c"));
   EXPECT_NE(s1.runs[0].best.test_logits_hash, s3.runs[0].best.test_logits_hash);
-  // GCN trains over blocks too (block degrees normalise, as DGL's GraphConv on blocks).
+  // GCN trains over blocks too, normalised by each block's degrees (as DGL's GraphConv and
+  // PyG's GCNConv on sampled graphs), which the header says.
   std::vector<std::string> gcn = sets;
   gcn.push_back("model.name=gcn");
   EXPECT_GT(train(config(gcn, "gcn")).test_mean, 0.9);
+  EXPECT_TRUE(printed("GCN normalises by each block's degrees"));
+}
+
+TEST_F(MiniBatchTest, GcnWithoutSourceDegreesIsAFullGraphStepAndFanoutsReadAsAList) {
+  // norm right (D^-1 Â) uses only the destinations' degrees: one batch of every node with
+  // every neighbour is the full-graph step, as for GraphSAGE.
+  const std::vector<std::string> common = {"model.name=gcn",       "model.norm=right",      "training.epochs=1",
+                                           "model.dropout=0",      "optimizer.name=sgd",    "optimizer.lr=0.5",
+                                           "optimizer.momentum=0", "output.checkpoint=last"};
+  train(config(common, "full"));
+  std::vector<std::string> sets = common;
+  sets.push_back("training.batch_size=100000");
+  train(config(sets, "batch"));
+  EXPECT_FALSE(printed("GCN normalises by each block's degrees"));
+  const nn::Checkpoint a = nn::read_checkpoint(dir_ / "full/checkpoints/run-01.ckpt");
+  const nn::Checkpoint b = nn::read_checkpoint(dir_ / "batch/checkpoints/run-01.ckpt");
+  for (size_t i = 0; i < a.model.size(); ++i) {
+    const double scale = max_abs_diff(a.model[i].second, Tensor::zeros(a.model[i].second.shape(), DType::F32));
+    EXPECT_LT(max_abs_diff(a.model[i].second, b.model[i].second), 1e-6 * std::max(1.0, scale)) << a.model[i].first;
+  }
+  // A YAML list, as DGL and PyG users write fanouts, reads as the comma-joined text.
+  const std::string listed =
+      "version: 1\n"
+      "data:\n"
+      "  dataset: sbm:nodes=400,classes=4,avg_degree=8,feature_dim=16,seed=3\n"
+      "training:\n"
+      "  batch_size: 32\n"
+      "  fanouts: [3, 5]\n";
+  const Config from_list = Config::parse(listed, "listed.yaml");
+  EXPECT_EQ(from_list.text("training.fanouts"), "3,5");
+  EXPECT_EQ(train::typed(from_list).training.fanouts, (std::vector<int64_t>{3, 5}));
+  const Config from_set = Config::parse(kSbm, "x.yaml", {"training.batch_size=32", "training.fanouts=[-1, 4]"});
+  EXPECT_EQ(train::typed(from_set).training.fanouts, (std::vector<int64_t>{-1, 4}));
+  std::string nested = listed;
+  nested.replace(nested.find("[3, 5]"), 6, "[[3], 5]");
+  expect_user_error([&] { Config::parse(nested, "nested.yaml"); }, {"nested.yaml:6:", "'training.fanouts' expects"});
 }
 
 TEST_F(MiniBatchErrorTest, SettingsThatCannotSampleAreRefusedByName) {

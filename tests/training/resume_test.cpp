@@ -8,6 +8,7 @@
 // a real process.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "apps/training/resume_point.h"
 #include "apps/training/trainer.h"
 #include "core/file_util.h"
+#include "models/checkpoint.h"
 #include "tests/support/test_support.h"
 
 namespace strata {
@@ -256,7 +258,7 @@ TEST_F(ResumeErrorTest, ResumesThatCannotGoOnAreRefusedByName) {
   interrupted_at("early");
   expect_user_error([&] { train(c, {}, true); },
                     {"cannot resume '", "its run stopped before its first resume point",
-                     "every output.resume_every = 4 epochs", "start it again without --resume"});
+                     "every output.resume_every epochs of the config it ran with", "start it again without --resume"});
 
   // Another config: the key, both values and where the new one came from.
   interrupted_at("mid-run");
@@ -282,25 +284,102 @@ TEST_F(ResumeErrorTest, ResumesThatCannotGoOnAreRefusedByName) {
   expect_user_error([&] { train(c, {}, true); },
                     {"metrics.jsonl holds 3 bytes, fewer than the", "the folder was changed after the run stopped"});
 
-  // A folder whose process still runs is not taken over.
-  fs::remove_all(dead_staging());
-  fs::create_directories(own_staging());
-  fs::copy(dir_ / "mid-run", own_staging(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  EXPECT_TRUE(fs::exists(dead_staging() / train::kResumeFile)) << "a refused resume leaves the folder as it was";
+  // The same length, other bytes: the recorded digest tells.
+  interrupted_at("mid-run");
+  {
+    std::string m = read_file(dead_staging() / "metrics.jsonl");
+    m[m.find("\"loss\":") + 8] ^= 0x01;
+    write_file_atomic(dead_staging() / "metrics.jsonl", m);
+  }
   expect_user_error([&] { train(c, {}, true); },
-                    {"nothing to resume: the run in '", fmt::format("is still going (process {})", ::getpid())});
+                    {"cannot resume '", "the first", "bytes of metrics.jsonl are not those its resume point recorded"});
+
+  // A folder whose process still runs (pid 1 always does) is not taken over.
+  fs::remove_all(dead_staging());
+  const fs::path running = fs::path(run_dir().string() + ".partial-1");
+  fs::copy(dir_ / "mid-run", running, fs::copy_options::recursive);
+  expect_user_error([&] { train(c, {}, true); }, {"nothing to resume: the run in '", "is still going (process 1)"});
+  fs::remove_all(running);
+
+  // A resume that fails after adopting the folder keeps it, resumable again: here its
+  // progress is malformed (a valid checkpoint file, so only the progress check sees it).
+  interrupted_at("mid-run");
+  {
+    nn::Checkpoint ck = nn::read_checkpoint(dead_staging() / train::kResumeFile);
+    ck.meta["progress"]["current"].erase("selection");
+    nn::write_checkpoint(dead_staging() / train::kResumeFile, ck);
+  }
+  expect_user_error([&] { train(c, {}, true); }, {"resume point '", "the run in progress is malformed"});
+  EXPECT_FALSE(fs::exists(dead_staging()));
+  EXPECT_TRUE(fs::exists(own_staging() / "metrics.jsonl")) << "kept under this process's name";
+  EXPECT_TRUE(fs::exists(own_staging() / train::kResumeFile));
   fs::remove_all(own_staging());
 }
 
-TEST_F(ResumeTest, AFreshStartRemovesInterruptedRunsAndSaysSo) {
+TEST_F(ResumeTest, LeftoversOfThisPidTemporariesAndKillsWhileCommittingAreHandled) {
+  const Config c =
+      config(kSbm, {"data.split.kind=random", "data.split.per_run=true", "training.runs=3", "training.epochs=8"});
+  // The last console line before the run dir is written: every run finished.
+  train(c, {{"mid-run", {"Run 2/3 (seed 1", "Epoch 0006"}}, {"committing", {"Test accuracy over 3 runs"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  // A folder named with this process's pid was left by an earlier process with that pid
+  // (containers restart with the same pids): resumable like any other.
+  fs::copy(dir_ / "mid-run", own_staging(), fs::copy_options::recursive);
+  // Temporaries a kill left mid-write never reach the run dir.
+  write_file_atomic(own_staging() / "checkpoints/run-01.ckpt.tmp.4242.7", "torn");
+  write_file_atomic(own_staging() / "summary.json.tmp.4242.8", "torn");
+  train(c, {}, true);
+  EXPECT_TRUE(printed("Run 2/3 (seed 1): resumed after epoch 0004"));
+  expect_same_run(dir_ / "ref", run_dir(), 3);
+  EXPECT_FALSE(fs::exists(run_dir() / "checkpoints/run-01.ckpt.tmp.4242.7"));
+  EXPECT_FALSE(fs::exists(run_dir() / "summary.json.tmp.4242.8"));
+  // log.txt has the epoch lines (output.log_every: 1) of both sessions.
+  const std::string log = read_file(run_dir() / "log.txt");
+  EXPECT_NE(log.find("Epoch 0001 | loss"), std::string::npos);
+  EXPECT_NE(log.find("Epoch 0008 | loss"), std::string::npos);
+  fs::remove_all(run_dir());
+
+  // Killed when every run had finished (while committing): the resume writes the same
+  // summary, naming the last run's split.
+  interrupted_at("committing");
+  train(c, {}, true);
+  expect_same_run(dir_ / "ref", run_dir(), 3);
+  const auto a = nlohmann::json::parse(read_file(dir_ / "ref/summary.json"));
+  const auto b = nlohmann::json::parse(read_file(run_dir() / "summary.json"));
+  EXPECT_EQ(a["dataset"]["split"], b["dataset"]["split"]);
+  EXPECT_NE(b["dataset"]["split"]["origin"].get<std::string>().find("seed 2"), std::string::npos);
+}
+
+TEST_F(ResumeTest, AFinishedRunRemovesInterruptedRunsAndSaysSo) {
   const Config c = config(kSbm, {"training.runs=1", "training.epochs=10"});
-  train(c, {{"mid-run", {"Epoch 0006"}}});
+  train(c, {{"mid-run", {"Epoch 0006"}}, {"later", {"Epoch 0009"}}});
+  // A fresh start that fails (the run dir may not be replaced) loses nothing.
   interrupted_at("mid-run");
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"training.runs=1", "training.epochs=10", "output.overwrite=false"}));
+      },
+      {"already exists"});
+  EXPECT_TRUE(fs::exists(dead_staging() / train::kResumeFile));
+  // One that finishes removes it, and says so first and last.
   train(c);
   EXPECT_TRUE(
-      printed(fmt::format("removed '{}', left by an interrupted run (process {}); `strata train … --resume` "
-                          "would have continued it",
+      printed(fmt::format("found '{}', left by an interrupted run (process {}), which `strata train … --resume` "
+                          "would continue; removed once this run finishes",
                           dead_staging().string(), kDeadPid)));
+  EXPECT_TRUE(printed(fmt::format("removed '{}', an interrupted run (process {}) this run supersedes",
+                                  dead_staging().string(), kDeadPid)));
   EXPECT_FALSE(fs::exists(dead_staging()));
+  // A resume removes the other interrupted runs too: a second --resume finds none.
+  interrupted_at("mid-run");
+  const fs::path older = fs::path(run_dir().string() + ".partial-2147483001");
+  fs::copy(dir_ / "later", older, fs::copy_options::recursive);
+  fs::last_write_time(older / train::kResumeFile, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  train(c, {}, true);
+  EXPECT_TRUE(printed("Run 1/1 (seed 0): resumed after epoch 0004")) << "the newest resume point";
+  EXPECT_FALSE(fs::exists(older));
+  expect_user_error([&] { train(c, {}, true); }, {"that run dir is a finished run"});
   // Without resume points (output.resume_every: 0) a run writes none.
   train(config(kSbm, {"training.runs=1", "training.epochs=10", "output.resume_every=0"}),
         {{"no-points", {"Epoch 0009"}}});
