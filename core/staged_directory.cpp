@@ -42,10 +42,13 @@ StagedDirectory::StagedDirectory(fs::path final_dir, std::string marker, std::st
                ec.message());
 }
 
-std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path& final_dir) {
-  std::vector<Leftover> found;
+namespace {
+
+// Folders <final><infix><pid> beside `final_dir`, with whether their process runs.
+std::vector<StagedDirectory::Leftover> siblings(const fs::path& final_dir, const std::string& infix) {
+  std::vector<StagedDirectory::Leftover> found;
   const fs::path parent = final_dir.has_parent_path() ? final_dir.parent_path() : fs::path(".");
-  const std::string prefix = final_dir.filename().string() + ".partial-";
+  const std::string prefix = final_dir.filename().string() + infix;
   std::error_code ec;
   fs::directory_iterator it(parent, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
@@ -53,15 +56,22 @@ std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path
     if (!name.starts_with(prefix) || !it->is_directory(ec)) continue;
     const std::string digits = name.substr(prefix.size());
     if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    Leftover l;
+    StagedDirectory::Leftover l;
     l.path = it->path();
     l.pid = std::stoll(digits);
     // Signal 0 checks that the process exists; EPERM means it does, under another user.
     l.running = l.pid != ::getpid() && (::kill(static_cast<pid_t>(l.pid), 0) == 0 || errno == EPERM);
     found.push_back(l);
   }
-  std::sort(found.begin(), found.end(), [](const Leftover& a, const Leftover& b) { return a.path < b.path; });
+  std::sort(found.begin(), found.end(),
+            [](const StagedDirectory::Leftover& a, const StagedDirectory::Leftover& b) { return a.path < b.path; });
   return found;
+}
+
+}  // namespace
+
+std::vector<StagedDirectory::Leftover> StagedDirectory::leftovers(const fs::path& final_dir) {
+  return siblings(final_dir, ".partial-");
 }
 
 StagedDirectory::~StagedDirectory() {
@@ -105,6 +115,9 @@ void StagedDirectory::commit() {
   }
   committed_ = true;
   if (!old.empty()) fs::remove_all(old, ec);
+  // An earlier output a process moved aside and was killed before removing (or putting back).
+  for (const Leftover& l : siblings(final_, ".old-"))
+    if (!l.running) fs::remove_all(l.path, ec);
 }
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "core/device.h"
@@ -95,6 +96,43 @@ TEST(AtomicFile, CommitRenamesAndAbandonLeavesNothing) {
   for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
   fs::remove_all(dir);
+}
+
+TEST(StagedDirectory, LeftoversOfKilledProcessesAreFoundAdoptedAndCleanedUp) {
+  const fs::path root = fs::temp_directory_path() / fmt::format("strata-staged-left-{}", ::getpid());
+  fs::remove_all(root);
+  const fs::path out = root / "out";
+  const auto named = [&](const std::string& suffix) { return fs::path(out.string() + suffix); };
+  write_file_atomic(named(".partial-2147483000") / "a.txt", "dead");  // above any pid_max: its process is gone
+  write_file_atomic(named(".partial-1") / "a.txt", "init");           // pid 1 always runs
+  write_file_atomic(named(fmt::format(".partial-{}", ::getpid())) / "a.txt", "earlier process, same pid");
+  write_file_atomic(named(".partial-12x") / "a.txt", "not a pid");
+  const std::vector<StagedDirectory::Leftover> l = StagedDirectory::leftovers(out);
+  ASSERT_EQ(l.size(), 3u);
+  std::map<int64_t, bool> running;
+  for (const auto& x : l) running[x.pid] = x.running;
+  EXPECT_FALSE(running.at(2147483000));
+  EXPECT_TRUE(running.at(1));
+  EXPECT_FALSE(running.at(::getpid())) << "a folder with this pid was left by an earlier process";
+  {
+    // Adopted: renamed to this process's name; kept when the work fails (no commit).
+    fs::remove_all(named(fmt::format(".partial-{}", ::getpid())));
+    StagedDirectory d(out, "a.txt", "--out", named(".partial-2147483000"));
+    EXPECT_FALSE(fs::exists(named(".partial-2147483000")));
+    EXPECT_EQ(read_file(d.staging_path() / "a.txt"), "dead");
+  }
+  EXPECT_TRUE(fs::exists(named(fmt::format(".partial-{}", ::getpid())) / "a.txt")) << "an adopted folder is kept";
+  // A commit removes what a killed commit left moved aside (.old-<pid> of a dead process).
+  write_file_atomic(named(".old-2147483000") / "a.txt", "stale");
+  write_file_atomic(named(".old-1") / "a.txt", "another process's");
+  {
+    StagedDirectory d(out, "a.txt", "--out", named(fmt::format(".partial-{}", ::getpid())));
+    d.commit();
+  }
+  EXPECT_EQ(read_file(out / "a.txt"), "dead");
+  EXPECT_FALSE(fs::exists(named(".old-2147483000")));
+  EXPECT_TRUE(fs::exists(named(".old-1")));
+  fs::remove_all(root);
 }
 
 TEST(StagedDirectory, AppearsWholeOnCommitAndReplacesOnlyAnEarlierOutput) {
