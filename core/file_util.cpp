@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -41,6 +42,18 @@ void ensure_directory(const fs::path& dir) {
 fs::path temporary_sibling(const fs::path& target) {
   static std::atomic<uint64_t> counter{0};
   return fs::path(target.string() + fmt::format(".tmp.{}.{}", ::getpid(), counter.fetch_add(1)));
+}
+
+bool is_temporary_sibling(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const size_t tmp = name.rfind(".tmp.");
+  if (tmp == std::string::npos || tmp == 0) return false;
+  const std::string rest = name.substr(tmp + 5);  // <pid>.<n>
+  const size_t dot = rest.find('.');
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot != std::string::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
 }
 
 AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temporary_sibling(target_)) {

@@ -47,6 +47,9 @@ class AtomicFile {
 
 // A fresh temporary name next to `target` (unique per process and call).
 fs::path temporary_sibling(const fs::path& target);
+// Whether `path` is named as temporary_sibling names them (<file>.tmp.<pid>.<n>): what a
+// process killed mid-write leaves behind.
+bool is_temporary_sibling(const fs::path& path);
 
 // The value of an environment variable, or nullopt when unset or empty.
 std::optional<std::string> env_value(const char* name);

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <set>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "models/checkpoint.h"
 
 namespace strata::train {
@@ -169,12 +169,10 @@ void write_resume_point(RunDirectory& dir, const Config& config, ResumePoint poi
 // Temporaries (file_util.h names them <file>.tmp.<pid>.<n>) that a killed process
 // left in a staging folder: never part of a run dir.
 void remove_temporaries(const fs::path& folder) {
-  static const std::regex temporary(R"re(.*\.tmp\.[0-9]+\.[0-9]+)re");
   std::error_code ec;
   std::vector<fs::path> found;
   for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file(ec) && std::regex_match(it->path().filename().string(), temporary))
-      found.push_back(it->path());
+    if (it->is_regular_file(ec) && is_temporary_sibling(it->path())) found.push_back(it->path());
   for (const fs::path& f : found) fs::remove(f, ec);
 }
 
