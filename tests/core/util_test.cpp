@@ -115,13 +115,36 @@ TEST(StagedDirectory, LeftoversOfKilledProcessesAreFoundAdoptedAndCleanedUp) {
   EXPECT_TRUE(running.at(1));
   EXPECT_FALSE(running.at(::getpid())) << "a folder with this pid was left by an earlier process";
   {
-    // Adopted: renamed to this process's name; kept when the work fails (no commit).
-    fs::remove_all(named(fmt::format(".partial-{}", ::getpid())));
+    // A fresh start never replaces the folder an earlier process with this pid left: it
+    // stages beside it, under <pid>.1, which leftovers() names with this pid as well.
+    StagedDirectory d(out, "a.txt", "--out");
+    EXPECT_EQ(d.staging_path(), named(fmt::format(".partial-{}.1", ::getpid())));
+    EXPECT_EQ(read_file(named(fmt::format(".partial-{}", ::getpid())) / "a.txt"), "earlier process, same pid");
+    std::map<std::string, int64_t> pids;
+    for (const auto& x : StagedDirectory::leftovers(out)) pids[x.path.filename().string()] = x.pid;
+    EXPECT_EQ(pids.at(d.staging_path().filename().string()), ::getpid());
+    EXPECT_EQ(pids.size(), 4u);
+    // Adopting a folder that already has this process's name keeps it where it is.
+    StagedDirectory a(out, "a.txt", "--out", named(fmt::format(".partial-{}", ::getpid())));
+    EXPECT_EQ(a.staging_path(), named(fmt::format(".partial-{}", ::getpid())));
+  }
+  EXPECT_FALSE(fs::exists(named(fmt::format(".partial-{}.1", ::getpid())))) << "the failed fresh start's folder";
+  EXPECT_TRUE(fs::exists(named(fmt::format(".partial-{}", ::getpid())) / "a.txt"));
+  write_file_atomic(named(".partial-7.") / "a.txt", "not a staging name");
+  write_file_atomic(named(".partial-7.2x") / "a.txt", "not a staging name");
+  EXPECT_EQ(StagedDirectory::leftovers(out).size(), 3u);
+  {
+    // Adopted: renamed to a free name of this process (the plain one is taken); kept when
+    // the work fails (no commit).
     StagedDirectory d(out, "a.txt", "--out", named(".partial-2147483000"));
+    EXPECT_EQ(d.staging_path(), named(fmt::format(".partial-{}.1", ::getpid())));
     EXPECT_FALSE(fs::exists(named(".partial-2147483000")));
     EXPECT_EQ(read_file(d.staging_path() / "a.txt"), "dead");
   }
-  EXPECT_TRUE(fs::exists(named(fmt::format(".partial-{}", ::getpid())) / "a.txt")) << "an adopted folder is kept";
+  EXPECT_EQ(read_file(named(fmt::format(".partial-{}.1", ::getpid())) / "a.txt"), "dead")
+      << "an adopted folder is kept";
+  fs::remove_all(named(fmt::format(".partial-{}", ::getpid())));
+  fs::rename(named(fmt::format(".partial-{}.1", ::getpid())), named(fmt::format(".partial-{}", ::getpid())));
   // A commit removes what a killed commit left moved aside (.old-<pid> of a dead process).
   write_file_atomic(named(".old-2147483000") / "a.txt", "stale");
   write_file_atomic(named(".old-1") / "a.txt", "another process's");
