@@ -57,6 +57,10 @@ sc::RgmsOrder RelationalKernels::choose(const sc::RelationalGraph& g, const sc::
     rec.origin = "forced";
     return *force_;
   }
+  if (runtime_.plans && runtime_.backend == sc::Backend::Generated) {
+    rec.origin = "replayed";
+    return sc::parse_rgms_order(runtime_.plans->order_for(rec.role, "runtime.plans"), runtime_.plans->file());
+  }
   if (!runtime_.tuning || runtime_.backend != sc::Backend::Generated) {
     rec.origin = "default";
     return sc::rgms_default_order(g, spec);

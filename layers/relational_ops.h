@@ -19,8 +19,9 @@
 //
 // RelationalKernels builds, once per graph, every kernel the layers ask for: per
 // (fin, fout) the forward kernels on g and the backward ones on g.reversed(); per
-// one-hot width the embedding kernels; per (bases, width) the basis embedding's. With tuning on, each kernel set gets
-// sc::tune_rgms's order (measured on this graph, recorded); otherwise Fused.
+// one-hot width the embedding kernels; per (bases, width) the basis embedding's. Each matmul kernel set gets the order
+// runtime.plans recorded for its role; else, with tuning on, sc::tune_rgms's order (measured on this graph,
+// recorded); otherwise sc::rgms_default_order's.
 #pragma once
 
 #include <map>
@@ -50,7 +51,7 @@ struct RelationalKernelRecord {
   std::string graph;     // "G" or "Gᵀ"
   std::string order;     // "fused", ...
   std::string describe;  // RgmsKernels::describe()
-  std::string origin;    // "default" (rgms_default_order) | "tuned (fused 1.2 ms, ...)" | "tuning record"
+  std::string origin;    // "default" (rgms_default_order) | "tuned (fused 1.2 ms, ...)" | "tuning record" | "replayed"
   double compile_ms = 0, tune_ms = 0;
 };
 

@@ -206,8 +206,8 @@ std::vector<KeySpec> build_schema() {
                        "gat: attention forward; tuned: measured per graph (tune_gat); auto: tuned with runtime.tuning, "
                        "else unfused"));
   s.push_back(key_string("runtime.plans", "",
-                         "an earlier run's kernels.json: every SpMM kernel runs the plan recorded for its role (no "
-                         "tuning, no size rules); empty: choose plans"));
+                         "an earlier run's kernels.json: every SpMM kernel runs the plan, every R-GCN kernel set the "
+                         "order, recorded for its role (no tuning, no size rules); empty: choose them"));
   s.push_back(key_string("runtime.cache_dir", "", "kernel and dataset cache; empty: $STRATA_CACHE_DIR or ~/.cache/strata"));
   // output
   s.push_back(key_string("output.run_dir", "runs/{config}",

@@ -218,9 +218,6 @@ std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
 }
 
 void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
-  STRATA_CHECK(!config.runtime.kernels.plans,
-               "runtime.plans replays the SpMM plans of GraphSAGE, GCN and GAT runs; an R-GCN run's kernels.json "
-               "records relational orders, which runtime.tuning chooses (leave runtime.plans empty)");
   Timer t;
   nn::RelationalKernelRequests req;
   model.request_kernels(req);
@@ -237,8 +234,10 @@ void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
     for (int64_t w : widths) r.add_feature_product(w);
     const Graph none = Graph::from_coo(in.count, in.count, Tensor::from_vector(std::vector<int64_t>{}),
                                        Tensor::from_vector(std::vector<int64_t>{}));
-    feature_kernels.push_back(
-        std::make_unique<nn::GraphKernels>(nn::build_graph_kernels(none, in.sparse, r, config.runtime.kernels)));
+    nn::KernelRuntime runtime = config.runtime.kernels;
+    if (runtime.plans)  // kernels.json names a type's feature kernels "<type> <role>" (kernels_json below)
+      runtime.plans = std::make_shared<const sc::RecordedPlans>(runtime.plans->scoped(in.name + " "));
+    feature_kernels.push_back(std::make_unique<nn::GraphKernels>(nn::build_graph_kernels(none, in.sparse, r, runtime)));
     in.kernels = feature_kernels.back().get();
   }
   build_ms = t.ms();
@@ -293,8 +292,11 @@ json kernels_json(const RgcnContext& ctx) {
       for (const nn::KernelRecord& r : g->records())
         list.push_back({{"role", ctx.data.types[i].name + " " + r.role}, {"graph", r.graph}, {"program", r.program},
                         {"plan", json::parse(r.plan.to_json())}, {"plan_text", r.plan.str()}, {"cache", r.cache}});
+  // Replayed orders and plans (runtime.plans) take the place of tuning: the kernels were not tuned.
+  const auto& plans = ctx.config.runtime.kernels.plans;
   return {{"backend", sc::backend_name(ctx.config.runtime.kernels.backend)},
-          {"tuning", ctx.config.runtime.kernels.tuning},
+          {"tuning", ctx.config.runtime.kernels.tuning && !plans},
+          {"plans", plans ? json(plans->file()) : json(nullptr)},
           {"compile_ms", ctx.kernels->compile_ms()},
           {"tune_ms", ctx.kernels->tune_ms()},
           {"build_ms", ctx.build_ms},
@@ -357,6 +359,13 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   for (const std::string& note : opened.notes) out(note);
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
+  // A resumed run replays the orders and plans the interrupted one tuned: tuning again
+  // could choose others, whose sums round differently from the epochs already run.
+  const fs::path tuned_plans = dir.staging_path() / "kernels.json";
+  const bool replay_tuned = resumed && c.runtime.kernels.tuning && !c.runtime.kernels.plans &&
+                            c.runtime.kernels.backend == sc::Backend::Generated && fs::exists(tuned_plans);
+  if (replay_tuned)
+    ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
   ctx.build_kernels(*first);
   bool head = true;
   for (const std::string& line : config.summary_lines()) {
@@ -369,8 +378,20 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                   c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels(out.printer(), ctx);
+  if (replay_tuned)
+    out(
+        fmt::format("{:<11}orders and plans tuned by the interrupted session, replayed from its kernels.json (not "
+                    "tuned again)",
+                    ""));
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
-  dir.write("kernels.json", kernels_json(ctx).dump(2) + "\n");
+  {
+    json kernels = kernels_json(ctx);
+    if (replay_tuned) {  // tuned by the interrupted session, whose kernels.json this replaces
+      kernels["tuning"] = true;
+      kernels["plans"] = "kernels.json";  // this file: the interrupted session's choices, the same
+    }
+    dir.write("kernels.json", kernels.dump(2) + "\n");
+  }
   dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph
   const std::string model_text = first->describe();
   const int64_t model_parameters = first->num_parameters();

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "sparse_compiler/ops/rgms.h"
 
 namespace strata::sc {
 
@@ -30,7 +31,17 @@ RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
   size_t k = 0;
   for (const auto& e : j["kernels"]) {
     const std::string where = fmt::format("'{}': kernels[{}]", out.file_, k++);
-    if (!e.is_object() || !e.contains("plan")) continue;  // an R-GCN order, not a plan
+    if (e.is_object() && !e.contains("plan") && e.contains("order")) {  // an R-GCN kernel set
+      STRATA_CHECK(e.contains("role") && e["role"].is_string() && e["order"].is_string(),
+                   "{}: an order without a string \"role\" and \"order\"", where);
+      const std::string order = e["order"].get<std::string>();
+      if (order == "-") continue;  // a set with no order to choose (one-hot, basis)
+      parse_rgms_order(order, where + ".order");
+      STRATA_CHECK(out.orders_.emplace(e["role"].get<std::string>(), order).second, "{}: role '{}' is listed twice",
+                   where, e["role"].get<std::string>());
+      continue;
+    }
+    if (!e.is_object() || !e.contains("plan")) continue;
     STRATA_CHECK(e.contains("role") && e["role"].is_string() && e.contains("program") && e["program"].is_string(),
                  "{}: a plan without a string \"role\" and \"program\"", where);
     const std::string role = e["role"].get<std::string>();
@@ -38,8 +49,26 @@ RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
     STRATA_CHECK(out.by_role_.emplace(role, std::move(r)).second, "{}: role '{}' is listed twice", where, role);
   }
   STRATA_CHECK(!j["kernels"].empty(), "'{}': its \"kernels\" list is empty", out.file_);
-  STRATA_CHECK(!out.by_role_.empty(), "'{}': holds no kernel plan (R-GCN runs record relational orders, not plans)",
+  STRATA_CHECK(!out.by_role_.empty() || !out.orders_.empty(), "'{}': holds no kernel plan and no relational order",
                out.file_);
+  return out;
+}
+
+const std::string& RecordedPlans::order_for(const std::string& role, const std::string& key) const {
+  auto it = orders_.find(role);
+  if (it != orders_.end()) return it->second;
+  std::vector<std::string> have;
+  for (const auto& [r, o] : orders_) have.push_back(r);
+  STRATA_FAIL("{} '{}' has no relational order for the kernel set '{}' ({})", key, file_, role,
+              have.empty() ? std::string("it records none: not an R-GCN run's kernels.json")
+                           : fmt::format("it holds: {}", fmt::join(have, "; ")));
+}
+
+RecordedPlans RecordedPlans::scoped(const std::string& prefix) const {
+  RecordedPlans out;
+  out.file_ = file_;
+  for (const auto& [role, r] : by_role_)
+    if (role.starts_with(prefix)) out.by_role_.emplace(role.substr(prefix.size()), r);
   return out;
 }
 
@@ -51,8 +80,9 @@ std::vector<std::string> RecordedPlans::roles() const {
 
 const RecordedPlan& RecordedPlans::at(const std::string& role, const std::string& key) const {
   auto it = by_role_.find(role);
-  STRATA_CHECK(it != by_role_.end(), "{} '{}' has no plan for the kernel '{}' (it holds: {})", key, file_, role,
-               fmt::join(roles(), "; "));
+  STRATA_CHECK(it != by_role_.end(), "{} '{}' has no plan for the kernel '{}' ({})", key, file_, role,
+               by_role_.empty() ? std::string("it records none: an R-GCN run's relational orders only")
+                                : fmt::format("it holds: {}", fmt::join(roles(), "; ")));
   return it->second;
 }
 

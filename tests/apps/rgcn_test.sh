@@ -142,11 +142,21 @@ case "$mode" in
     err="$("$strata" train "$scratch/tiny.yaml" --set model.num_bases=4 --set output.run_dir="$scratch/bases" 2>&1)"
     expect_rc too-many-bases $? 1
     expect too-many-bases "$err" "model.num_bases 4 exceeds the 3 relations of 'tiny': a basis decomposition has at most one basis per relation"
-    err="$("$strata" train "$scratch/tiny.yaml" --set runtime.plans="$scratch/run/kernels.json" \
+    # runtime.plans replays the run's orders (and its feature kernels' plans): the same results.
+    out="$("$strata" train "$scratch/tiny.yaml" --set runtime.plans="$scratch/run/kernels.json" \
            --set output.run_dir="$scratch/plans" 2>&1)"
-    expect_rc rgcn-plans $? 1
-    expect rgcn-plans "$err" "records relational orders|holds no kernel plan"
-    [ ! -e "$scratch/plans" ] || { echo "FAIL: a refused run left '$scratch/plans'"; fails=$((fails + 1)); }
+    expect_rc rgcn-plans $? 0
+    expect rgcn-plans "$out" '^ +rgms 8->8 forward +G +[a-z-]+ .*, replayed$'
+    expect rgcn-plans "$out" '^ +rgms 8->3 backward dX +Gᵀ +[a-z-]+ .*, replayed$'
+    expect rgcn-plans "$out" "tune 0\\.0 ms"
+    expect rgcn-plans "$(cat "$scratch/plans/kernels.json")" "\"plans\": \"$scratch/run/kernels.json\""
+    [ "$(grep -A1 '"test_acc": {' "$scratch/run/summary.json")" = "$(grep -A1 '"test_acc": {' "$scratch/plans/summary.json")" ] ||
+      { echo "FAIL: replayed orders gave another test accuracy"; fails=$((fails + 1)); }
+    err="$("$strata" train "$scratch/tiny.yaml" --set runtime.plans="$scratch/run/kernels.json" \
+           --set model.hidden=16 --set output.run_dir="$scratch/plans16" 2>&1)"
+    expect_rc rgcn-plans-width $? 1
+    expect rgcn-plans-width "$err" "runtime.plans '.*kernels.json' has no relational order for the kernel set 'rgms 8->16 forward' \(it holds: rgms 8->3 backward dX; "
+    [ ! -e "$scratch/plans16" ] || { echo "FAIL: a refused run left '$scratch/plans16'"; fails=$((fails + 1)); }
     err="$("$strata" infer "$cfg" --checkpoint "$scratch/missing.ckpt" 2>&1)"
     expect_rc missing $? 1
     expect missing "$err" "^strata: error: checkpoint '.*missing.ckpt' does not exist"

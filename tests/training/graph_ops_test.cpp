@@ -474,9 +474,35 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
                              {"bad.json': not JSON"});
   testing::expect_user_error([&] { sc::RecordedPlans::read(write("plan.json", hyb)); },
                              {"plan.json': no \"kernels\" list; expected a run dir's kernels.json"});
+  // An R-GCN run's orders: read, but they hold no plan for a GNN's kernels.
+  replay.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(
+      write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}, {"role": "r1", "order": "-"}]})")));
+  EXPECT_EQ(replay.plans->order_for("r0", "runtime.plans"), "fused");
+  testing::expect_user_error([&] { replay.plans->order_for("r1", "runtime.plans"); },
+                             {"runtime.plans '",
+                              "orders.json' has no relational order for the kernel set 'r1' (it "
+                              "holds: r0)"});
+  testing::expect_user_error([&] { nn::build_graph_kernels(g, nullptr, sum, replay); },
+                             {"has no plan for the kernel 'sum f=16 forward' (it records none: an R-GCN run's "
+                              "relational orders only)"});
   testing::expect_user_error(
-      [&] { sc::RecordedPlans::read(write("orders.json", R"({"kernels": [{"role": "r0", "order": "fused"}]})")); },
-      {"orders.json': holds no kernel plan"});
+      [&] { sc::RecordedPlans::read(write("dash.json", R"({"kernels": [{"role": "r1", "order": "-"}]})")); },
+      {"dash.json': holds no kernel plan and no relational order"});
+  testing::expect_user_error(
+      [&] { sc::RecordedPlans::read(write("unknown.json", R"({"kernels": [{"role": "r0", "order": "sideways"}]})")); },
+      {"unknown.json': kernels[0].order: unknown RGMS order 'sideways' (expected fused, aggregate-first"});
+  testing::expect_user_error(
+      [&] { sc::RecordedPlans::read(write("norole.json", R"({"kernels": [{"order": "fused"}]})")); },
+      {"norole.json': kernels[0]: an order without a string \"role\" and \"order\""});
+  // Scoped: the plans under a prefix, without it (an R-GCN run's feature kernels).
+  const sc::RecordedPlans typed = sc::RecordedPlans::read(write("typed.json", fmt::format(R"({{"kernels": [
+      {{"role": "paper sum f=16 forward", "program": "spmm_f16_i32", "plan": {0}}},
+      {{"role": "term sum f=16 forward", "program": "spmm_f32_i32", "plan": {0}}}]}})",
+                                                                                          hyb)));
+  const sc::RecordedPlans paper = typed.scoped("paper ");
+  EXPECT_EQ(paper.roles(), std::vector<std::string>{"sum f=16 forward"});
+  EXPECT_EQ(paper.at("sum f=16 forward", "k").program, "spmm_f16_i32");
+  EXPECT_TRUE(typed.scoped("author ").roles().empty());
   testing::expect_user_error([&] { sc::RecordedPlans::read(write("none.json", R"({"kernels": []})")); },
                              {"none.json': its \"kernels\" list is empty"});
   testing::expect_user_error([&] { sc::RecordedPlans::read("/dev/null"); }, {"'/dev/null' is not a regular file"});

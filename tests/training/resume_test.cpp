@@ -208,29 +208,32 @@ TEST_F(ResumeTest, MiniBatchRunResumesItsBatchOrderAndSamples) {
   expect_same_run(dir_ / "ref", run_dir(), 2);
 }
 
+// An R-GCN config on write_hgb's graph in `hgb`.
+std::string rgcn_yaml(const fs::path& hgb) {
+  return "version: 1\n"
+         "data:\n"
+         "  dataset: \"hgb:" +
+         hgb.string() +
+         "\"\n"
+         "model:\n"
+         "  name: rgcn\n"
+         "  hidden: 8\n"
+         "  num_bases: 2\n"
+         "  embedding_dim: 8\n"
+         "  dropout: 0.3\n"
+         "training:\n"
+         "  epochs: 12\n"
+         "  runs: 2\n"
+         "runtime:\n"
+         "  threads: 2\n"
+         "output:\n"
+         "  log_every: 1\n"
+         "  resume_every: 5\n";
+}
+
 TEST_F(ResumeTest, RgcnRunResumedMidRunEndsAsTheUninterruptedRun) {
   write_hgb(dir_ / "hgb");
-  const std::string yaml =
-      "version: 1\n"
-      "data:\n"
-      "  dataset: \"hgb:" +
-      (dir_ / "hgb").string() +
-      "\"\n"
-      "model:\n"
-      "  name: rgcn\n"
-      "  hidden: 8\n"
-      "  num_bases: 2\n"
-      "  embedding_dim: 8\n"
-      "  dropout: 0.3\n"
-      "training:\n"
-      "  epochs: 12\n"
-      "  runs: 2\n"
-      "runtime:\n"
-      "  threads: 2\n"
-      "output:\n"
-      "  log_every: 1\n"
-      "  resume_every: 5\n";
-  const Config c = config(yaml);
+  const Config c = config(rgcn_yaml(dir_ / "hgb"));
   train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0007"}}, {"between-runs", {"Run 2/2 (seed 1)"}}});
   fs::rename(run_dir(), dir_ / "ref");
   for (const std::string snapshot : {"mid-run", "between-runs"}) {
@@ -243,6 +246,60 @@ TEST_F(ResumeTest, RgcnRunResumedMidRunEndsAsTheUninterruptedRun) {
     }
     expect_same_run(dir_ / "ref", run_dir(), 2);
     fs::remove_all(run_dir());
+  }
+}
+
+TEST_F(ResumeTest, TunedRunsResumeOnTheInterruptedSessionsChoices) {
+  // Tuning again could choose other kernels, whose sums round differently from the
+  // epochs already run: a resumed run replays the interrupted session's kernels.json.
+  const std::string cache = "runtime.cache_dir=" + (dir_ / "cache").string();
+  {
+    SCOPED_TRACE("gnn");
+    const Config c = config(kSbm, {"runtime.tuning=true", cache, "training.epochs=10"});
+    train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0006"}}});
+    fs::rename(run_dir(), dir_ / "ref");
+    interrupted_at("mid-run");
+    train(c, {}, true);
+    EXPECT_TRUE(printed("plans tuned by the interrupted session, replayed from its kernels.json (not tuned again)"));
+    expect_same_run(dir_ / "ref", run_dir(), 2);
+    const auto k = nlohmann::json::parse(read_file(run_dir() / "kernels.json"));
+    EXPECT_EQ(k["tuning"], true);
+    EXPECT_EQ(k["plans"], "kernels.json");
+    for (const char* d : {"run", "ref", "mid-run"}) fs::remove_all(dir_ / d);
+  }
+  SCOPED_TRACE("rgcn");
+  write_hgb(dir_ / "hgb");
+  const Config c = config(rgcn_yaml(dir_ / "hgb"), {"runtime.tuning=true", cache});
+  train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0007"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  interrupted_at("mid-run");
+  train(c, {}, true);
+  EXPECT_TRUE(printed("orders and plans tuned by the interrupted session, replayed from its kernels.json"));
+  expect_same_run(dir_ / "ref", run_dir(), 2);
+  fs::remove_all(run_dir());
+  // The order comes from the interrupted session's file, not from tuning or a record:
+  // rewritten there, the resumed run runs the rewritten one.
+  interrupted_at("mid-run");
+  const fs::path file = dead_staging() / "kernels.json";
+  auto k = nlohmann::json::parse(read_file(file));
+  std::string was;
+  for (auto& e : k["kernels"])
+    if (e["role"] == "rgms 8->8 forward") {
+      was = e["order"].get<std::string>();
+      e["order"] = was == "transform-first" ? "aggregate-first" : "transform-first";
+    }
+  ASSERT_FALSE(was.empty()) << k.dump(2);
+  const std::string now = was == "transform-first" ? "aggregate-first" : "transform-first";
+  write_file_atomic(file, k.dump(2));
+  train(c, {}, true);
+  const std::regex line("^ +rgms 8->8 forward +G +" + now + " .*, replayed$");
+  EXPECT_TRUE(
+      std::any_of(lines_.begin(), lines_.end(), [&](const std::string& l) { return std::regex_search(l, line); }))
+      << "no line for the rewritten order " << now;
+  for (const auto& e : nlohmann::json::parse(read_file(run_dir() / "kernels.json"))["kernels"]) {
+    if (e["role"] == "rgms 8->8 forward") {
+      EXPECT_EQ(e["order"], now);
+    }
   }
 }
 
