@@ -1,99 +1,21 @@
 #include "core/autograd.h"
 
 #include <omp.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
-#include <unordered_map>
 
 #include "core/timer.h"
 
 namespace strata::ag {
-namespace {
 
-constexpr size_t kPoolMinBytes = size_t{64} << 10;
-constexpr size_t kHugePage = size_t{2} << 20;
-
-class BufferPool {
- public:
-  static BufferPool& get() {
-    static BufferPool* pool = new BufferPool();  // never destroyed: tensors may outlive static destructors
-    return *pool;
-  }
-
-  void* take(size_t bytes) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(bytes);
-      if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        cached_ -= bytes;
-        ++hits_;
-        return p;
-      }
-      ++misses_;
-    }
-    void* p = std::aligned_alloc(bytes >= kHugePage ? kHugePage : kTensorAlignment, bytes);
-    STRATA_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
-#ifdef MADV_HUGEPAGE
-    if (bytes >= kHugePage) ::madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-    return p;
-  }
-
-  void give(void* p, size_t bytes) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (cached_ + bytes <= limit_) {
-        free_[bytes].push_back(p);
-        cached_ += bytes;
-        return;
-      }
-    }
-    std::free(p);
-  }
-
-  PoolStats stats() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {hits_, misses_, static_cast<int64_t>(cached_)};
-  }
-
- private:
-  BufferPool() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    limit_ = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 4 : size_t{1} << 32;
-  }
-  std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  size_t cached_ = 0, limit_ = 0;
-  int64_t hits_ = 0, misses_ = 0;
-};
-
-}  // namespace
-
-Tensor empty(Shape shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
-  if (bytes < kPoolMinBytes) return Tensor::empty(std::move(shape), DType::F32);
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  const size_t size = bytes >= kHugePage ? rounded : (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* p = BufferPool::get().take(size);
-  auto storage = Storage::wrap(p, static_cast<int64_t>(bytes), Device::cpu(), [size](void* q) { BufferPool::get().give(q, size); });
-  return Tensor::from_storage(std::move(storage), std::move(shape), DType::F32);
-}
+Tensor empty(Shape shape) { return Tensor::empty(std::move(shape), DType::F32); }
 
 Tensor zeros(Shape shape) {
   Tensor t = empty(std::move(shape));
   t.zero();
   return t;
 }
-
-PoolStats pool_stats() { return BufferPool::get().stats(); }
 
 SerialIfSmall::SerialIfSmall(int64_t work) {
   if (work < kParallelWork) {

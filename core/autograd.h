@@ -218,18 +218,12 @@ class SerialIfSmall {
   int saved_ = 0;
 };
 
-// Float32 tensors for activations and gradients, from a process-wide pool of
-// buffers. Training allocates the same shapes every epoch; without the pool each
-// buffer above glibc's mmap threshold (32 MB at most) is mapped, page-faulted in
-// and unmapped again every epoch. Buffers of 64 KiB and more are recycled by size
-// (up to a quarter of physical memory is kept), 2 MiB-aligned with transparent huge
-// pages from 2 MiB up; smaller ones come from malloc.
+// Float32 tensors for activations and gradients. Like every host tensor of 64 KiB
+// and more, their storage comes from the process-wide buffer pool
+// (core/buffer_pool.h), so a training step reuses the previous step's buffers
+// instead of mapping and page-faulting fresh ones.
 Tensor empty(Shape shape);
 Tensor zeros(Shape shape);
-struct PoolStats {
-  int64_t hits = 0, misses = 0, cached_bytes = 0;
-};
-PoolStats pool_stats();
 
 // True when every element of a float32 tensor is finite.
 bool all_finite(const Tensor& t);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/buffer_pool.h"
 #include "core/cuda_driver.h"
 #include "core/host_memory.h"
 #include "core/rng.h"
@@ -26,7 +27,11 @@ std::shared_ptr<Storage> Storage::allocate(int64_t bytes, Device dev) {
   // Allocate at least one line so data() is never null for an empty tensor.
   const size_t rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + kTensorAlignment - 1) /
                                              kTensorAlignment * kTensorAlignment);
-  if (dev.is_cpu()) {
+  if (dev.is_cpu() && rounded >= kPooledBytes) {
+    const HostBlock block = take_host_block(rounded, kTensorAlignment);
+    s->data_ = block.data;
+    s->deleter_ = [size = block.bytes](void* p) { give_host_block({p, size}); };
+  } else if (dev.is_cpu()) {
     s->data_ = allocate_host(rounded, kTensorAlignment);
     s->deleter_ = [](void* p) { free_host(p); };
   } else {

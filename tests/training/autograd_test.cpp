@@ -308,21 +308,6 @@ TEST(AutogradTest, FirstNonFiniteNamesTheScope) {
   EXPECT_EQ(t.scope(), "");
 }
 
-TEST(AutogradTest, PooledBuffersAreRecycled) {
-  const ag::PoolStats before = ag::pool_stats();
-  for (int i = 0; i < 3; ++i) {
-    Tensor t = ag::zeros({1000, 70});  // 280 kB: pooled
-    EXPECT_EQ(t.dim(0), 1000);
-    EXPECT_EQ(t.data<float>()[69999], 0.0f);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kTensorAlignment, 0u);
-  }
-  const ag::PoolStats after = ag::pool_stats();
-  EXPECT_GE(after.hits - before.hits, 2);
-  EXPECT_LE(after.misses - before.misses, 1);
-  Tensor small = ag::empty({3, 2});  // below the pooling size: plain allocation
-  EXPECT_EQ(small.numel(), 6);
-}
-
 TEST(AutogradTest, MatmulSplitAcrossThreadsMatchesOneThread) {
   // Large enough to be split into row blocks; the transposed products too.
   Rng rng(14);
