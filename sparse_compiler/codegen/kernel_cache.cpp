@@ -48,7 +48,8 @@ KernelCache& KernelCache::global() {
   return *cache;
 }
 
-KernelCache::KernelCache(const fs::path& root) : dir_(root / "kernels") {}
+KernelCache::KernelCache(const fs::path& root, size_t recent_units)
+    : dir_(root / "kernels"), recent_units_(recent_units) {}
 
 CacheEntryPaths KernelCache::paths(const std::string& key) const {
   return {dir_ / (key + ".cc"), dir_ / (key + ".so"), dir_ / (key + ".json"), dir_ / (key + ".lock")};
@@ -61,6 +62,15 @@ std::string KernelCache::key_for(std::string_view source, const CompileOptions& 
 void KernelCache::clear_memory() {
   std::lock_guard<std::mutex> lock(mu_);
   memory_.clear();
+  recent_.clear();
+}
+
+void KernelCache::keep_recent(const std::shared_ptr<SharedLibrary>& lib) {
+  if (recent_units_ == 0) return;
+  if (!recent_.empty() && recent_.back() == lib) return;
+  if (auto it = std::find(recent_.begin(), recent_.end(), lib); it != recent_.end()) recent_.erase(it);
+  recent_.push_back(lib);
+  if (recent_.size() > recent_units_) recent_.pop_front();
 }
 
 CacheStats KernelCache::stats() const {
@@ -80,6 +90,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
     auto it = memory_.find(res.key);
     if (it != memory_.end()) {
       if (auto lib = it->second.lock()) {
+        keep_recent(lib);
         counters_.memory_hits.fetch_add(1);
         res.library = std::move(lib);
         res.outcome = CacheOutcome::MemoryHit;
@@ -108,6 +119,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
     {
       std::lock_guard<std::mutex> lock(mu_);
       memory_[res.key] = loaded.library;
+      keep_recent(loaded.library);
       in_flight_.erase(res.key);
       if (++inserts_since_prune_ >= 64) {  // drop entries whose libraries were unloaded
         inserts_since_prune_ = 0;
@@ -177,6 +189,7 @@ CacheResult KernelCache::find_member(const std::string& member_key) {
     std::lock_guard<std::mutex> lock(mu_);
     memory_[unit] = lib;
     members_[member_key] = unit;
+    keep_recent(lib);
   }
   (loaded_now ? counters_.disk_hits : counters_.memory_hits).fetch_add(1);
   res.library = std::move(lib);

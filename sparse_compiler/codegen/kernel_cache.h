@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -93,7 +94,8 @@ class KernelCache {
   // The process-wide cache under cache_root() (created on first use; never destroyed).
   static KernelCache& global();
   // A cache whose entries live in <root>/kernels/ (tests pass a fresh temporary root).
-  explicit KernelCache(const fs::path& root);
+  // `recent_units`: how many of the units used last stay loaded while no kernel holds them.
+  explicit KernelCache(const fs::path& root, size_t recent_units = 32);
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
@@ -117,7 +119,8 @@ class KernelCache {
   // <root>/kernels
   const fs::path& directory() const { return dir_; }
 
-  // Forgets the in-memory map (libraries stay loaded while someone holds them).
+  // Forgets the in-memory map and the recently used units (libraries stay loaded
+  // while someone holds them).
   void clear_memory();
   CacheStats stats() const;
 
@@ -140,6 +143,12 @@ class KernelCache {
   fs::path dir_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::weak_ptr<SharedLibrary>> memory_;
+  // The units used last stay loaded while no kernel holds them: a run that binds
+  // the same programs to new graphs again and again (every mini-batch's blocks)
+  // finds them in memory instead of verifying and loading them from disk each time.
+  size_t recent_units_;
+  std::deque<std::shared_ptr<SharedLibrary>> recent_;
+  void keep_recent(const std::shared_ptr<SharedLibrary>& lib);  // with mu_ held
   std::unordered_map<std::string, std::string> members_;  // member key -> unit key
   std::unordered_map<std::string, Future> in_flight_;
   size_t inserts_since_prune_ = 0;

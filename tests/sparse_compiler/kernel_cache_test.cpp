@@ -385,19 +385,21 @@ TEST(KernelCacheTest, CompilesOnceThenHitsMemory) {
   EXPECT_EQ(read_file(cache.paths(first.key).source), sum_kernel(7));
 }
 
-TEST(KernelCacheTest, MemoryHoldsWeakReferences) {
+TEST(KernelCacheTest, MemoryHoldsWeakReferencesAndTheUnitsUsedLast) {
   TempDir root;
-  KernelCache cache(root.path());
-  std::string key;
-  {
-    const CacheResult r = cache.get_or_compile(sum_kernel(8));
-    key = r.key;
-    EXPECT_EQ(r.outcome, CacheOutcome::Compiled);
-  }
-  // Nobody holds the library any more: it was unloaded, and the next call loads it from disk.
+  KernelCache cache(root.path(), /*recent_units=*/1);
+  EXPECT_EQ(cache.get_or_compile(sum_kernel(8)).outcome, CacheOutcome::Compiled);
+  // Nobody holds the library, but it is the unit used last: still loaded.
+  EXPECT_EQ(cache.get_or_compile(sum_kernel(8)).outcome, CacheOutcome::MemoryHit);
+  // Another unit used since: the first was unloaded, and the next call loads it from disk.
+  EXPECT_EQ(cache.get_or_compile(sum_kernel(7)).outcome, CacheOutcome::Compiled);
   const CacheResult again = cache.get_or_compile(sum_kernel(8));
   EXPECT_EQ(again.outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(run_sum(*again.library, 10), sum_expected(8, 10));
+  // Without recent units, only holders keep a library loaded.
+  KernelCache bare(root.path(), 0);
+  EXPECT_EQ(bare.get_or_compile(sum_kernel(8)).outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(bare.get_or_compile(sum_kernel(8)).outcome, CacheOutcome::DiskHit);
 }
 
 TEST(KernelCacheTest, SecondInstanceHitsDiskWithoutRunningTheCompiler) {
