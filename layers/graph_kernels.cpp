@@ -148,10 +148,14 @@ PendingAttention start_attention(const Graph& A, const KernelRequests& requests,
     const sc::GatKernelSet set = requests.backward ? sc::GatKernelSet::Training : sc::GatKernelSet::Inference;
     const Graph* g = &k->graph;  // owned by k, which outlives the future
     const int threads = num_threads();  // OpenMP's count is per thread: the builder takes this one's
-    out.emplace_back(k, std::async(std::launch::async, [g, spec, backend, set, threads] {
-                       set_num_threads(threads);
-                       return std::make_unique<sc::GatKernels>(*g, spec, backend, std::nullopt, set);
-                     }));
+    // Template plans (a mini-batch's blocks, the plain-CSR baseline) bind kernels lowered
+    // and compiled before: built on this thread, when finish_attention asks, with no
+    // thread (and OpenMP team) started per layer for work that takes microseconds.
+    out.emplace_back(k, std::async(runtime.plan_template ? std::launch::deferred : std::launch::async,
+                                   [g, spec, backend, set, threads] {
+                                     set_num_threads(threads);
+                                     return std::make_unique<sc::GatKernels>(*g, spec, backend, std::nullopt, set);
+                                   }));
   }
   return out;
 }

@@ -100,8 +100,8 @@ ag::Var GnnModel::forward(ag::Tape& tape, const GraphKernels& kernels, const Nod
 ag::Var GnnModel::forward_blocks(ag::Tape& tape, const std::vector<const GraphKernels*>& block_kernels,
                                  const std::vector<int64_t>& num_dst, const NodeFeatures& input,
                                  uint64_t dropout_seed) const {
-  STRATA_CHECK(config_.kind == ModelKind::GraphSage || config_.kind == ModelKind::Gcn,
-               "mini-batch training runs GraphSAGE and GCN, not {}", model_kind_name(config_.kind));
+  STRATA_CHECK(config_.kind == ModelKind::GraphSage || config_.kind == ModelKind::Gcn || config_.kind == ModelKind::Gat,
+               "mini-batch training runs GraphSAGE, GCN and GAT, not {}", model_kind_name(config_.kind));
   STRATA_ASSERT(block_kernels.size() == layers_.size() && num_dst.size() == layers_.size(), "{} blocks for {} layers",
                 block_kernels.size(), layers_.size());
   return run(tape, block_kernels, num_dst, input, dropout_seed);

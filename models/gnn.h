@@ -83,7 +83,9 @@ class GnnModel {
   // over block_kernels[i] (kernels bound to block i, see layer_kernel_requests) on
   // the rows of the block's sources and keeps its first num_dst[i] rows, the next
   // block's sources; the result is the logits of the batch's seeds [B, classes].
-  // `input` holds the first block's source rows. GraphSAGE and GCN only.
+  // `input` holds the first block's source rows. GraphSAGE, GCN and GAT (whose
+  // attention runs over each block's edges, plus the self-loops of A + I: a
+  // destination is its own source, at the same index).
   ag::Var forward_blocks(ag::Tape& tape, const std::vector<const GraphKernels*>& block_kernels,
                          const std::vector<int64_t>& num_dst, const NodeFeatures& input, uint64_t dropout_seed) const;
   // The kernels layer i alone needs (a block's kernels serve one layer).

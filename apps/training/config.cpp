@@ -780,8 +780,9 @@ TrainingConfig typed(const Config& c) {
     l.fanouts.assign(static_cast<size_t>(t.model.layers), -1);  // every in-neighbour
   }
   if (l.batch_size > 0) {
-    STRATA_CHECK(t.model.kind == nn::ModelKind::GraphSage || t.model.kind == nn::ModelKind::Gcn,
-                 "{}: training.batch_size {}: mini-batch training runs GraphSAGE and GCN; {} trains on the full "
+    STRATA_CHECK(t.model.kind == nn::ModelKind::GraphSage || t.model.kind == nn::ModelKind::Gcn ||
+                     t.model.kind == nn::ModelKind::Gat,
+                 "{}: training.batch_size {}: mini-batch training runs GraphSAGE, GCN and GAT; {} trains on the full "
                  "graph (training.batch_size: 0)",
                  c.origin("training.batch_size"), l.batch_size, c.get_string("model.name"));
     STRATA_CHECK(!t.data.edge_weights,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -111,6 +112,59 @@ bool in_set(GatKernelSet set, int which) {
 }
 }  // namespace
 
+namespace {
+
+// Programs and their lowering depend on the spec and the knobs alone, not on the
+// graph: graphs that share them, such as every mini-batch's blocks, reuse what an
+// earlier graph lowered instead of running the passes again (milliseconds a layer,
+// per batch). Both memos are small: a run has a few specs and knob sets.
+std::mutex memo_mutex;
+
+// The loop programs of every kernel, by Which: A's spec, and Aᵀ's for the kernels
+// over the transpose. Both fused forms: the tuner measures each (gat_tuner.h).
+std::string gat_programs_key(const GatSpec& spec, const GatSpec& st) {
+  return fmt::format("{}|{}|{}", spec.suffix(), static_cast<int>(spec.fused_softmax), st.suffix());
+}
+
+const std::vector<Kernel>& gat_loop_programs(const GatSpec& spec, const GatSpec& st) {
+  static std::map<std::string, std::vector<Kernel>> memo;
+  const std::string key = gat_programs_key(spec, st);
+  {
+    std::lock_guard<std::mutex> lock(memo_mutex);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  GatSpec two_pass = spec, online = spec;
+  two_pass.fused_softmax = FusedSoftmax::TwoPass;
+  online.fused_softmax = FusedSoftmax::Online;
+  const std::vector<Kernel> programs = {
+      gat_score_program(spec),     edge_softmax_program(spec),     gat_aggregate_program(spec, false),
+      gat_fused_program(two_pass), gat_fused_program(online),      gat_fused_saving_program(spec),
+      gat_recompute_program(spec), gat_sddmm_program(spec),        edge_softmax_backward_program(spec),
+      edge_col_sum_program(st),    gat_aggregate_program(st, true)};
+  STRATA_ASSERT(programs.size() == kCount, "gat: {} programs for {} kernels", programs.size(), int(kCount));
+  std::vector<Kernel> loops;
+  for (const Kernel& p : programs) loops.push_back(lower_to_loops(p));
+  std::lock_guard<std::mutex> lock(memo_mutex);
+  return memo.emplace(key, std::move(loops)).first->second;  // std::map: references stay valid
+}
+
+// Kernel `which` of gat_loop_programs(spec, st) scheduled for the CPU with `knobs` and lowered.
+Kernel scheduled_memoized(const GatSpec& spec, const GatSpec& st, int which, const CpuKnobs& knobs) {
+  static std::map<std::string, Kernel> memo;
+  const std::string key = fmt::format("{}|{}|{}", gat_programs_key(spec, st), which, knobs.str());
+  const Kernel& loops = gat_loop_programs(spec, st)[static_cast<size_t>(which)];
+  {
+    std::lock_guard<std::mutex> lock(memo_mutex);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  Kernel lowered = lower_schedule(schedule_row_program_cpu(loops, knobs));
+  std::lock_guard<std::mutex> lock(memo_mutex);
+  if (memo.size() >= 512) memo.clear();  // tuned knobs vary; keep the memo small
+  return memo.emplace(key, std::move(lowered)).first->second;
+}
+
+}  // namespace
+
 const char* gat_kernel_set_name(GatKernelSet s) { return s == GatKernelSet::Inference ? "inference" : "training"; }
 
 struct GatKernels::Impl {
@@ -134,38 +188,22 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
   At_eid_ = At_.edge_ids();
   GatSpec st = spec_;
   st.index_dtype = At_.index_dtype();
-  GatSpec two_pass = spec_, online = spec_;
-  two_pass.fused_softmax = FusedSoftmax::TwoPass;
-  online.fused_softmax = FusedSoftmax::Online;
-  // Both fused forms: the tuner measures each (gat_tuner.h).
-  std::vector<Kernel> programs = {gat_score_program(spec_),
-                                  edge_softmax_program(spec_),
-                                  gat_aggregate_program(spec_, false),
-                                  gat_fused_program(two_pass),
-                                  gat_fused_program(online),
-                                  gat_fused_saving_program(spec_),
-                                  gat_recompute_program(spec_),
-                                  gat_sddmm_program(spec_),
-                                  edge_softmax_backward_program(spec_),
-                                  edge_col_sum_program(st),
-                                  gat_aggregate_program(st, true)};
-  STRATA_ASSERT(programs.size() == kCount, "gat: {} programs for {} kernels", programs.size(), int(kCount));
+  const std::vector<Kernel>& loops = gat_loop_programs(spec_, st);
   Timer t;
   if (backend_ == Backend::Generated) {
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
     if (!knobs) k.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
-    for (size_t w = 0; w < programs.size(); ++w) {
-      const Kernel loops = lower_to_loops(programs[w]);
+    for (size_t w = 0; w < loops.size(); ++w) {
       CpuKnobs kw = k;
       if (!knobs) {
         // Untuned: prefetch where what the program gathers outgrows the cache.
         int64_t gathered = 0;
-        for (const auto& [loop, buffer] : gathered_buffers(loops))
+        for (const auto& [loop, buffer] : gathered_buffers(loops[w]))
           gathered = std::max(gathered, buffer_bytes(buffer, w == kColSum || w == kAggregateT));
         kw = untuned_gather_knobs(k, gathered);
       }
-      lowered.push_back(lower_schedule(schedule_row_program_cpu(loops, kw)));
+      lowered.push_back(scheduled_memoized(spec_, st, static_cast<int>(w), kw));
     }
     std::vector<Kernel> now;
     std::vector<int> now_which;
@@ -183,7 +221,7 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     for (size_t t = 0; t < c.size(); ++t) impl_->compiled[now_which[t]] = std::move(c[t]);
     impl_->lowered = std::move(lowered);
   } else {
-    for (const auto& p : programs) impl_->reference.push_back(lower_to_loops(p));
+    impl_->reference = loops;
   }
   compile_ms_ = t.ms();
 }
