@@ -458,6 +458,10 @@ class ConfigBuilder {
       STRATA_FAIL("{}: the value is not valid YAML: {}", origin, e.msg);
     }
     if (const auto joined = joined_list(*spec, v)) return set(*spec, *joined, false, origin);
+    // YAML reads some texts as nothing (",", "# x"); only an empty value or a null
+    // spelled out means none: the rest are checked as the text they are.
+    static const std::set<std::string> nulls = {"", "~", "null", "Null", "NULL"};
+    if (v.IsNull() && !nulls.count(text)) return set(*spec, text, false, origin);
     STRATA_CHECK(v.IsScalar() || v.IsNull(), "{}: '{}' expects {}, got a {}", origin, path, spec->expectation(), kind(v));
     set(*spec, v.IsNull() ? std::string() : v.Scalar(), v.IsNull(), origin);
   }

@@ -223,6 +223,12 @@ TEST_F(MiniBatchErrorTest, SettingsThatCannotSampleAreRefusedByName) {
       },
       {"'0' is not a fanout"});
   expect_user_error([&] { train(config({"training.batch_size=64", "training.fanouts=5,"})); }, {"'' is not a fanout"});
+  // YAML reads a lone comma as nothing; it is not "all neighbours".
+  expect_user_error(
+      [&] {
+        train(config({"training.batch_size=64", "training.fanouts=,"}));
+      },
+      {"training.fanouts ',': '' is not a fanout"});
   expect_user_error(
       [&] {
         train(config({"training.batch_size=64", "model.name=rgcn"}));
