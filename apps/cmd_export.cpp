@@ -1,4 +1,4 @@
-// strata export --graph <dataset> --feat 32,64 --out <dir> [--as-stored] [--train] [--hetero]
+// strata export --graph <dataset> --feat 32,64 --out <dir> [--as-stored] [--train [--split-ratios T,V]] [--hetero]
 // strata export --stream-only [--threads N]
 //
 // Writes the inputs every peer in benchmarks/peers/ is timed on, so that all systems
@@ -21,7 +21,8 @@
 // full-graph training benchmarks, and the split `strata train` uses by default:
 // train_idx.npy / val_idx.npy / test_idx.npy (int64 node ids; the dataset's own split
 // when it ships one, else the seeded Planetoid-style split of the configs, 20 per
-// class / 500 / 1000, with --split-seed as data.split.seed), so a peer can train and
+// class / 500 / 1000, with --split-seed as data.split.seed; with --split-ratios
+// TRAIN,VAL the random split of data.split.kind: random instead), so a peer can train and
 // test on exactly the nodes Strata does (split.json holds the same ids, as the run
 // dir of `strata train` does). --hetero adds, for heterographs, the flattened
 // typed graph (hetero_indptr.npy, hetero_indices.npy, hetero_etype.npy int64 per
@@ -60,9 +61,32 @@ struct ExportArgs {
   std::optional<std::string> data_root;
   uint64_t seed = 1;
   uint64_t split_seed = 0;
+  std::string split_ratios;  // "TRAIN,VAL": a random split of the labelled nodes (data.split.kind: random)
   int threads = 0;
   bool as_stored = false, train = false, hetero = false, stream_only = false;
 };
+
+// "0.6,0.2" -> (0.6, 0.2): two fractions in (0, 1) whose sum is below 1.
+std::pair<double, double> parse_split_ratios(const std::string& text) {
+  const size_t comma = text.find(',');
+  double r[2] = {0, 0};
+  bool ok = comma != std::string::npos && text.find(',', comma + 1) == std::string::npos;
+  for (int k = 0; ok && k < 2; ++k) {
+    const std::string part = k == 0 ? text.substr(0, comma) : text.substr(comma + 1);
+    size_t used = 0;
+    try {
+      r[k] = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    ok = !part.empty() && used == part.size() && r[k] > 0 && r[k] < 1;
+  }
+  STRATA_CHECK(ok && r[0] + r[1] < 1,
+               "export --split-ratios '{}': expected TRAIN,VAL, two fractions in (0, 1) whose sum is below 1 "
+               "(e.g. 0.6,0.2)",
+               text);
+  return {r[0], r[1]};
+}
 
 const char* npy_descr(DType d) {
   switch (d) {
@@ -190,7 +214,14 @@ int run_export(const ExportArgs& a) {
       // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
       // Planetoid-style with the configs' sizes); written only where it is defined.
       data::Splits split = ds.splits;
-      if (split.empty() && have_labels) {
+      if (!a.split_ratios.empty()) {
+        STRATA_CHECK(have_labels, "export --split-ratios: '{}' has no class labels to split", a.graph);
+        const auto [train_ratio, val_ratio] = parse_split_ratios(a.split_ratios);
+        std::vector<int64_t> labelled;
+        for (int64_t i = 0; i < N; ++i)
+          if (ds.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+        split = data::random_split(labelled, train_ratio, val_ratio, a.split_seed);
+      } else if (split.empty() && have_labels) {
         const train::SplitConfig sizes;  // the configs' defaults
         split = train::planetoid_split(ds.labels, ds.num_classes, sizes.train_per_class, sizes.val_size,
                                        sizes.test_size, a.split_seed);
@@ -243,9 +274,14 @@ RegisterCommand reg({"export", "write a benchmark graph, seeded features and ref
                            ->check(integer_at_least(0))
                            ->capture_default_str();
                        app.add_option("--split-seed", a->split_seed,
-                                      "with --train: data.split.seed of the Planetoid-style split written")
+                                      "with --train: data.split.seed of the split written (Planetoid-style, or "
+                                      "random with --split-ratios)")
                            ->check(integer_at_least(0))
                            ->capture_default_str();
+                       app.add_option("--split-ratios", a->split_ratios,
+                                      "with --train: TRAIN,VAL fractions of a random split of the labelled nodes, "
+                                      "as data.split.kind: random with data.split.train_ratio and val_ratio (the "
+                                      "rest test)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)")
                            ->check(integer_in(1, 4096));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");

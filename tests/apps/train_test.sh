@@ -229,6 +229,20 @@ case "$mode" in
       { echo "FAIL: export's Cora split.json differs from the run dir's"; fails=$((fails + 1)); }
     sizes="$(stat -c %s "$scratch/exp/train_idx.npy" "$scratch/exp/val_idx.npy" "$scratch/exp/test_idx.npy" | tr '\n' ' ')"
     expect cora-export "$sizes" '^1248 4128 8128 $'
+    # --split-ratios writes the random split of data.split.kind: random, node for node.
+    "$strata" train "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+      --set training.epochs=1 --set data.split.kind=random --set data.split.train_ratio=0.5 \
+      --set data.split.val_ratio=0.25 --set data.split.seed=3 --set output.run_dir="$scratch/cora-random" >/dev/null
+    expect_rc cora-random $? 0
+    "$strata" export --graph cora --data-root "$data_root" --feat 8 --train --split-ratios 0.5,0.25 --split-seed 3 \
+      --out "$scratch/exp-random" >/dev/null
+    expect_rc cora-export-random $? 0
+    cmp -s "$scratch/cora-random/split.json" "$scratch/exp-random/split.json" ||
+      { echo "FAIL: export's random split.json differs from the run dir's"; fails=$((fails + 1)); }
+    err="$("$strata" export --graph cora --data-root "$data_root" --feat 8 --train --split-ratios 0.7,0.4 \
+           --out "$scratch/exp-bad" 2>&1 >/dev/null)"
+    expect_rc export-ratios $? 1
+    expect export-ratios "$err" "export --split-ratios '0.7,0.4': expected TRAIN,VAL, two fractions in \(0, 1\) whose sum is below 1"
     ;;
 esac
 [ "$fails" -eq 0 ] && echo "PASS ($mode)"
