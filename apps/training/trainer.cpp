@@ -231,6 +231,8 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
   runtime.tuning = false;
   runtime.plan_template = true;
   runtime.plans = nullptr;
+  // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
+  if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
   const std::vector<int64_t> order = state.sampler.permutation(n);
   StepResult r;
   double loss_sum = 0;
@@ -371,7 +373,13 @@ Summary run_training(const Config& config, const std::string& config_name, const
         fmt::format("{:<11}mini-batches of {} training nodes ({} per epoch), in-neighbours sampled per layer {} (input "
                     "layer first); each batch's blocks {}, the full-graph kernels above evaluate{}",
                     "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts,
-                    generated ? "bind the template (CSR) programs" : "run on the reference path",
+                    !generated                           ? "run on the reference path"
+                    : c.model.kind != nn::ModelKind::Gat ? "bind the template (CSR) programs"
+                    : c.runtime.kernels.attention == nn::AttentionMode::Fused
+                        ? "bind the template (CSR) programs and the fused attention forward (runtime.attention)"
+                    : c.runtime.kernels.attention == nn::AttentionMode::Unfused
+                        ? "bind the template (CSR) programs and the unfused attention forward (runtime.attention)"
+                        : "bind the template (CSR) programs and the unfused attention forward (not tuned per block)",
                     block_degrees ? "; GCN normalises by each block's degrees (as DGL's GraphConv and PyG's GCNConv on "
                                     "sampled graphs), so a batch is not a full-graph step"
                                   : ""));

@@ -165,8 +165,19 @@ TEST_F(MiniBatchTest, GatOverOneBatchOfEveryNodeIsAFullGraphStepAndSampledGatLea
   const train::Summary s1 = train(config(sampled, "a"));
   EXPECT_GT(s1.test_mean, 0.9);
   EXPECT_GE(metrics("a")[0]["batches"].get<int64_t>(), 2);
+  EXPECT_TRUE(printed("and the unfused attention forward (not tuned per block)"));
   const train::Summary s2 = train(config(sampled, "b"));
   EXPECT_EQ(s1.runs[0].best.test_logits_hash, s2.runs[0].best.test_logits_hash);
+  // runtime.attention: tuned measures the full graph's kernels; blocks are not measured one by one.
+  std::vector<std::string> tuned = sampled;
+  tuned.push_back("runtime.attention=tuned");
+  tuned.push_back("training.epochs=3");
+  train(config(tuned, "tuned"));
+  EXPECT_TRUE(printed("and the unfused attention forward (not tuned per block)"));
+  std::vector<std::string> fused = sampled;
+  fused.push_back("runtime.attention=fused");
+  EXPECT_GT(train(config(fused, "fused")).test_mean, 0.5);
+  EXPECT_TRUE(printed("and the fused attention forward (runtime.attention)"));
 }
 
 TEST_F(MiniBatchTest, GcnWithoutSourceDegreesIsAFullGraphStepAndFanoutsReadAsAList) {
