@@ -1,9 +1,11 @@
 #include "core/buffer_pool.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -23,8 +25,10 @@ class HostPool {
   HostBlock take(size_t bytes, size_t alignment) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // The smallest kept block that fits, if it wastes at most a quarter of the request.
-      for (auto it = free_.lower_bound(bytes); it != free_.end() && it->first <= bytes + bytes / 4; ++it) {
+      // The smallest kept block that fits, if it wastes at most a quarter of the request or
+      // is the block a miss would make (classes of whole huge pages can be larger).
+      const size_t largest = std::max(bytes + bytes / 4, host_block_class(bytes));
+      for (auto it = free_.lower_bound(bytes); it != free_.end() && it->first <= largest; ++it) {
         if (it->second % alignment != 0) continue;
         const HostBlock b{reinterpret_cast<void*>(it->second), it->first};
         cached_ -= b.bytes;
@@ -46,15 +50,21 @@ class HostPool {
   }
 
   void give(HostBlock b) {
+    if (b.bytes > limit_) {
+      free_host(b.data);
+      return;
+    }
+    bool full = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (cached_ + b.bytes <= limit_) {
-        free_.emplace(b.bytes, reinterpret_cast<uintptr_t>(b.data));
-        cached_ += b.bytes;
-        return;
-      }
+      full = cached_ + b.bytes > limit_;
     }
-    free_host(b.data);
+    // Full: what is kept was asked for by an earlier phase (other sizes); start over
+    // rather than keep it forever and miss on every new size.
+    if (full) release();
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.emplace(b.bytes, reinterpret_cast<uintptr_t>(b.data));
+    cached_ += b.bytes;
   }
 
   void release() {
@@ -65,6 +75,8 @@ class HostPool {
       cached_ = 0;
     }
     for (const auto& [bytes, p] : kept) free_host(reinterpret_cast<void*>(p));
+    // Blocks under glibc's mmap threshold came from the heap: hand its free pages back.
+    if (!kept.empty()) ::malloc_trim(0);
   }
 
   HostPoolStats stats() {
@@ -75,7 +87,14 @@ class HostPool {
  private:
   HostPool() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    limit_ = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 4 : size_t{1} << 32;
+    size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{16} << 30;
+    // A container's memory limit (cgroup v2), where it is lower than the machine's.
+    if (std::FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+      unsigned long long max = 0;
+      if (std::fscanf(f, "%llu", &max) == 1 && max > 0) memory = std::min<size_t>(memory, max);
+      std::fclose(f);
+    }
+    limit_ = memory / 4;
   }
   std::mutex mu_;
   std::multimap<size_t, uintptr_t> free_;  // size -> address: best fit is lower_bound

@@ -7,12 +7,14 @@
 // page by the kernel on first touch and unmapped again every step (37% of a
 // mini-batch epoch on Facebook pages went to clearing pages). Buffers of
 // kPooledBytes and more are kept when freed and handed out again: a request takes
-// the smallest kept buffer at least its size and at most a quarter larger; new
-// buffers are made in size classes (eight per power of two, multiples of 2 MiB
-// from 4 MiB up, exact to 2 MiB from 1 GiB up) so that a slightly larger request
-// later still fits one. At most a
-// quarter of physical memory is kept; past that a freed buffer is released, and a
-// request that does not fit in the memory left releases everything kept first.
+// the smallest kept buffer at least its size and at most a quarter larger (or up to
+// its own size class); new buffers are made in size classes (eight per power of
+// two, multiples of 2 MiB from 4 MiB up, exact to 2 MiB from 1 GiB up) so that a
+// slightly larger request later still fits one. At most a quarter of memory (the
+// machine's, or the container's cgroup limit where lower) is kept: a freed buffer
+// that would pass it releases everything kept first (sizes an earlier phase asked
+// for), and so does a request that does not fit in the memory left. Released
+// memory goes back to the system (malloc_trim for blocks from the heap).
 #pragma once
 
 #include <cstddef>

@@ -68,6 +68,24 @@ TEST(HostBufferPool, FreedBuffersServeRequestsUpToAQuarterSmaller) {
   EXPECT_EQ(host_pool_stats().cached_bytes, 0);
 }
 
+TEST(HostBufferPool, ARequestAlwaysFitsTheBlockOfItsOwnClass) {
+  // Just past 4 MiB (and 6 MiB) the class rounds up to whole huge pages, more than a
+  // quarter above the request: the request must still take back its own block.
+  for (size_t bytes : {kHugePageThreshold + 64, (size_t{6} << 20) + 64, size_t{9} << 20}) {
+    release_host_pool();
+    const HostPoolStats before = host_pool_stats();
+    for (int step = 0; step < 5; ++step) {
+      Tensor t = Tensor::empty({static_cast<int64_t>(bytes / 4)}, DType::F32);
+      t.data<float>()[0] = 1.0f;
+    }
+    const HostPoolStats after = host_pool_stats();
+    EXPECT_EQ(after.misses - before.misses, 1) << bytes;
+    EXPECT_EQ(after.hits - before.hits, 4) << bytes;
+    EXPECT_EQ(static_cast<size_t>(after.cached_bytes), host_block_class(bytes)) << bytes;
+  }
+  release_host_pool();
+}
+
 TEST(HostBufferPool, BlocksAreAlignedAndHugePageBlocksWhole) {
   release_host_pool();
   for (int64_t n : {int64_t{16384}, int64_t{300000}, int64_t{1} << 20, (int64_t{5} << 20) / 4 + 7}) {
