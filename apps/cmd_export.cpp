@@ -134,6 +134,9 @@ int run_export(const ExportArgs& a) {
   STRATA_CHECK(!a.out.empty(), "export: --out is required");
   if (a.threads > 0) set_num_threads(a.threads);
   const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
+  STRATA_CHECK(a.split_ratios.empty() || a.train,
+               "export --split-ratios: the split is written with the training inputs; add --train");
+  if (!a.split_ratios.empty()) parse_split_ratios(a.split_ratios);  // refused before anything is read
   // Everything is written into a staging folder that replaces --out (an earlier
   // export, or an empty folder) only once every file is there.
   StagedDirectory out(a.out, "meta.json", "--out");

@@ -189,7 +189,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_int("training.runs", "1", 1, 1000, "independent runs (seeds seed, seed+1, ...); mean ± std reported"));
   s.push_back(key_int("training.seed", "0", 0, kBig, "seed of the first run: initial weights and dropout masks"));
   s.push_back(key_int("training.batch_size", "0", 0, kBig,
-                      "training nodes per mini-batch, each over its sampled neighbourhood (GraphSAGE, GCN); 0: "
+                      "training nodes per mini-batch, each over its sampled neighbourhood (GraphSAGE, GCN, GAT); 0: "
                       "full-graph epochs"));
   s.push_back(key_string("training.fanouts", "",
                          "in-neighbours sampled per node and layer, input layer first: \"10,25\" or [10, 25] (-1: "
@@ -461,7 +461,9 @@ class ConfigBuilder {
     // YAML reads some texts as nothing (",", "# x"); only an empty value or a null
     // spelled out means none: the rest are checked as the text they are.
     static const std::set<std::string> nulls = {"", "~", "null", "Null", "NULL"};
-    if (v.IsNull() && !nulls.count(text)) return set(*spec, text, false, origin);
+    const size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+    const std::string trimmed = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+    if (v.IsNull() && !nulls.count(trimmed)) return set(*spec, text, false, origin);
     STRATA_CHECK(v.IsScalar() || v.IsNull(), "{}: '{}' expects {}, got a {}", origin, path, spec->expectation(), kind(v));
     set(*spec, v.IsNull() ? std::string() : v.Scalar(), v.IsNull(), origin);
   }

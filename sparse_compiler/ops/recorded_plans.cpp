@@ -67,6 +67,7 @@ const std::string& RecordedPlans::order_for(const std::string& role, const std::
 RecordedPlans RecordedPlans::scoped(const std::string& prefix) const {
   RecordedPlans out;
   out.file_ = file_;
+  out.prefix_ = prefix_ + prefix;
   for (const auto& [role, r] : by_role_)
     if (role.starts_with(prefix)) out.by_role_.emplace(role.substr(prefix.size()), r);
   return out;
@@ -80,10 +81,14 @@ std::vector<std::string> RecordedPlans::roles() const {
 
 const RecordedPlan& RecordedPlans::at(const std::string& role, const std::string& key) const {
   auto it = by_role_.find(role);
-  STRATA_CHECK(it != by_role_.end(), "{} '{}' has no plan for the kernel '{}' ({})", key, file_, role,
-               by_role_.empty() ? std::string("it records none: an R-GCN run's relational orders only")
-                                : fmt::format("it holds: {}", fmt::join(roles(), "; ")));
-  return it->second;
+  if (it != by_role_.end()) return it->second;
+  std::vector<std::string> held;
+  for (const auto& [r, plan] : by_role_) held.push_back(prefix_ + r);
+  STRATA_FAIL("{} '{}' has no plan for the kernel '{}' ({})", key, file_, prefix_ + role,
+              !held.empty()      ? fmt::format("it holds: {}", fmt::join(held, "; "))
+              : !prefix_.empty() ? fmt::format("it records no kernel of '{}': the recorded run built none for it",
+                                               prefix_.substr(0, prefix_.size() - 1))
+                                 : std::string("it records none: an R-GCN run's relational orders only"));
 }
 
 const sc::SpmmPlan& RecordedPlans::plan_for(const std::string& role, const std::string& program,
@@ -93,7 +98,7 @@ const sc::SpmmPlan& RecordedPlans::plan_for(const std::string& role, const std::
                "{} '{}': the plan for '{}' was recorded for program {}, but "
                "this run builds {} for it (another feature "
                "width, index type or model?)",
-               key, file_, role, r.program, program);
+               key, file_, prefix_ + role, r.program, program);
   return r.plan;
 }
 

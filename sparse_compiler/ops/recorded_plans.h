@@ -55,6 +55,7 @@ class RecordedPlans {
 
  private:
   std::string file_;
+  std::string prefix_;  // scoped(): what the file's roles carry before the roles asked for
   std::map<std::string, RecordedPlan> by_role_;
   std::map<std::string, std::string> orders_;  // role -> relational order
 };

@@ -243,6 +243,10 @@ case "$mode" in
            --out "$scratch/exp-bad" 2>&1 >/dev/null)"
     expect_rc export-ratios $? 1
     expect export-ratios "$err" "export --split-ratios '0.7,0.4': expected TRAIN,VAL, two fractions in \(0, 1\) whose sum is below 1"
+    err="$("$strata" export --graph cora --data-root "$data_root" --feat 8 --split-ratios 0.5,0.25 \
+           --out "$scratch/exp-bad" 2>&1 >/dev/null)"
+    expect_rc export-ratios-train $? 1
+    expect export-ratios-train "$err" "export --split-ratios: the split is written with the training inputs; add --train"
     ;;
 esac
 [ "$fails" -eq 0 ] && echo "PASS ($mode)"

@@ -503,6 +503,12 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
   EXPECT_EQ(paper.roles(), std::vector<std::string>{"sum f=16 forward"});
   EXPECT_EQ(paper.at("sum f=16 forward", "k").program, "spmm_f16_i32");
   EXPECT_TRUE(typed.scoped("author ").roles().empty());
+  // Messages name the role as the file writes it.
+  testing::expect_user_error([&] { typed.scoped("author ").at("sum f=16 forward", "runtime.plans"); },
+                             {"has no plan for the kernel 'author sum f=16 forward' (it records no kernel of "
+                              "'author': the recorded run built none for it)"});
+  testing::expect_user_error([&] { paper.at("sum f=8 forward", "runtime.plans"); },
+                             {"has no plan for the kernel 'paper sum f=8 forward' (it holds: paper sum f=16 forward)"});
   testing::expect_user_error([&] { sc::RecordedPlans::read(write("none.json", R"({"kernels": []})")); },
                              {"none.json': its \"kernels\" list is empty"});
   testing::expect_user_error([&] { sc::RecordedPlans::read("/dev/null"); }, {"'/dev/null' is not a regular file"});

@@ -240,6 +240,9 @@ TEST_F(MiniBatchErrorTest, SettingsThatCannotSampleAreRefusedByName) {
         train(config({"training.batch_size=64", "training.fanouts=,"}));
       },
       {"training.fanouts ',': '' is not a fanout"});
+  // Blanks alone are no value, as before: a required string refuses them.
+  expect_user_error([&] { train::typed(Config::parse(kSbm, "x.yaml", {"output.run_dir= "})); },
+                    {"output.run_dir must not be empty"});
   expect_user_error(
       [&] {
         train(config({"training.batch_size=64", "model.name=rgcn"}));
