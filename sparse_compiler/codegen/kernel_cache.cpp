@@ -60,17 +60,21 @@ std::string KernelCache::key_for(std::string_view source, const CompileOptions& 
 }
 
 void KernelCache::clear_memory() {
+  std::deque<std::shared_ptr<SharedLibrary>> released;  // unloaded after the lock is let go
   std::lock_guard<std::mutex> lock(mu_);
   memory_.clear();
-  recent_.clear();
+  released.swap(recent_);
 }
 
-void KernelCache::keep_recent(const std::shared_ptr<SharedLibrary>& lib) {
-  if (recent_units_ == 0) return;
-  if (!recent_.empty() && recent_.back() == lib) return;
+std::shared_ptr<SharedLibrary> KernelCache::keep_recent(const std::shared_ptr<SharedLibrary>& lib) {
+  if (recent_units_ == 0) return nullptr;
+  if (!recent_.empty() && recent_.back() == lib) return nullptr;
   if (auto it = std::find(recent_.begin(), recent_.end(), lib); it != recent_.end()) recent_.erase(it);
   recent_.push_back(lib);
-  if (recent_.size() > recent_units_) recent_.pop_front();
+  if (recent_.size() <= recent_units_) return nullptr;
+  std::shared_ptr<SharedLibrary> evicted = std::move(recent_.front());
+  recent_.pop_front();
+  return evicted;
 }
 
 CacheStats KernelCache::stats() const {
@@ -85,12 +89,13 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
 
   std::promise<std::shared_ptr<SharedLibrary>> promise;
   Future waiting;
+  std::shared_ptr<SharedLibrary> evicted;  // declared before the locks: unloaded after them
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memory_.find(res.key);
     if (it != memory_.end()) {
       if (auto lib = it->second.lock()) {
-        keep_recent(lib);
+        evicted = keep_recent(lib);
         counters_.memory_hits.fetch_add(1);
         res.library = std::move(lib);
         res.outcome = CacheOutcome::MemoryHit;
@@ -119,7 +124,7 @@ CacheResult KernelCache::get_or_compile(std::string_view source, const CompileOp
     {
       std::lock_guard<std::mutex> lock(mu_);
       memory_[res.key] = loaded.library;
-      keep_recent(loaded.library);
+      evicted = keep_recent(loaded.library);
       in_flight_.erase(res.key);
       if (++inserts_since_prune_ >= 64) {  // drop entries whose libraries were unloaded
         inserts_since_prune_ = 0;
@@ -185,11 +190,12 @@ CacheResult KernelCache::find_member(const std::string& member_key) {
   const bool loaded_now = !lib;
   if (!lib) lib = load_verified(unit, /*report=*/false);
   if (!lib) return res;
+  std::shared_ptr<SharedLibrary> evicted;  // unloaded after the lock is let go
   {
     std::lock_guard<std::mutex> lock(mu_);
     memory_[unit] = lib;
     members_[member_key] = unit;
-    keep_recent(lib);
+    evicted = keep_recent(lib);
   }
   (loaded_now ? counters_.disk_hits : counters_.memory_hits).fetch_add(1);
   res.library = std::move(lib);

@@ -148,7 +148,9 @@ class KernelCache {
   // finds them in memory instead of verifying and loading them from disk each time.
   size_t recent_units_;
   std::deque<std::shared_ptr<SharedLibrary>> recent_;
-  void keep_recent(const std::shared_ptr<SharedLibrary>& lib);  // with mu_ held
+  // With mu_ held; returns the unit pushed out, for the caller to drop after unlocking
+  // (unloading runs dlclose, which must not hold up other lookups).
+  std::shared_ptr<SharedLibrary> keep_recent(const std::shared_ptr<SharedLibrary>& lib);
   std::unordered_map<std::string, std::string> members_;  // member key -> unit key
   std::unordered_map<std::string, Future> in_flight_;
   size_t inserts_since_prune_ = 0;
