@@ -176,13 +176,24 @@ void remove_temporaries(const fs::path& folder) {
   for (const fs::path& f : found) fs::remove(f, ec);
 }
 
+// The staging folders an interrupted run of `final_dir` left (StagedDirectory::leftovers),
+// without the finished run dirs whose names merely look like one (a run dir named
+// "exp.partial-12" beside "exp"): those hold a summary and no resume point.
+static std::vector<StagedDirectory::Leftover> interrupted_runs(const fs::path& final_dir) {
+  std::vector<StagedDirectory::Leftover> out;
+  std::error_code ec;
+  for (const StagedDirectory::Leftover& l : StagedDirectory::leftovers(final_dir))
+    if (!fs::exists(l.path / "summary.json", ec) || fs::exists(l.path / kResumeFile, ec)) out.push_back(l);
+  return out;
+}
+
 void commit_run_dir(RunDirectory& dir, Console& out) {
   dir.commit();
   // Kept until the run dir was in place, so a kill while committing leaves a resumable folder.
   std::error_code ec;
   fs::remove(dir.final_path() / kResumeFile, ec);
   // Interrupted runs of this run dir are superseded by the finished one.
-  for (const StagedDirectory::Leftover& l : StagedDirectory::leftovers(dir.final_path())) {
+  for (const StagedDirectory::Leftover& l : interrupted_runs(dir.final_path())) {
     if (l.running) continue;
     fs::remove_all(l.path, ec);
     if (!ec)
@@ -192,7 +203,7 @@ void commit_run_dir(RunDirectory& dir, Console& out) {
 
 OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Config& config, bool resume) {
   OpenedRunDir o;
-  const std::vector<StagedDirectory::Leftover> leftovers = StagedDirectory::leftovers(final_dir);
+  const std::vector<StagedDirectory::Leftover> leftovers = interrupted_runs(final_dir);
   if (!resume) {
     for (const StagedDirectory::Leftover& l : leftovers)
       if (!l.running)

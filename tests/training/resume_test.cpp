@@ -419,8 +419,16 @@ TEST_F(ResumeTest, AFinishedRunRemovesInterruptedRunsAndSaysSo) {
       },
       {"already exists"});
   EXPECT_TRUE(fs::exists(dead_staging() / train::kResumeFile));
+  // A finished run dir whose name looks like a staging folder is not an interrupted run.
+  const fs::path lookalike = fs::path(run_dir().string() + ".partial-2147483002");
+  fs::copy(dir_ / "mid-run", lookalike, fs::copy_options::recursive);
+  fs::remove(lookalike / train::kResumeFile);
+  write_file_atomic(lookalike / "summary.json", "{}\n");
   // One that finishes removes it, and says so first and last.
   train(c);
+  EXPECT_TRUE(fs::exists(lookalike / "summary.json")) << "a finished run was taken for an interrupted one";
+  EXPECT_FALSE(printed(lookalike.string()));
+  fs::remove_all(lookalike);
   EXPECT_TRUE(
       printed(fmt::format("found '{}', left by an interrupted run (process {}), which `strata train … --resume` "
                           "would continue; removed once this run finishes",
