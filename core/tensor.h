@@ -2,7 +2,9 @@
 //
 // Host storage is 64-byte aligned (one cache line, one AVX-512 vector) so generated
 // kernels may use aligned vector loads on row starts when the row length allows.
-// Storage is shared between a tensor and its reshaped views; clone() copies.
+// Storage is shared between a tensor and its reshaped views; clone() copies. Host
+// buffers of 64 KiB and more come from the process-wide pool (core/buffer_pool.h):
+// a new tensor's memory holds whatever its last user left (zeros() clears it).
 // On CPU, as_matrix<T>() gives a zero-copy Eigen::Map for dense math.
 #pragma once
 
