@@ -136,7 +136,8 @@ int run_export(const ExportArgs& a) {
   const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
   STRATA_CHECK(a.split_ratios.empty() || a.train,
                "export --split-ratios: the split is written with the training inputs; add --train");
-  if (!a.split_ratios.empty()) parse_split_ratios(a.split_ratios);  // refused before anything is read
+  std::optional<std::pair<double, double>> ratios;  // refused before anything is read
+  if (!a.split_ratios.empty()) ratios = parse_split_ratios(a.split_ratios);
   // Everything is written into a staging folder that replaces --out (an earlier
   // export, or an empty folder) only once every file is there.
   StagedDirectory out(a.out, "meta.json", "--out");
@@ -217,9 +218,9 @@ int run_export(const ExportArgs& a) {
       // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
       // Planetoid-style with the configs' sizes); written only where it is defined.
       data::Splits split = ds.splits;
-      if (!a.split_ratios.empty()) {
+      if (ratios) {
         STRATA_CHECK(have_labels, "export --split-ratios: '{}' has no class labels to split", a.graph);
-        const auto [train_ratio, val_ratio] = parse_split_ratios(a.split_ratios);
+        const auto [train_ratio, val_ratio] = *ratios;
         std::vector<int64_t> labelled;
         for (int64_t i = 0; i < N; ++i)
           if (ds.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);

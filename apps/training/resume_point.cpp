@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "models/checkpoint.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 
 namespace strata::train {
 namespace {
@@ -199,6 +200,24 @@ void commit_run_dir(RunDirectory& dir, Console& out) {
     if (!ec)
       out(fmt::format("removed '{}', an interrupted run (process {}) this run supersedes", l.path.string(), l.pid));
   }
+}
+
+std::shared_ptr<const sc::RecordedPlans> interrupted_session_plans(const RunDirectory& dir,
+                                                                   const nn::KernelRuntime& runtime, bool resumed) {
+  const fs::path tuned = dir.staging_path() / "kernels.json";
+  std::error_code ec;
+  if (!resumed || !runtime.tuning || runtime.plans || runtime.backend != sc::Backend::Generated ||
+      !fs::exists(tuned, ec))
+    return nullptr;
+  return std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned));
+}
+
+void write_kernels_json(RunDirectory& dir, nlohmann::ordered_json kernels, bool replayed) {
+  if (replayed) {
+    kernels["tuning"] = true;
+    kernels["plans"] = "kernels.json";  // this file: the interrupted session's choices, the same
+  }
+  dir.write("kernels.json", kernels.dump(2) + "\n");
 }
 
 OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Config& config, bool resume) {

@@ -73,6 +73,17 @@ struct OpenedRunDir {
 // yet, a corrupt resume point, or the first config key that differs.
 OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Config& config, bool resume);
 
+// A resumed run with tuning on replays the plans (and R-GCN orders) the interrupted
+// session tuned, from the kernels.json in the adopted staging folder: tuning again
+// could choose other kernels, whose sums round differently from the epochs already
+// run. Null when there is nothing to replay (not resumed, tuning off, plans given,
+// the reference backend, or no kernels.json yet).
+std::shared_ptr<const sc::RecordedPlans> interrupted_session_plans(const RunDirectory& dir,
+                                                                   const nn::KernelRuntime& runtime, bool resumed);
+// Writes kernels.json; with `replayed` (interrupted_session_plans gave the plans) it
+// says the kernels were tuned, by the interrupted session, whose file this replaces.
+void write_kernels_json(RunDirectory& dir, nlohmann::ordered_json kernels, bool replayed);
+
 // What a driver's loop keeps of a run in progress at a resume point.
 struct RunProgress {
   int run = 0;

@@ -359,13 +359,9 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   for (const std::string& note : opened.notes) out(note);
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
-  // A resumed run replays the orders and plans the interrupted one tuned: tuning again
-  // could choose others, whose sums round differently from the epochs already run.
-  const fs::path tuned_plans = dir.staging_path() / "kernels.json";
-  const bool replay_tuned = resumed && c.runtime.kernels.tuning && !c.runtime.kernels.plans &&
-                            c.runtime.kernels.backend == sc::Backend::Generated && fs::exists(tuned_plans);
-  if (replay_tuned)
-    ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
+  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
+  const bool replay_tuned = replayed != nullptr;
+  if (replay_tuned) ctx.config.runtime.kernels.plans = std::move(replayed);
   ctx.build_kernels(*first);
   bool head = true;
   for (const std::string& line : config.summary_lines()) {
@@ -384,14 +380,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                     "tuned again)",
                     ""));
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
-  {
-    json kernels = kernels_json(ctx);
-    if (replay_tuned) {  // tuned by the interrupted session, whose kernels.json this replaces
-      kernels["tuning"] = true;
-      kernels["plans"] = "kernels.json";  // this file: the interrupted session's choices, the same
-    }
-    dir.write("kernels.json", kernels.dump(2) + "\n");
-  }
+  write_kernels_json(dir, kernels_json(ctx), replay_tuned);
   dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph
   const std::string model_text = first->describe();
   const int64_t model_parameters = first->num_parameters();

@@ -346,14 +346,9 @@ Summary run_training(const Config& config, const std::string& config_name, const
 
   ctx.data = prepare_data(c.data, c.model.kind, config.source());
   RunState first(ctx, c.training.seed);
-  // A resumed run replays the plans the interrupted one tuned: tuning again could
-  // choose other kernels, whose sums round differently from the epochs already run.
-  const fs::path tuned_plans = dir.staging_path() / "kernels.json";
-  const bool replay_tuned = resumed && c.runtime.kernels.tuning && !c.runtime.kernels.plans &&
-                            c.runtime.kernels.backend == sc::Backend::Generated && fs::exists(tuned_plans);
-  if (replay_tuned) {
-    ctx.config.runtime.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned_plans));
-  }
+  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
+  const bool replay_tuned = replayed != nullptr;
+  if (replay_tuned) ctx.config.runtime.kernels.plans = std::move(replayed);
   ctx.build_kernels(*first.model, /*backward=*/!ctx.sampling());  // mini-batches train over their blocks' kernels
   if (replay_tuned)
     ctx.kernels->set_note(
@@ -369,17 +364,18 @@ Summary run_training(const Config& config, const std::string& config_name, const
     const int64_t n = data::Splits::size_of(ctx.data.splits.train);
     const bool generated = c.runtime.kernels.backend == sc::Backend::Generated;
     const bool block_degrees = c.model.kind == nn::ModelKind::Gcn && c.model.norm == nn::GcnNorm::Both;
+    std::string block_kernels = generated ? "bind the template (CSR) programs" : "run on the reference path";
+    if (generated && c.model.kind == nn::ModelKind::Gat) {
+      const nn::AttentionMode a = c.runtime.kernels.attention;
+      const bool forced = a == nn::AttentionMode::Fused || a == nn::AttentionMode::Unfused;
+      block_kernels +=
+          fmt::format(" and the {} attention forward ({})", a == nn::AttentionMode::Fused ? "fused" : "unfused",
+                      forced ? "runtime.attention" : "not tuned per block");
+    }
     out(
         fmt::format("{:<11}mini-batches of {} training nodes ({} per epoch), in-neighbours sampled per layer {} (input "
                     "layer first); each batch's blocks {}, the full-graph kernels above evaluate{}",
-                    "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts,
-                    !generated                           ? "run on the reference path"
-                    : c.model.kind != nn::ModelKind::Gat ? "bind the template (CSR) programs"
-                    : c.runtime.kernels.attention == nn::AttentionMode::Fused
-                        ? "bind the template (CSR) programs and the fused attention forward (runtime.attention)"
-                    : c.runtime.kernels.attention == nn::AttentionMode::Unfused
-                        ? "bind the template (CSR) programs and the unfused attention forward (runtime.attention)"
-                        : "bind the template (CSR) programs and the unfused attention forward (not tuned per block)",
+                    "sampling", l.batch_size, (n + l.batch_size - 1) / l.batch_size, fanouts, block_kernels,
                     block_degrees ? "; GCN normalises by each block's degrees (as DGL's GraphConv and PyG's GCNConv on "
                                     "sampled graphs), so a batch is not a full-graph step"
                                   : ""));
@@ -387,14 +383,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   const std::string model_text = first.model->describe();
   const int64_t model_parameters = first.model->num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
-  {
-    json kernels = kernels_json(*ctx.kernels);
-    if (replay_tuned) {  // tuned by the interrupted session, whose kernels.json this replaces
-      kernels["tuning"] = true;
-      kernels["plans"] = "kernels.json";  // this file: the interrupted session's plans, the same
-    }
-    dir.write("kernels.json", kernels.dump(2) + "\n");
-  }
+  write_kernels_json(dir, kernels_json(*ctx.kernels), replay_tuned);
   dir.write("split.json", split_json(ctx.data.splits));
 
   Summary summary;
