@@ -1,5 +1,7 @@
 #include "core/graph.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -8,6 +10,13 @@
 
 namespace strata {
 namespace {
+
+// Work below about a millisecond runs on the calling thread (see kParallelWork in
+// core/autograd.h for why small ops stay serial on shared machines): a transpose
+// scatters each entry to a random column (~6 ns an entry), a CSR check reads it once
+// (under 1 ns).
+constexpr int64_t kParallelTransposeNnz = int64_t{1} << 17;
+constexpr int64_t kParallelCheckEntries = int64_t{1} << 20;
 
 // Reads an int32 or int64 tensor element as int64.
 struct IndexReader {
@@ -171,18 +180,38 @@ Graph Graph::from_csr(int64_t num_rows, int64_t num_cols, Tensor indptr, Tensor 
                num_rows + 1, indptr.numel());
   const int64_t* ip = indptr.data<int64_t>();
   STRATA_CHECK(ip[0] == 0, "CSR indptr: must start at 0, starts at {}", ip[0]);
-  for (int64_t r = 0; r < num_rows; ++r)
-    STRATA_CHECK(ip[r + 1] >= ip[r], "CSR indptr: decreases at row {} ({} then {})", r, ip[r], ip[r + 1]);
-  STRATA_CHECK(ip[num_rows] == indices.numel(), "CSR indptr: ends at {} but there are {} indices",
-               ip[num_rows], indices.numel());
-  const IndexReader C(indices);
-  bool sorted = true;
-  for (int64_t r = 0; r < num_rows; ++r) {
-    for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
-      STRATA_CHECK(C[p] >= 0 && C[p] < num_cols, "CSR indices: entry {} (row {}) is {}, outside [0, {})", p, r,
-                   C[p], num_cols);
-      if (p > ip[r] && C[p] < C[p - 1]) sorted = false;
+  // The checks run in parallel on large inputs (batches of a mini-batch epoch build
+  // one CSR each); on a failure a serial pass finds the first bad entry to name it.
+  const int64_t m = indices.numel();
+  bool ordered = true;
+#pragma omp parallel for reduction(&& : ordered) schedule(static) if (num_rows >= kParallelCheckEntries)
+  for (int64_t r = 0; r < num_rows; ++r) ordered = ordered && ip[r + 1] >= ip[r];
+  if (!ordered) {
+    for (int64_t r = 0; r < num_rows; ++r)
+      STRATA_CHECK(ip[r + 1] >= ip[r], "CSR indptr: decreases at row {} ({} then {})", r, ip[r], ip[r + 1]);
+  }
+  STRATA_CHECK(ip[num_rows] == m, "CSR indptr: ends at {} but there are {} indices", ip[num_rows], m);
+  bool in_range = true, sorted = true;
+  dispatch_index(indices.dtype(), [&](auto zero) {
+    using I = decltype(zero);
+    const I* col = indices.data<I>();
+#pragma omp parallel for reduction(&& : in_range, sorted) schedule(static) if (m >= kParallelCheckEntries)
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const I* c = col + ip[r];
+      const int64_t d = ip[r + 1] - ip[r];
+      bool ok = true, up = true;
+      for (int64_t k = 0; k < d; ++k) ok &= (c[k] >= 0) & (c[k] < num_cols);
+      for (int64_t k = 1; k < d; ++k) up &= c[k] >= c[k - 1];
+      in_range = in_range && ok;
+      sorted = sorted && up;
     }
+  });
+  if (!in_range) {
+    const IndexReader C(indices);
+    for (int64_t r = 0; r < num_rows; ++r)
+      for (int64_t p = ip[r]; p < ip[r + 1]; ++p)
+        STRATA_CHECK(C[p] >= 0 && C[p] < num_cols, "CSR indices: entry {} (row {}) is {}, outside [0, {})", p, r, C[p],
+                     num_cols);
   }
   if (values.defined()) check_shape(values, "CSR values", {indices.numel()});
   if (edge_ids.defined()) check_shape(edge_ids, "CSR edge ids", {indices.numel()});
@@ -204,6 +233,70 @@ Tensor Graph::edge_ids() const {
 
 int64_t Graph::column(int64_t p) const { return IndexReader(indices_)[p]; }
 
+namespace {
+
+// Counting-sort transpose of a CSR over `threads` threads. Thread t owns a run of
+// rows holding about nnz/threads entries; it counts their columns, and after a
+// prefix over (column, thread) it scatters them to its own slots of each column.
+// Slots of a column are ordered by thread, then by row within a thread, so the
+// output is the serial one, bit for bit, whatever the thread count.
+template <typename Src, typename Dst>
+void transpose_csr(int64_t num_rows, int64_t num_cols, const int64_t* ip, const Src* col, const int64_t* eid,
+                   const float* val, int threads, int64_t* tp, Dst* ti, int64_t* teid, float* tval) {
+  const int64_t m = ip[num_rows];
+  int team = 1;                    // the threads OpenMP gave (one when already inside a parallel region)
+  std::vector<int64_t> first_row;  // thread t owns rows [first_row[t], first_row[t + 1])
+  std::vector<int64_t> next;       // next[t * num_cols + c]: t's count of column c, then its next slot in c
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp single
+    {
+      team = omp_get_num_threads();
+      first_row.assign(static_cast<size_t>(team) + 1, num_rows);
+      for (int t = 1; t < team; ++t)  // first row at or past t's share of the entries
+        first_row[static_cast<size_t>(t)] = std::lower_bound(ip, ip + num_rows, m * t / team) - ip;
+      first_row[0] = 0;
+      next.assign(static_cast<size_t>(team) * static_cast<size_t>(num_cols), 0);
+    }
+    const int t = omp_get_thread_num();
+    int64_t* mine = next.data() + static_cast<size_t>(t) * static_cast<size_t>(num_cols);
+    const int64_t r0 = first_row[static_cast<size_t>(t)], r1 = first_row[static_cast<size_t>(t) + 1];
+    for (int64_t p = ip[r0]; p < ip[r1]; ++p) ++mine[col[p]];
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < num_cols; ++c) {
+      int64_t total = 0;
+      for (int u = 0; u < team; ++u) total += next[static_cast<size_t>(u) * static_cast<size_t>(num_cols) + c];
+      tp[c + 1] = total;
+    }
+#pragma omp single
+    {
+      tp[0] = 0;
+      std::partial_sum(tp, tp + num_cols + 1, tp);
+    }
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < num_cols; ++c) {
+      int64_t at = tp[c];
+      for (int u = 0; u < team; ++u) {
+        int64_t& slot = next[static_cast<size_t>(u) * static_cast<size_t>(num_cols) + c];
+        const int64_t count = slot;
+        slot = at;
+        at += count;
+      }
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
+        const int64_t q = mine[col[p]]++;
+        ti[q] = static_cast<Dst>(r);
+        teid[q] = eid ? eid[p] : p;
+        if (tval) tval[q] = val[p];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Graph Graph::transpose() const {
   STRATA_ASSERT(!empty(), "transpose of an empty graph");
   Graph t;
@@ -211,32 +304,24 @@ Graph Graph::transpose() const {
   t.num_cols_ = num_rows_;
   t.sorted_ = true;  // rows are visited in order, so each new row's columns ascend
   const int64_t m = nnz();
-  const IndexReader C(indices_);
-  const int64_t* ip = indptr_data();
-  t.indptr_ = Tensor::zeros({num_cols_ + 1}, DType::I64);
-  int64_t* tp = t.indptr_.data<int64_t>();
-  for (int64_t p = 0; p < m; ++p) ++tp[C[p] + 1];
-  std::partial_sum(tp, tp + num_cols_ + 1, tp);
+  // Each thread keeps a count per column: threads only where that is small beside the entries.
+  const int max_threads = omp_get_max_threads();
+  const int threads = m >= kParallelTransposeNnz && num_cols_ <= 4 * m / std::max(1, max_threads) ? max_threads : 1;
+  t.indptr_ = Tensor::empty({num_cols_ + 1}, DType::I64);
   const DType idt = pick_index_dtype(num_rows_, index_dtype() == DType::I64);
   t.indices_ = Tensor::empty({m}, idt);
   t.edge_ids_ = Tensor::empty({m}, DType::I64);
   if (has_values()) t.values_ = Tensor::empty({m}, DType::F32);
   const int64_t* eid = edge_ids_.defined() ? edge_ids_.data<int64_t>() : nullptr;
-  int64_t* teid = t.edge_ids_.data<int64_t>();
   const float* val = has_values() ? values_.data<float>() : nullptr;
-  float* tval = has_values() ? t.values_.data<float>() : nullptr;
-  std::vector<int64_t> next(tp, tp + num_cols_);
-  dispatch_index(idt, [&](auto zero) {
-    using I = decltype(zero);
-    I* ti = t.indices_.data<I>();
-    for (int64_t r = 0; r < num_rows_; ++r) {
-      for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
-        const int64_t q = next[C[p]]++;
-        ti[q] = static_cast<I>(r);
-        teid[q] = eid ? eid[p] : p;
-        if (tval) tval[q] = val[p];
-      }
-    }
+  dispatch_index(index_dtype(), [&](auto src_zero) {
+    using Src = decltype(src_zero);
+    dispatch_index(idt, [&](auto dst_zero) {
+      using Dst = decltype(dst_zero);
+      transpose_csr(num_rows_, num_cols_, indptr_data(), indices_.data<Src>(), eid, val, threads,
+                    t.indptr_.data<int64_t>(), t.indices_.data<Dst>(), t.edge_ids_.data<int64_t>(),
+                    has_values() ? t.values_.data<float>() : nullptr);
+    });
   });
   return t;
 }

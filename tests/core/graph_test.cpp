@@ -1,8 +1,13 @@
-#include <gtest/gtest.h>
-
-#include <map>
-
 #include "core/graph.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <tuple>
+
 #include "tests/support/test_support.h"
 
 namespace strata {
@@ -97,6 +102,59 @@ TEST(Graph, TransposeCarriesValuesAndEdgeIds) {
   EXPECT_TRUE(t.transpose().same_structure(g));
 }
 
+// Past kParallelTransposeNnz the transpose splits the rows over the threads. Its
+// output must be the same arrays whatever the thread count (one thread takes the
+// serial path), and each column must list its rows in order with their edge ids
+// and values, built here by a plain loop.
+TEST(Graph, ParallelTransposeMatchesAPlainLoopAtEveryThreadCount) {
+  for (bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec spec;
+    spec.rows = 5003;
+    spec.cols = 1777;
+    spec.avg_degree = 70;  // about 350,000 non-zeros, past the parallel threshold (2^17)
+    spec.long_row_length = 1500;
+    spec.weighted = true;
+    spec.int64_indices = int64_indices;
+    spec.seed = 7;
+    const Graph g = testing::random_graph(spec);
+    ASSERT_GT(g.nnz(), int64_t{1} << 17);
+    std::vector<std::vector<std::tuple<int64_t, int64_t, float>>> by_col(static_cast<size_t>(g.num_cols()));
+    const Tensor ge = g.edge_ids();
+    for (int64_t r = 0; r < g.num_rows(); ++r)
+      for (int64_t p = g.row_begin(r); p < g.row_end(r); ++p)
+        by_col[static_cast<size_t>(g.column(p))].emplace_back(r, ge.at<int64_t>(p), g.values().at<float>(p));
+
+    const int saved = omp_get_max_threads();
+    std::optional<Graph> serial;
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "int64 " << int64_indices << ", threads " << threads);
+      omp_set_num_threads(threads);
+      const Graph t = g.transpose();
+      omp_set_num_threads(saved);
+      ASSERT_EQ(t.index_dtype(), g.index_dtype());
+      ASSERT_EQ(t.num_rows(), g.num_cols());
+      ASSERT_EQ(t.nnz(), g.nnz());
+      const Tensor te = t.edge_ids();
+      for (int64_t c = 0; c < t.num_rows(); ++c) {
+        const auto& want = by_col[static_cast<size_t>(c)];
+        ASSERT_EQ(t.degree(c), static_cast<int64_t>(want.size())) << "column " << c;
+        for (int64_t k = 0; k < t.degree(c); ++k) {
+          const int64_t p = t.row_begin(c) + k;
+          ASSERT_EQ(t.column(p), std::get<0>(want[static_cast<size_t>(k)])) << "column " << c << ", entry " << k;
+          ASSERT_EQ(te.at<int64_t>(p), std::get<1>(want[static_cast<size_t>(k)]));
+          ASSERT_EQ(t.values().at<float>(p), std::get<2>(want[static_cast<size_t>(k)]));
+        }
+      }
+      if (!serial) {
+        serial = t;
+      } else {
+        EXPECT_TRUE(t.same_structure(*serial));
+        EXPECT_EQ(std::memcmp(te.raw_data(), serial->edge_ids().raw_data(), te.nbytes()), 0);
+      }
+    }
+  }
+}
+
 TEST(Graph, SelfLoopsAndSymmetrize) {
   Graph g = Graph::from_coo(3, 3, I64({0, 1, 1}), I64({1, 2, 1}));
   Graph l = g.with_self_loops();
@@ -171,6 +229,32 @@ TEST(GraphErrorTest, BadCsrIsRejected) {
       {"entry 1", "is 7"});
   testing::expect_user_error([] { Graph::from_coo(2, 3, Tensor::arange(0), Tensor::arange(0)).with_self_loops(); },
                              {"square"});
+}
+
+// Large CSRs are checked in parallel; the error still names the first bad entry.
+TEST(GraphErrorTest, LargeBadCsrNamesTheFirstBadEntry) {
+  const int64_t rows = int64_t{1} << 21;  // one entry per row, past the parallel threshold
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1);
+  std::vector<int32_t> cols(static_cast<size_t>(rows));
+  for (int64_t r = 0; r <= rows; ++r) indptr[static_cast<size_t>(r)] = r;
+  for (int64_t r = 0; r < rows; ++r) cols[static_cast<size_t>(r)] = static_cast<int32_t>(r % 1000);
+  cols[300001] = -3;
+  cols[1800000] = 5000;  // in the second thread's half: the first one is named
+  testing::expect_user_error(
+      [&] { Graph::from_csr(rows, 1000, Tensor::from_vector(indptr), Tensor::from_vector(cols)); },
+      {"CSR indices: entry 300001 (row 300001) is -3, outside [0, 1000)"});
+  cols[300001] = 1;
+  cols[1800000] = 1;
+  indptr[300001] = 300002;  // row 300000 holds entries 300000 and 300001: columns 0 then 1
+  EXPECT_TRUE(Graph::from_csr(rows, 1000, Tensor::from_vector(indptr), Tensor::from_vector(cols)).columns_sorted());
+  cols[300001] = 0;  // now 0 then 0 (sorted), and with 999 before them, not
+  EXPECT_TRUE(Graph::from_csr(rows, 1000, Tensor::from_vector(indptr), Tensor::from_vector(cols)).columns_sorted());
+  cols[300000] = 999;
+  EXPECT_FALSE(Graph::from_csr(rows, 1000, Tensor::from_vector(indptr), Tensor::from_vector(cols)).columns_sorted());
+  indptr[200000] = 199990;  // row 199999 then goes from 199999 down to 199990
+  testing::expect_user_error(
+      [&] { Graph::from_csr(rows, 1000, Tensor::from_vector(indptr), Tensor::from_vector(cols)); },
+      {"CSR indptr: decreases at row 199999 (199999 then 199990)"});
 }
 
 }  // namespace
