@@ -15,13 +15,19 @@
 namespace strata::nn {
 namespace {
 
-// SpmmKernel::lower is a function of (program, plan) alone. Graphs that share both,
-// such as every mini-batch's blocks (all on the template plan), reuse the lowered
-// kernel instead of running the passes again (0.2 ms a kernel, per batch).
+// SpmmKernel::lower is a function of (program, plan) alone, and so is the code
+// emitted for it: this key names both (lower_memoized, sc::compile_cpu_memoized).
+std::string program_key(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
+  return "spmm\n" + spec.name() + "\n" + plan.to_json();
+}
+
+// Graphs that share program and plan, such as every mini-batch's blocks (all on the
+// template plan), reuse the lowered kernel instead of running the passes again (0.2 ms
+// a kernel, per batch).
 sc::Kernel lower_memoized(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
   static std::mutex mutex;
   static std::map<std::string, sc::Kernel> lowered;
-  const std::string key = spec.name() + "\n" + plan.to_json();
+  const std::string key = program_key(spec, plan);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = lowered.find(key); it != lowered.end()) return it->second;
@@ -383,6 +389,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     out.note_ = fmt::format("tuned {} kernels in {:.0f} ms ({} from tuning records)", tuned, out.tune_ms_, from_records);
   Timer lowering;
   std::vector<sc::Kernel> batch;
+  std::vector<std::string> batch_keys;        // program_key of each kernel in batch
   std::map<std::string, size_t> batch_index;  // lowered kernel name -> position in batch
   std::vector<size_t> job_program(jobs.size(), 0);
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -401,7 +408,10 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
                   j.record.role, e.what());
     }
     auto [it, fresh] = batch_index.emplace(lowered.name, batch.size());
-    if (fresh) batch.push_back(std::move(lowered));
+    if (fresh) {
+      batch.push_back(std::move(lowered));
+      batch_keys.push_back(program_key(spec, *j.options.plan));
+    }
     job_program[i] = it->second;
   }
   out.lower_ms_ = lowering.ms();
@@ -414,7 +424,8 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     // In up to one translation unit per thread, compiled at once (a cold load waits
     // for the largest unit, not the whole batch). The units run side by side, so the
     // compiler's time is the longest unit's, and the outcome the costliest one.
-    compiled = sc::compile_cpu(batch, num_threads());
+    // Kernels this process compiled before (every batch's blocks) come from the memo.
+    compiled = sc::compile_cpu_memoized(batch_keys, batch, num_threads());
     sc::CacheOutcome outcome = sc::CacheOutcome::MemoryHit;
     for (const sc::CompiledKernel& c : compiled) {
       out.compile_ms_ = std::max(out.compile_ms_, c.compile_ms);

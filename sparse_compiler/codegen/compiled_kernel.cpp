@@ -1,6 +1,8 @@
 #include "sparse_compiler/codegen/compiled_kernel.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -226,6 +228,44 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int 
   if (missing.empty()) return out;
   std::vector<CompiledKernel> compiled = compile_in_units<CompiledKernel>(missing, units, compile_unit);
   for (size_t q = 0; q < where.size(); ++q) out[where[q]] = std::move(compiled[q]);
+  return out;
+}
+
+std::vector<CompiledKernel> compile_cpu_memoized(const std::vector<std::string>& keys,
+                                                 const std::vector<Kernel>& lowered, int units) {
+  STRATA_ASSERT(keys.size() == lowered.size(), "compile_cpu_memoized: {} keys for {} kernels", keys.size(),
+                lowered.size());
+  static std::mutex mutex;
+  static std::unordered_map<std::string, CompiledKernel> memo;
+  Timer t;
+  std::vector<CompiledKernel> out(lowered.size());
+  std::vector<Kernel> missing;
+  std::vector<size_t> where;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto it = memo.find(keys[i]);
+      if (it == memo.end()) {
+        missing.push_back(lowered[i]);
+        where.push_back(i);
+        continue;
+      }
+      STRATA_ASSERT(it->second.kernel.name == lowered[i].name, "compile_cpu_memoized: key '{}' names {} and {}",
+                    keys[i], it->second.kernel.name, lowered[i].name);
+      out[i] = it->second;
+      out[i].outcome = CacheOutcome::MemoryHit;
+      out[i].compile_ms = 0;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].total_ms = t.ms();
+  if (missing.empty()) return out;
+  std::vector<CompiledKernel> compiled = compile_cpu(missing, units);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() + compiled.size() > kCompileMemoSize) memo.clear();
+  for (size_t q = 0; q < where.size(); ++q) {
+    memo.insert_or_assign(keys[where[q]], compiled[q]);
+    out[where[q]] = std::move(compiled[q]);
+  }
   return out;
 }
 

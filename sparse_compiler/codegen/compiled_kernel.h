@@ -110,6 +110,18 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered);
 // kernel cache entry.
 std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int units);
 
+// compile_cpu for kernels whose code is fixed by a key the caller names them with (the
+// program and plan, or knobs, they were lowered from: the key of the op's lowering
+// memo). A key compiled earlier in this process returns its kernel at once, with
+// outcome MemoryHit, without emitting and hashing the source again: a mini-batch's
+// blocks bind the same few kernels every batch, and emitting them cost more than
+// running them on a small graph. The rest compile as compile_cpu(…, units) does.
+// Memoized kernels stay loaded; the memo holds at most kCompileMemoSize keys and
+// starts over when full. A key must never name two different kernels.
+inline constexpr size_t kCompileMemoSize = 512;
+std::vector<CompiledKernel> compile_cpu_memoized(const std::vector<std::string>& keys,
+                                                 const std::vector<Kernel>& lowered, int units = 1);
+
 // The value of `e`, an expression over k's scalar parameters, for the scalars bound in
 // `args` (workspace sizes, GPU grid sizes).
 int64_t evaluate_scalar_expr(const Kernel& k, const Expr& e, const KernelArgs& args);

@@ -148,10 +148,16 @@ const std::vector<Kernel>& gat_loop_programs(const GatSpec& spec, const GatSpec&
   return memo.emplace(key, std::move(loops)).first->second;  // std::map: references stay valid
 }
 
+// The key of kernel `which` scheduled with `knobs`: it fixes the lowered kernel and so
+// its code (scheduled_memoized, compile_cpu_memoized).
+std::string scheduled_key(const GatSpec& spec, const GatSpec& st, int which, const CpuKnobs& knobs) {
+  return fmt::format("gat|{}|{}|{}", gat_programs_key(spec, st), which, knobs.str());
+}
+
 // Kernel `which` of gat_loop_programs(spec, st) scheduled for the CPU with `knobs` and lowered.
 Kernel scheduled_memoized(const GatSpec& spec, const GatSpec& st, int which, const CpuKnobs& knobs) {
   static std::map<std::string, Kernel> memo;
-  const std::string key = fmt::format("{}|{}|{}", gat_programs_key(spec, st), which, knobs.str());
+  const std::string key = scheduled_key(spec, st, which, knobs);
   const Kernel& loops = gat_loop_programs(spec, st)[static_cast<size_t>(which)];
   {
     std::lock_guard<std::mutex> lock(memo_mutex);
@@ -171,6 +177,7 @@ struct GatKernels::Impl {
   std::vector<CompiledKernel> compiled;  // Generated, by Which; empty entries until compiled
   std::vector<Kernel> reference;         // Reference / Interpreter: unscheduled loops
   std::vector<Kernel> lowered;           // Generated, by Which, every kernel (code_key hashes them all)
+  std::vector<std::string> keys;         // Generated, by Which: scheduled_key (compile_cpu_memoized)
   std::vector<std::pair<int, Kernel>> deferred;  // Generated: lowered, compiled on first use
   std::once_flag deferred_once;
 };
@@ -194,6 +201,7 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
     CpuKnobs k = knobs ? *knobs : CpuKnobs{};
     if (!knobs) k.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
+    std::vector<std::string> keys;
     for (size_t w = 0; w < loops.size(); ++w) {
       CpuKnobs kw = k;
       if (!knobs) {
@@ -204,8 +212,10 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
         kw = untuned_gather_knobs(k, gathered);
       }
       lowered.push_back(scheduled_memoized(spec_, st, static_cast<int>(w), kw));
+      keys.push_back(scheduled_key(spec_, st, static_cast<int>(w), kw));
     }
     std::vector<Kernel> now;
+    std::vector<std::string> now_keys;
     std::vector<int> now_which;
     for (int w = 0; w < kCount; ++w) {
       if (!in_set(set_, w)) continue;
@@ -213,13 +223,15 @@ GatKernels::GatKernels(const Graph& A, GatSpec spec, Backend backend, std::optio
         impl_->deferred.emplace_back(w, lowered[w]);
       } else {
         now.push_back(lowered[w]);
+        now_keys.push_back(keys[w]);
         now_which.push_back(w);
       }
     }
     impl_->compiled.resize(kCount);
-    std::vector<CompiledKernel> c = compile_cpu(now);
+    std::vector<CompiledKernel> c = compile_cpu_memoized(now_keys, now);
     for (size_t t = 0; t < c.size(); ++t) impl_->compiled[now_which[t]] = std::move(c[t]);
     impl_->lowered = std::move(lowered);
+    impl_->keys = std::move(keys);
   } else {
     impl_->reference = loops;
   }
@@ -270,8 +282,12 @@ void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
     if (compiled_on_first_use(which))
       std::call_once(impl_->deferred_once, [&] {
         std::vector<Kernel> kernels;
-        for (const auto& [w, kernel] : impl_->deferred) kernels.push_back(kernel);
-        std::vector<CompiledKernel> c = compile_cpu(kernels);
+        std::vector<std::string> keys;
+        for (const auto& [w, kernel] : impl_->deferred) {
+          kernels.push_back(kernel);
+          keys.push_back(impl_->keys[static_cast<size_t>(w)]);
+        }
+        std::vector<CompiledKernel> c = compile_cpu_memoized(keys, kernels);
         for (size_t t = 0; t < c.size(); ++t) impl_->compiled[impl_->deferred[t].first] = std::move(c[t]);
       });
     impl_->compiled[which].run(args);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "core/timer.h"
 #include "sparse_compiler/codegen/interpreter.h"
@@ -94,6 +96,24 @@ struct MaxAggregationKernels::Impl {
   std::vector<CpuKnobs> knobs;  // generated: each kernel's schedule knobs
 };
 
+namespace {
+// The lowering is a function of the program and the knobs alone: graphs that share
+// them, such as every mini-batch's blocks, reuse it instead of running the passes
+// again. `key` names both (the program's name holds its spec).
+Kernel lowered_memoized(const std::string& key, const Kernel& program, const CpuKnobs& knobs) {
+  static std::mutex mutex;
+  static std::map<std::string, Kernel> memo;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  Kernel lowered = lower_schedule(schedule_row_program_cpu(lower_to_loops(program), knobs));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() >= 512) memo.clear();  // tuned knobs vary; keep the memo small
+  return memo.emplace(key, std::move(lowered)).first->second;
+}
+}  // namespace
+
 MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backend backend, bool backward,
                                              std::optional<CpuKnobs> knobs)
     : A_(A), backend_(backend), has_backward_(backward), impl_(std::make_unique<Impl>()) {
@@ -117,15 +137,17 @@ MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backe
     CpuKnobs base = knobs ? *knobs : CpuKnobs{};
     if (!knobs) base.vector_lanes = host_vector_lanes();
     std::vector<Kernel> lowered;
+    std::vector<std::string> keys;
     for (size_t w = 0; w < programs.size(); ++w) {
       // Untuned: prefetch where the gathered rows outgrow the cache (X forward; Y
       // and G backward).
       const int64_t gathered = (w == 0 ? A.num_cols() : 2 * A.num_rows()) * feat * int64_t{sizeof(float)};
       const CpuKnobs kw = knobs ? base : untuned_gather_knobs(base, gathered);
       impl_->knobs.push_back(kw);
-      lowered.push_back(lower_schedule(schedule_row_program_cpu(lower_to_loops(programs[w]), kw)));
+      keys.push_back(fmt::format("max|{}|{}", programs[w].name, kw.str()));  // the name holds the spec
+      lowered.push_back(lowered_memoized(keys.back(), programs[w], kw));
     }
-    impl_->compiled = compile_cpu(lowered);
+    impl_->compiled = compile_cpu_memoized(keys, lowered);
     for (const CompiledKernel& c : impl_->compiled) outcome_ = std::max(outcome_, c.outcome);
   } else {
     for (const Kernel& p : programs) impl_->loops.push_back(lower_to_loops(p));

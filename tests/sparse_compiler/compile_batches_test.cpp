@@ -92,5 +92,40 @@ TEST(CompileBatches, AnIndexNamingTheWrongUnitIsAMiss) {
   EXPECT_LT(max_error(A, 31, second[0], 1), 1e-4f);
 }
 
+// compile_cpu_memoized: a key compiled before returns its kernel without any cache
+// lookup (no source is emitted or hashed: the cache's counters do not move), and the
+// kernel runs the same; a key the caller reuses for another kernel is refused.
+TEST(CompileBatches, KeyedKernelsComeFromTheMemoWithoutACacheLookup) {
+  testing::RandomGraphSpec gs;
+  gs.rows = gs.cols = 250;
+  gs.long_row_length = 90;
+  gs.seed = 13;
+  const Graph A = testing::random_graph(gs);
+  const Kernel a = lowered_spmm(A, 47), b = lowered_spmm(A, 53);  // sizes no other test compiles
+  const std::vector<CompiledKernel> first =
+      compile_cpu_memoized({"compile-batches-test|47", "compile-batches-test|53"}, {a, b});
+  ASSERT_EQ(first.size(), 2u);
+
+  const CacheStats before = KernelCache::global().stats();
+  const std::vector<CompiledKernel> again = compile_cpu_memoized({"compile-batches-test|53"}, {b});
+  const CacheStats after = KernelCache::global().stats();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(again[0].compile_ms, 0.0);
+  EXPECT_EQ(again[0].entry, first[1].entry);
+  EXPECT_EQ(again[0].source_key, first[1].source_key);
+  EXPECT_EQ(after.memory_hits, before.memory_hits) << "the memo answered, not the kernel cache";
+  EXPECT_EQ(after.disk_hits, before.disk_hits);
+  EXPECT_EQ(after.compiles, before.compiles);
+  EXPECT_LT(max_error(A, 53, again[0], 4), 1e-4f);
+
+  try {
+    compile_cpu_memoized({"compile-batches-test|47"}, {b});
+    ADD_FAILURE() << "a key naming another kernel was accepted";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'compile-batches-test|47' names"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace strata::sc
