@@ -7,9 +7,37 @@
 namespace strata {
 namespace {
 
+// A destination's own random stream: SplitMix64 (Steele et al. 2014) from a seed that
+// mixes the layer's draw with the destination's position. Each destination draws from
+// its own stream, so destinations can be sampled on any thread, in any order, and the
+// batch is the same for every thread count.
+class DestinationStream {
+ public:
+  DestinationStream(uint64_t layer_seed, uint64_t position) : state_(layer_seed ^ (position * 0xD1B54A32D192ED03ULL)) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n), n >= 1, without modulo bias (Lemire 2019: a multiply, and a
+  // rejection only in the rare low-product case).
+  uint64_t below(uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    if (static_cast<uint64_t>(m) < n) {
+      const uint64_t floor = (0 - n) % n;
+      while (static_cast<uint64_t>(m) < floor) m = static_cast<unsigned __int128>(next()) * n;
+    }
+    return static_cast<uint64_t>(m >> 64);
+  }
+
+ private:
+  uint64_t state_;
+};
+
 // k distinct positions of [0, d), uniformly, in increasing order (Floyd's algorithm:
 // k draws whatever d is, so a hub's neighbour list is never walked).
-void choose_positions(int64_t d, int64_t k, Rng& rng, std::vector<int64_t>& out) {
+void choose_positions(int64_t d, int64_t k, DestinationStream& rng, std::vector<int64_t>& out) {
   out.clear();
   for (int64_t j = d - k; j < d; ++j) {
     const auto t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
@@ -20,6 +48,11 @@ void choose_positions(int64_t d, int64_t k, Rng& rng, std::vector<int64_t>& out)
       out.insert(at, t);
   }
 }
+
+// Layers that pick at least this many neighbours pick them on every thread (the
+// random draws and Floyd's insertions are most of a layer's time); smaller ones stay on
+// the calling thread (see kParallelWork in core/autograd.h).
+constexpr int64_t kParallelPicks = int64_t{1} << 15;
 
 template <typename Index>
 SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, Rng& rng) {
@@ -36,7 +69,7 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
   SampledBatch batch;
   batch.seeds = seeds;
   batch.blocks.resize(fanouts.size());
-  std::vector<int64_t> frontier = seeds, picks;
+  std::vector<int64_t> frontier = seeds;
   for (size_t l = fanouts.size(); l-- > 0;) {
     SampledBlock& b = batch.blocks[l];
     b.num_dst = static_cast<int64_t>(frontier.size());
@@ -49,28 +82,46 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
       }
       local[static_cast<size_t>(v)] = i;
     }
-    std::vector<int64_t> indptr_out(static_cast<size_t>(b.num_dst) + 1, 0);
-    std::vector<Index> indices_out;
+    // Destination i keeps min(degree, fanout) neighbours: the block's row offsets are
+    // known before any is picked.
     const int64_t fanout = fanouts[l];
+    std::vector<int64_t> indptr_out(static_cast<size_t>(b.num_dst) + 1, 0);
     for (int64_t i = 0; i < b.num_dst; ++i) {
-      const int64_t v = frontier[static_cast<size_t>(i)];
-      const int64_t begin = indptr[v], d = indptr[v + 1] - begin;
-      auto take = [&](int64_t p) {
-        const int64_t u = static_cast<int64_t>(cols[begin + p]);
-        int64_t& id = local[static_cast<size_t>(u)];
-        if (id < 0) {
-          id = static_cast<int64_t>(b.src_nodes.size());
-          b.src_nodes.push_back(u);
+      const int64_t v = frontier[static_cast<size_t>(i)], d = indptr[v + 1] - indptr[v];
+      indptr_out[static_cast<size_t>(i) + 1] =
+          indptr_out[static_cast<size_t>(i)] + (fanout < 0 ? d : std::min(d, fanout));
+    }
+    const int64_t picks = indptr_out.back();
+    // Picks, as node ids of A, each destination's in increasing position.
+    std::vector<Index> picked(static_cast<size_t>(picks));
+    const uint64_t layer_seed = fanout < 0 ? 0 : rng.next_u64();  // a full layer draws nothing
+#pragma omp parallel if (picks >= kParallelPicks)
+    {
+      std::vector<int64_t> positions;
+#pragma omp for schedule(dynamic, 256)
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        const int64_t v = frontier[static_cast<size_t>(i)];
+        const int64_t begin = indptr[v], d = indptr[v + 1] - begin;
+        Index* out = picked.data() + indptr_out[static_cast<size_t>(i)];
+        if (fanout < 0 || d <= fanout) {
+          std::copy_n(cols + begin, d, out);
+        } else {
+          DestinationStream stream(layer_seed, static_cast<uint64_t>(i));
+          choose_positions(d, fanout, stream, positions);
+          for (size_t k = 0; k < positions.size(); ++k) out[k] = cols[begin + positions[k]];
         }
-        indices_out.push_back(static_cast<Index>(id));
-      };
-      if (fanout < 0 || d <= fanout) {
-        for (int64_t p = 0; p < d; ++p) take(p);
-      } else {
-        choose_positions(d, fanout, rng, picks);
-        for (int64_t p : picks) take(p);
       }
-      indptr_out[static_cast<size_t>(i) + 1] = static_cast<int64_t>(indices_out.size());
+    }
+    // Local ids in order of first appearance (destinations first): one serial pass.
+    std::vector<Index> indices_out(static_cast<size_t>(picks));
+    for (int64_t p = 0; p < picks; ++p) {
+      const auto u = static_cast<int64_t>(picked[static_cast<size_t>(p)]);
+      int64_t& id = local[static_cast<size_t>(u)];
+      if (id < 0) {
+        id = static_cast<int64_t>(b.src_nodes.size());
+        b.src_nodes.push_back(u);
+      }
+      indices_out[static_cast<size_t>(p)] = static_cast<Index>(id);
     }
     for (int64_t u : b.src_nodes) local[static_cast<size_t>(u)] = -1;
     // Square over the sources: the rows past the destinations are empty.

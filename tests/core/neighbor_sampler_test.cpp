@@ -4,8 +4,10 @@
 #include "core/neighbor_sampler.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tests/support/test_support.h"
@@ -115,6 +117,37 @@ TEST(NeighborSampler, FanoutsBoundEveryRowAndSamplingIsSeeded) {
       differs = differs || x.blocks[l].src_nodes != z.blocks[l].src_nodes;
     }
     EXPECT_TRUE(differs) << "another seed samples the hub's neighbours otherwise";
+  }
+}
+
+// Layers with many picks sample on every thread; each destination draws from its own
+// stream, so the batch must not depend on the thread count.
+TEST(NeighborSampler, LargeBatchesAreTheSameAtEveryThreadCount) {
+  for (DType index : {DType::I32, DType::I64}) {
+    const Graph A = test_graph(20000, index, 5);  // about 4 in-neighbours a node, and a hub
+    std::vector<int64_t> seeds;
+    for (int64_t v = 0; v < 20000; ++v)
+      if (v % 3 != 2) seeds.push_back(v);  // 13,334 seeds, the hub among them
+    const std::vector<int64_t> fanouts = {3, 4};
+    const int saved = omp_get_max_threads();
+    std::optional<SampledBatch> first;
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "index " << dtype_name(index) << ", threads " << threads);
+      omp_set_num_threads(threads);
+      Rng rng(21);
+      const SampledBatch b = sample_blocks(A, seeds, fanouts, rng);
+      omp_set_num_threads(saved);
+      ASSERT_GE(b.blocks[1].graph.nnz(), int64_t{1} << 15) << "the last layer must take the parallel path";
+      check_batch(A, b, seeds, fanouts);
+      if (!first) {
+        first = b;
+        continue;
+      }
+      for (size_t l = 0; l < fanouts.size(); ++l) {
+        EXPECT_EQ(b.blocks[l].src_nodes, first->blocks[l].src_nodes) << "layer " << l;
+        EXPECT_TRUE(b.blocks[l].graph.same_structure(first->blocks[l].graph)) << "layer " << l;
+      }
+    }
   }
 }
 
