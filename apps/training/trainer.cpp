@@ -208,12 +208,15 @@ nn::SparseFeatures feature_rows(const nn::SparseFeatures& f, const std::vector<i
                                       indices, values);
 }
 
-// The rows `rows` of a dense [N, F] matrix.
+// The rows `rows` of a dense [N, F] matrix; copied on every thread when large (a
+// Facebook batch with dense input gathers ~20,000 rows of 4,714 floats).
 Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
-  const int64_t f = x.dim(1);
-  Tensor out = Tensor::empty({static_cast<int64_t>(rows.size()), f}, DType::F32);
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::copy_n(x.data<float>() + rows[i] * f, f, out.data<float>() + static_cast<int64_t>(i) * f);
+  const int64_t f = x.dim(1), n = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::empty({n, f}, DType::F32);
+  const float* from = x.data<float>();
+  float* to = out.data<float>();
+#pragma omp parallel for schedule(static) if (n * f >= ag::kParallelWork)
+  for (int64_t i = 0; i < n; ++i) std::copy_n(from + rows[static_cast<size_t>(i)] * f, f, to + i * f);
   return out;
 }
 
