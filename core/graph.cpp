@@ -235,38 +235,38 @@ int64_t Graph::column(int64_t p) const { return IndexReader(indices_)[p]; }
 
 namespace {
 
-// Counting-sort transpose of a CSR over `threads` threads. Thread t owns a run of
-// rows holding about nnz/threads entries; it counts their columns, and after a
-// prefix over (column, thread) it scatters them to its own slots of each column.
-// Slots of a column are ordered by thread, then by row within a thread, so the
-// output is the serial one, bit for bit, whatever the thread count.
+// Counting-sort transpose of a CSR split into `parts` runs of rows, each holding about
+// nnz/parts entries: every part counts its columns, and after a prefix over (column,
+// part) scatters its entries to its own slots of each column. Slots of a column are
+// ordered by part, then by row within a part, so the output is the serial one, bit for
+// bit, whatever the part and thread counts. Memory is allocated before the parallel
+// region, so running out of it throws std::bad_alloc to the caller (an exception may
+// not leave an OpenMP region); parts are shared out over whatever threads OpenMP gives.
 template <typename Src, typename Dst>
 void transpose_csr(int64_t num_rows, int64_t num_cols, const int64_t* ip, const Src* col, const int64_t* eid,
-                   const float* val, int threads, int64_t* tp, Dst* ti, int64_t* teid, float* tval) {
+                   const float* val, int parts, int64_t* tp, Dst* ti, int64_t* teid, float* tval) {
   const int64_t m = ip[num_rows];
-  int team = 1;                    // the threads OpenMP gave (one when already inside a parallel region)
-  std::vector<int64_t> first_row;  // thread t owns rows [first_row[t], first_row[t + 1])
-  std::vector<int64_t> next;       // next[t * num_cols + c]: t's count of column c, then its next slot in c
-#pragma omp parallel num_threads(threads)
+  // Part t owns rows [first_row[t], first_row[t + 1]): from the first row at or past its share.
+  std::vector<int64_t> first_row(static_cast<size_t>(parts) + 1, num_rows);
+  first_row[0] = 0;
+  for (int t = 1; t < parts; ++t)
+    first_row[static_cast<size_t>(t)] = std::lower_bound(ip, ip + num_rows, m * t / parts) - ip;
+  // next[t * num_cols + c]: part t's count of column c, then its next slot in c.
+  std::vector<int64_t> next(static_cast<size_t>(parts) * static_cast<size_t>(num_cols), 0);
+  const auto counts = [&](int t) { return next.data() + static_cast<size_t>(t) * static_cast<size_t>(num_cols); };
+#pragma omp parallel num_threads(parts) if (parts > 1)
   {
-#pragma omp single
-    {
-      team = omp_get_num_threads();
-      first_row.assign(static_cast<size_t>(team) + 1, num_rows);
-      for (int t = 1; t < team; ++t)  // first row at or past t's share of the entries
-        first_row[static_cast<size_t>(t)] = std::lower_bound(ip, ip + num_rows, m * t / team) - ip;
-      first_row[0] = 0;
-      next.assign(static_cast<size_t>(team) * static_cast<size_t>(num_cols), 0);
+    const int me = omp_get_thread_num(), team = omp_get_num_threads();
+    for (int t = me; t < parts; t += team) {
+      int64_t* mine = counts(t);
+      for (int64_t p = ip[first_row[static_cast<size_t>(t)]]; p < ip[first_row[static_cast<size_t>(t) + 1]]; ++p)
+        ++mine[col[p]];
     }
-    const int t = omp_get_thread_num();
-    int64_t* mine = next.data() + static_cast<size_t>(t) * static_cast<size_t>(num_cols);
-    const int64_t r0 = first_row[static_cast<size_t>(t)], r1 = first_row[static_cast<size_t>(t) + 1];
-    for (int64_t p = ip[r0]; p < ip[r1]; ++p) ++mine[col[p]];
 #pragma omp barrier
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < num_cols; ++c) {
       int64_t total = 0;
-      for (int u = 0; u < team; ++u) total += next[static_cast<size_t>(u) * static_cast<size_t>(num_cols) + c];
+      for (int t = 0; t < parts; ++t) total += counts(t)[c];
       tp[c + 1] = total;
     }
 #pragma omp single
@@ -277,19 +277,21 @@ void transpose_csr(int64_t num_rows, int64_t num_cols, const int64_t* ip, const 
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < num_cols; ++c) {
       int64_t at = tp[c];
-      for (int u = 0; u < team; ++u) {
-        int64_t& slot = next[static_cast<size_t>(u) * static_cast<size_t>(num_cols) + c];
-        const int64_t count = slot;
-        slot = at;
+      for (int t = 0; t < parts; ++t) {
+        const int64_t count = counts(t)[c];
+        counts(t)[c] = at;
         at += count;
       }
     }
-    for (int64_t r = r0; r < r1; ++r) {
-      for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
-        const int64_t q = mine[col[p]]++;
-        ti[q] = static_cast<Dst>(r);
-        teid[q] = eid ? eid[p] : p;
-        if (tval) tval[q] = val[p];
+    for (int t = me; t < parts; t += team) {
+      int64_t* mine = counts(t);
+      for (int64_t r = first_row[static_cast<size_t>(t)]; r < first_row[static_cast<size_t>(t) + 1]; ++r) {
+        for (int64_t p = ip[r]; p < ip[r + 1]; ++p) {
+          const int64_t q = mine[col[p]]++;
+          ti[q] = static_cast<Dst>(r);
+          teid[q] = eid ? eid[p] : p;
+          if (tval) tval[q] = val[p];
+        }
       }
     }
   }
@@ -304,9 +306,10 @@ Graph Graph::transpose() const {
   t.num_cols_ = num_rows_;
   t.sorted_ = true;  // rows are visited in order, so each new row's columns ascend
   const int64_t m = nnz();
-  // Each thread keeps a count per column: threads only where that is small beside the entries.
-  const int max_threads = omp_get_max_threads();
-  const int threads = m >= kParallelTransposeNnz && num_cols_ <= 4 * m / std::max(1, max_threads) ? max_threads : 1;
+  // One part per thread; each keeps a count per column, so more than one only where
+  // all the counts together are no more than one per entry (and one inside a parallel region).
+  const int max_threads = omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads());
+  const int parts = m >= kParallelTransposeNnz && num_cols_ <= m / max_threads ? max_threads : 1;
   t.indptr_ = Tensor::empty({num_cols_ + 1}, DType::I64);
   const DType idt = pick_index_dtype(num_rows_, index_dtype() == DType::I64);
   t.indices_ = Tensor::empty({m}, idt);
@@ -318,7 +321,7 @@ Graph Graph::transpose() const {
     using Src = decltype(src_zero);
     dispatch_index(idt, [&](auto dst_zero) {
       using Dst = decltype(dst_zero);
-      transpose_csr(num_rows_, num_cols_, indptr_data(), indices_.data<Src>(), eid, val, threads,
+      transpose_csr(num_rows_, num_cols_, indptr_data(), indices_.data<Src>(), eid, val, parts,
                     t.indptr_.data<int64_t>(), t.indices_.data<Dst>(), t.edge_ids_.data<int64_t>(),
                     has_values() ? t.values_.data<float>() : nullptr);
     });

@@ -1,5 +1,7 @@
 #include "core/neighbor_sampler.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -95,9 +97,14 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
     // Picks, as node ids of A, each destination's in increasing position.
     std::vector<Index> picked(static_cast<size_t>(picks));
     const uint64_t layer_seed = fanout < 0 ? 0 : rng.next_u64();  // a full layer draws nothing
-#pragma omp parallel if (picks >= kParallelPicks)
+    // Each thread's Floyd positions, allocated here: an exception (bad_alloc) may not
+    // leave an OpenMP region.
+    const bool parallel = picks >= kParallelPicks && !omp_in_parallel();
+    std::vector<std::vector<int64_t>> scratch(static_cast<size_t>(parallel ? omp_get_max_threads() : 1));
+    for (std::vector<int64_t>& s : scratch) s.reserve(static_cast<size_t>(std::max<int64_t>(fanout, 0)));
+#pragma omp parallel num_threads(static_cast <int>(scratch.size())) if (parallel)
     {
-      std::vector<int64_t> positions;
+      std::vector<int64_t>& positions = scratch[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 256)
       for (int64_t i = 0; i < b.num_dst; ++i) {
         const int64_t v = frontier[static_cast<size_t>(i)];

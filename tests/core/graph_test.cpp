@@ -152,6 +152,14 @@ TEST(Graph, ParallelTransposeMatchesAPlainLoopAtEveryThreadCount) {
         EXPECT_EQ(std::memcmp(te.raw_data(), serial->edge_ids().raw_data(), te.nbytes()), 0);
       }
     }
+    // Called from inside a parallel region (a loader's threads): serial there, same arrays.
+    std::vector<Graph> inside(2);
+#pragma omp parallel for num_threads(2)
+    for (int k = 0; k < 2; ++k) inside[static_cast<size_t>(k)] = g.transpose();
+    for (const Graph& t : inside) {
+      EXPECT_TRUE(t.same_structure(*serial));
+      EXPECT_EQ(std::memcmp(t.edge_ids().raw_data(), serial->edge_ids().raw_data(), t.edge_ids().nbytes()), 0);
+    }
   }
 }
 
