@@ -102,7 +102,8 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
     const bool parallel = picks >= kParallelPicks && !omp_in_parallel();
     std::vector<std::vector<int64_t>> scratch(static_cast<size_t>(parallel ? omp_get_max_threads() : 1));
     for (std::vector<int64_t>& s : scratch) s.reserve(static_cast<size_t>(std::max<int64_t>(fanout, 0)));
-#pragma omp parallel num_threads(static_cast <int>(scratch.size())) if (parallel)
+    const int team = static_cast<int>(scratch.size());
+#pragma omp parallel num_threads(team) if (parallel)
     {
       std::vector<int64_t>& positions = scratch[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 256)
