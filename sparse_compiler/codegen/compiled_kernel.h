@@ -4,9 +4,10 @@
 // compile_cpu() emits several lowered kernels into one translation unit, compiles it
 // through the kernel cache (one compiler invocation, or none on a cache hit; kernels
 // already compiled in another unit are loaded from it) and resolves each kernel's
-// entry points. KernelArgs binds parameters by name and packs
-// them into the uniform argument list in parameter order, checking that every
-// parameter is bound with the right dtype.
+// entry points; compile_cpu_memoized() skips even the emission for kernels the caller
+// names by the program and plan they came from. KernelArgs binds parameters by name
+// and packs them into the uniform argument list in parameter order, checking that
+// every parameter is bound with the right dtype.
 #pragma once
 
 #include <initializer_list>
