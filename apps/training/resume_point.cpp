@@ -202,6 +202,17 @@ void commit_run_dir(RunDirectory& dir, Console& out) {
   }
 }
 
+OpenedRunDir start_training_session(const Config& config, const TrainingConfig& c, const std::string& config_name,
+                                    Console& out, bool resume) {
+  apply_runtime(c.runtime);
+  OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
+  if (opened.resumed) out.lines = opened.resumed->console;  // log.txt continues the interrupted session's
+  opened.dir->write("config.yaml", config.to_yaml());
+  out(train_banner(config));
+  for (const std::string& note : opened.notes) out(note);
+  return opened;
+}
+
 std::shared_ptr<const sc::RecordedPlans> interrupted_session_plans(const RunDirectory& dir,
                                                                    const nn::KernelRuntime& runtime, bool resumed) {
   const fs::path tuned = dir.staging_path() / "kernels.json";

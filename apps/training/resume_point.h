@@ -73,6 +73,12 @@ struct OpenedRunDir {
 // yet, a corrupt resume point, or the first config key that differs.
 OpenedRunDir open_run_dir(const fs::path& final_dir, bool overwrite, const Config& config, bool resume);
 
+// How every `strata train` driver starts: applies the runtime settings, opens the run
+// dir (open_run_dir, from the config's output keys), continues the console of the
+// session it resumes, writes config.yaml and prints the banner and the run dir's notes.
+OpenedRunDir start_training_session(const Config& config, const TrainingConfig& c, const std::string& config_name,
+                                    Console& out, bool resume);
+
 // A resumed run with tuning on replays the plans (and R-GCN orders) the interrupted
 // session tuned, from the kernels.json in the adopted staging folder: tuning again
 // could choose other kernels, whose sums round differently from the epochs already

@@ -348,15 +348,10 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   RgcnContext ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
-  apply_runtime(c.runtime);
   Console out{print};
-  OpenedRunDir opened = open_run_dir(expand_run_dir(c.output.run_dir, config_name), c.output.overwrite, config, resume);
+  OpenedRunDir opened = start_training_session(config, c, config_name, out, resume);
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
-  if (resumed) out.lines = resumed->console;  // log.txt continues the interrupted session's
-  dir.write("config.yaml", config.to_yaml());
-  out(train_banner(config));
-  for (const std::string& note : opened.notes) out(note);
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
