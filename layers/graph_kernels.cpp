@@ -4,39 +4,21 @@
 #include <cmath>
 #include <future>
 #include <map>
-#include <mutex>
 
 #include "core/autograd.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "core/timer.h"
+#include "sparse_compiler/passes/lowering_memo.h"
 #include "sparse_compiler/tune/tuner.h"
 
 namespace strata::nn {
 namespace {
 
 // SpmmKernel::lower is a function of (program, plan) alone, and so is the code
-// emitted for it: this key names both (lower_memoized, sc::compile_cpu_memoized).
+// emitted for it: this key names both (sc::lower_memoized, sc::compile_cpu_memoized).
 std::string program_key(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
   return "spmm\n" + spec.name() + "\n" + plan.to_json();
-}
-
-// Graphs that share program and plan, such as every mini-batch's blocks (all on the
-// template plan), reuse the lowered kernel instead of running the passes again (0.2 ms
-// a kernel, per batch).
-sc::Kernel lower_memoized(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
-  static std::mutex mutex;
-  static std::map<std::string, sc::Kernel> lowered;
-  const std::string key = program_key(spec, plan);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = lowered.find(key); it != lowered.end()) return it->second;
-  }
-  sc::Kernel k = sc::SpmmKernel::lower(spec, plan);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (lowered.size() >= 512) lowered.clear();  // tuned plans vary; keep the memo small
-  lowered.emplace(key, k);
-  return k;
 }
 
 // A kernel to build: graph, options, and where the result goes.
@@ -401,7 +383,8 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     if (runtime.backend != sc::Backend::Generated) continue;
     sc::Kernel lowered;
     try {
-      lowered = lower_memoized(spec, *j.options.plan);
+      lowered = sc::lower_memoized(program_key(spec, *j.options.plan),
+                                   [&] { return sc::SpmmKernel::lower(spec, *j.options.plan); });
     } catch (const UserError& e) {
       if (!runtime.plans) throw;
       STRATA_FAIL("runtime.plans '{}': the plan for '{}' does not fit this run's kernel: {}", runtime.plans->file(),

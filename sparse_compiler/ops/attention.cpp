@@ -11,6 +11,7 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/visitor.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
+#include "sparse_compiler/passes/lowering_memo.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
 
@@ -117,7 +118,8 @@ namespace {
 // Programs and their lowering depend on the spec and the knobs alone, not on the
 // graph: graphs that share them, such as every mini-batch's blocks, reuse what an
 // earlier graph lowered instead of running the passes again (milliseconds a layer,
-// per batch). Both memos are small: a run has a few specs and knob sets.
+// per batch). The programs are kept here (a run has a few specs), the scheduled
+// kernels in sc::lower_memoized.
 std::mutex memo_mutex;
 
 // The loop programs of every kernel, by Which: A's spec, and Aᵀ's for the kernels
@@ -156,17 +158,9 @@ std::string scheduled_key(const GatSpec& spec, const GatSpec& st, int which, con
 
 // Kernel `which` of gat_loop_programs(spec, st) scheduled for the CPU with `knobs` and lowered.
 Kernel scheduled_memoized(const GatSpec& spec, const GatSpec& st, int which, const CpuKnobs& knobs) {
-  static std::map<std::string, Kernel> memo;
-  const std::string key = scheduled_key(spec, st, which, knobs);
-  const Kernel& loops = gat_loop_programs(spec, st)[static_cast<size_t>(which)];
-  {
-    std::lock_guard<std::mutex> lock(memo_mutex);
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
-  }
-  Kernel lowered = lower_schedule(schedule_row_program_cpu(loops, knobs));
-  std::lock_guard<std::mutex> lock(memo_mutex);
-  if (memo.size() >= 512) memo.clear();  // tuned knobs vary; keep the memo small
-  return memo.emplace(key, std::move(lowered)).first->second;
+  return lower_memoized(scheduled_key(spec, st, which, knobs), [&] {
+    return lower_schedule(schedule_row_program_cpu(gat_loop_programs(spec, st)[static_cast<size_t>(which)], knobs));
+  });
 }
 
 }  // namespace

@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <limits>
-#include <map>
-#include <mutex>
 
 #include "core/timer.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/programs.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
+#include "sparse_compiler/passes/lowering_memo.h"
 #include "sparse_compiler/passes/pipeline.h"
 
 namespace strata::sc {
@@ -96,24 +95,6 @@ struct MaxAggregationKernels::Impl {
   std::vector<CpuKnobs> knobs;  // generated: each kernel's schedule knobs
 };
 
-namespace {
-// The lowering is a function of the program and the knobs alone: graphs that share
-// them, such as every mini-batch's blocks, reuse it instead of running the passes
-// again. `key` names both (the program's name holds its spec).
-Kernel lowered_memoized(const std::string& key, const Kernel& program, const CpuKnobs& knobs) {
-  static std::mutex mutex;
-  static std::map<std::string, Kernel> memo;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
-  }
-  Kernel lowered = lower_schedule(schedule_row_program_cpu(lower_to_loops(program), knobs));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (memo.size() >= 512) memo.clear();  // tuned knobs vary; keep the memo small
-  return memo.emplace(key, std::move(lowered)).first->second;
-}
-}  // namespace
-
 MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backend backend, bool backward,
                                              std::optional<CpuKnobs> knobs)
     : A_(A), backend_(backend), has_backward_(backward), impl_(std::make_unique<Impl>()) {
@@ -145,7 +126,8 @@ MaxAggregationKernels::MaxAggregationKernels(const Graph& A, int64_t feat, Backe
       const CpuKnobs kw = knobs ? base : untuned_gather_knobs(base, gathered);
       impl_->knobs.push_back(kw);
       keys.push_back(fmt::format("max|{}|{}", programs[w].name, kw.str()));  // the name holds the spec
-      lowered.push_back(lowered_memoized(keys.back(), programs[w], kw));
+      lowered.push_back(lower_memoized(
+          keys.back(), [&] { return lower_schedule(schedule_row_program_cpu(lower_to_loops(programs[w]), kw)); }));
     }
     impl_->compiled = compile_cpu_memoized(keys, lowered);
     for (const CompiledKernel& c : impl_->compiled) outcome_ = std::max(outcome_, c.outcome);
