@@ -580,6 +580,58 @@ Var nll_loss(Tape& tape, const Var& log_probs, const Tensor& labels, const Tenso
   return out;
 }
 
+Var bce_with_logits(Tape& tape, const Var& logits, const Tensor& labels, const Tensor& index) {
+  Timer t;
+  check_matrix(logits, "bce_with_logits", "logits");
+  STRATA_ASSERT(labels.dtype() == DType::I64 && labels.ndim() == 2 && labels.dim(0) == logits.dim(0) &&
+                    labels.dim(1) == logits.dim(1),
+                "bce_with_logits: labels {} for logits {}", labels.describe(), shape_str(logits.shape()));
+  STRATA_ASSERT(index.dtype() == DType::I64 && index.ndim() == 1 && index.numel() > 0,
+                "bce_with_logits: index must be a non-empty int64 vector, got {}", index.describe());
+  const int64_t cols = logits.dim(1), n = index.numel();
+  STRATA_ASSERT(cols > 0, "bce_with_logits over zero columns");
+  const int64_t* ip = index.data<int64_t>();
+  const int64_t* yp = labels.data<int64_t>();
+  const float* zp = logits.value().data<float>();
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t r = ip[k];
+    STRATA_ASSERT(r >= 0 && r < logits.dim(0), "bce_with_logits: row {} out of range", r);
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t y = yp[r * cols + c];
+      STRATA_ASSERT(y == 0 || y == 1, "bce_with_logits: row {} column {} has label {} (expected 0 or 1)", r, c, y);
+      const double z = zp[r * cols + c];
+      sum += std::max(z, 0.0) - z * static_cast<double>(y) + std::log1p(std::exp(-std::abs(z)));
+    }
+  }
+  const double count = static_cast<double>(n) * static_cast<double>(cols);
+  Var out = Var::result(Tensor::full({1}, DType::F32, sum / count), tape.needs_grad({&logits}));
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    // d/dz = sigmoid(z) - y, per element, over the mean's count.
+    back = [logits, out, labels, index, count] {
+      const float g = static_cast<float>(out.grad().data<float>()[0] / count);
+      Tensor dz = ag::zeros(logits.shape());
+      float* dp = dz.data<float>();
+      const int64_t cols = logits.dim(1);
+      const int64_t* ip = index.data<int64_t>();
+      const int64_t* yp = labels.data<int64_t>();
+      const float* zp = logits.value().data<float>();
+      for (int64_t k = 0; k < index.numel(); ++k) {
+        const int64_t r = ip[k];
+        for (int64_t c = 0; c < cols; ++c) {
+          const float z = zp[r * cols + c];
+          const float sigmoid = z >= 0 ? 1.0f / (1.0f + std::exp(-z)) : std::exp(z) / (1.0f + std::exp(z));
+          dp[r * cols + c] += g * (sigmoid - static_cast<float>(yp[r * cols + c]));
+        }
+      }
+      logits.accumulate_grad(dz, true);
+    };
+  }
+  tape.record("bce_with_logits", OpCategory::Other, out, t.ms(), std::move(back));
+  return out;
+}
+
 Var l2_penalty(Tape& tape, const std::vector<Var>& params, float coeff) {
   Timer t;
   double sum = 0;

@@ -75,6 +75,11 @@ Var log_softmax(Tape& tape, const Var& x);
 // Mean over the rows in `index` (int64) of -log_probs[row, labels[row]]; labels is
 // int64 [n] and every indexed row must carry a label in [0, cols).
 Var nll_loss(Tape& tape, const Var& log_probs, const Tensor& labels, const Tensor& index);
+// Multi-label loss: the mean over the rows in `index` and every column of the binary
+// cross-entropy of sigmoid(logits) against labels (int64 [n, cols] of 0/1; every
+// indexed row labelled), computed from the logits stably as PyTorch's
+// BCEWithLogitsLoss: max(z, 0) - z·y + log(1 + exp(-|z|)).
+Var bce_with_logits(Tape& tape, const Var& logits, const Tensor& labels, const Tensor& index);
 // coeff/2 · Σ over the parameters of Σ p², the L2 weight-decay term: its gradient
 // coeff · p is exactly PyTorch's `weight_decay` for SGD and Adam.
 Var l2_penalty(Tape& tape, const std::vector<Var>& params, float coeff);

@@ -55,6 +55,61 @@ std::string csv_quote(const std::string& s) {
   for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : std::string(1, ch);
   return q + "\"";
 }
+
+std::string class_name(const std::vector<std::string>& class_names, int64_t c) {
+  return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)] : "";
+}
+
+void write_predictions(const std::string& out, const std::string& csv) {
+  if (out.empty()) return;
+  AtomicFile f(out);
+  f.write(csv);
+  f.commit();
+}
+
+// predict_batch for int64 [N, C] labels of 0/1.
+void predict_multi_label(const std::vector<int64_t>& batch, int64_t offset, const Tensor& logits, const Tensor& labels,
+                         const std::vector<char>& is_test, const std::vector<std::string>& names,
+                         const std::vector<std::string>& class_names, const std::string& out, InferReport& report) {
+  const int64_t classes = labels.dim(1);
+  std::vector<int64_t> labelled, tests;
+  std::string csv = "node,name,predicted,predicted_class,label,correct\n";
+  for (int64_t v : batch) {
+    const int64_t g = offset + v;
+    const std::vector<int64_t> p = positive_classes(logits, g);
+    std::string ids, cls, label, correct;
+    for (size_t k = 0; k < p.size(); ++k) {
+      ids += (k ? ";" : "") + std::to_string(p[k]);
+      cls += (k ? ";" : "") + class_name(class_names, p[k]);
+    }
+    ++report.predicted;
+    const int64_t* y = labels.data<int64_t>() + g * classes;
+    if (y[0] >= 0) {
+      std::vector<int64_t> present;
+      for (int64_t c = 0; c < classes; ++c)
+        if (y[c] == 1) present.push_back(c);
+      for (size_t k = 0; k < present.size(); ++k) label += (k ? ";" : "") + std::to_string(present[k]);
+      const bool right = present == p;
+      ++report.labelled;
+      report.correct += right;
+      correct = right ? "1" : "0";
+      labelled.push_back(g);
+      if (is_test[static_cast<size_t>(g)]) {
+        ++report.tests;
+        report.tests_correct += right;
+        tests.push_back(g);
+      }
+    }
+    const std::string name = v < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(v)] : "";
+    csv += fmt::format("{},{},{},{},{},{}\n", v, csv_quote(name), ids, csv_quote(cls), label, correct);
+  }
+  report.multilabel = true;
+  report.accuracy = report.labelled ? static_cast<double>(report.correct) / static_cast<double>(report.labelled) : 0.0;
+  report.labelled_f1 = multi_label_f1(logits, labels, Tensor::from_vector(labelled));
+  report.test_f1 = multi_label_f1(logits, labels, Tensor::from_vector(tests));
+  write_predictions(out, csv);
+}
+
 }  // namespace
 
 void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tensor& scores, const Tensor& labels,
@@ -62,6 +117,10 @@ void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tens
                    const std::vector<std::string>& class_names, const std::string& out, InferReport& report) {
   std::vector<char> is_test(static_cast<size_t>(scores.dim(0)), 0);
   for (int64_t k = 0; k < test.numel(); ++k) is_test[static_cast<size_t>(test.data<int64_t>()[k])] = 1;
+  if (labels.ndim() == 2) {
+    predict_multi_label(batch, offset, scores, labels, is_test, names, class_names, out, report);
+    return;
+  }
   std::string csv = "node,name,predicted,predicted_class,label,correct\n";
   for (int64_t v : batch) {
     const int64_t g = offset + v, p = argmax_row(scores, g), y = labels.data<int64_t>()[g];
@@ -78,15 +137,11 @@ void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tens
       }
     }
     const std::string name = v < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(v)] : "";
-    const std::string cls = p < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(p)] : "";
-    csv += fmt::format("{},{},{},{},{},{}\n", v, csv_quote(name), p, csv_quote(cls), label, correct);
+    csv += fmt::format("{},{},{},{},{},{}\n", v, csv_quote(name), p, csv_quote(class_name(class_names, p)), label,
+                       correct);
   }
   report.accuracy = report.labelled ? static_cast<double>(report.correct) / static_cast<double>(report.labelled) : 0.0;
-  if (!out.empty()) {
-    AtomicFile f(out);
-    f.write(csv);
-    f.commit();
-  }
+  write_predictions(out, csv);
 }
 
 void print_inference(const Printer& print, const InferReport& r, const std::string& what, int64_t graph_nodes,
@@ -95,11 +150,19 @@ void print_inference(const Printer& print, const InferReport& r, const std::stri
       fmt::format("Inference: {} {} in {:.2f} ms (forward over all {} nodes); kernels built in {:.1f} ms (compile "
                   "{:.1f} ms, tune {:.1f} ms)",
                   commas(r.predicted), what, r.infer_ms, commas(graph_nodes), r.build_ms, r.compile_ms, r.tune_ms));
-  if (r.labelled)
-    print(fmt::format(
-        "Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
-        commas(r.labelled), r.accuracy, commas(r.correct), commas(r.tests),
-        r.tests ? fmt::format("{:.4f}", static_cast<double>(r.tests_correct) / static_cast<double>(r.tests)) : "-"));
+  const auto share = [](int64_t k, int64_t n) { return static_cast<double>(k) / static_cast<double>(n); };
+  if (r.labelled && r.multilabel)
+    print(
+        fmt::format("Micro-F1 on the {} labelled nodes of the batch: {:.4f} (macro-F1 {:.4f}; {} with the exact class "
+                    "set); on its {} test nodes: {}",
+                    commas(r.labelled), r.labelled_f1.micro, r.labelled_f1.macro, commas(r.correct), commas(r.tests),
+                    r.tests ? fmt::format("{:.4f} (macro-F1 {:.4f}; exact set {:.4f})", r.test_f1.micro,
+                                          r.test_f1.macro, share(r.tests_correct, r.tests))
+                            : "-"));
+  else if (r.labelled)
+    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
+                      commas(r.labelled), r.accuracy, commas(r.correct), commas(r.tests),
+                      r.tests ? fmt::format("{:.4f}", share(r.tests_correct, r.tests)) : "-"));
   else
     print("Accuracy: no labelled node in the batch");
   if (!out.empty()) print(fmt::format("Predictions written to {}", out));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/training/f1_scores.h"
 #include "apps/training/run_report.h"
 #include "core/tensor.h"
 
@@ -22,9 +23,12 @@ struct InferOptions {
 };
 
 struct InferReport {
-  int64_t predicted = 0, labelled = 0, correct = 0;
+  int64_t predicted = 0, labelled = 0, correct = 0;  // multi-label: correct = the exact class set
   int64_t tests = 0, tests_correct = 0;  // the batch's nodes in the checkpoint's test split
   double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
+  // Multi-label only: micro- and macro-F1 over the batch's labelled and test nodes.
+  bool multilabel = false;
+  F1Scores labelled_f1, test_f1;
 };
 
 // The node ids --batch names: every id in [0, count) for "all", else those a file
@@ -40,7 +44,9 @@ int64_t argmax_row(const Tensor& scores, int64_t row);
 // or logits), counts the labelled and test nodes among them into `report`, and, when
 // `out` is not empty, writes node,name,predicted,predicted_class,label,correct rows
 // to it atomically. `labels` and `test` use the same rows as `scores`; `names` (may
-// be empty) and the batch use local ids.
+// be empty) and the batch use local ids. Multi-label `labels` (int64 [N, C]): a node
+// is predicted every class of positive logit (f1_scores.h), the class columns list
+// sets ("0;3", "Comedy;Drama") and `correct` is 1 for the exact set.
 void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tensor& scores, const Tensor& labels,
                    const Tensor& test, const std::vector<std::string>& names,
                    const std::vector<std::string>& class_names, const std::string& out, InferReport& report);

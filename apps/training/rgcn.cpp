@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
+#include "apps/training/f1_scores.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
 #include "apps/training/run_checkpoint.h"
@@ -22,26 +23,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double macro_f1(const Tensor& logits, const Tensor& labels, const Tensor& index, int64_t classes) {
-  std::vector<int64_t> tp(classes, 0), fp(classes, 0), fn(classes, 0);
-  for (int64_t k = 0; k < index.numel(); ++k) {
-    const int64_t i = index.data<int64_t>()[k];
-    const int64_t y = labels.data<int64_t>()[i], p = argmax_row(logits, i);
-    if (p == y) {
-      ++tp[y];
-    } else {
-      ++fp[p];
-      ++fn[y];
-    }
-  }
-  double sum = 0;
-  for (int64_t c = 0; c < classes; ++c) {
-    const double d = 2.0 * tp[c] + fp[c] + fn[c];
-    sum += d > 0 ? 2.0 * tp[c] / d : 0.0;
-  }
-  return sum / static_cast<double>(classes);
-}
-
 Tensor shifted(const Tensor& ids, int64_t offset) {
   if (!ids.defined()) return ids;
   std::vector<int64_t> v(static_cast<size_t>(ids.numel()));
@@ -56,6 +37,7 @@ json meta_graph(const RgcnData& d) {
   return {{"name", d.name},
           {"nodes", d.num_nodes()},
           {"classes", d.num_classes},
+          {"multilabel", d.multilabel},
           {"target_type", d.type_names[static_cast<size_t>(d.target_type)]},
           {"node_types", types},
           {"relations", d.relation_names}};
@@ -90,6 +72,11 @@ void check_checkpoint_graph(const json& meta, const RgcnData& d, const std::stri
                extra.empty() ? "" : fmt::format("relations of the graph the checkpoint lacks: {}", first(extra)));
   STRATA_CHECK(rels == d.relation_names, "checkpoint '{}': the graph's relations are in another order than at training",
                file);
+  STRATA_CHECK(
+      g.value("multilabel", false) == d.multilabel,
+      "checkpoint '{}' was trained on {}-label classes of '{}', but the config's graph '{}' has {}-label classes", file,
+      g.value("multilabel", false) ? "multi" : "single", g.value("name", std::string("?")), d.name,
+      d.multilabel ? "multi" : "single");
   STRATA_CHECK(g.value("nodes", int64_t{-1}) == d.num_nodes() && g.value("classes", int64_t{-1}) == d.num_classes,
                "checkpoint '{}' was trained on '{}' ({} nodes, {} classes), but the config loads '{}' ({} nodes, {} "
                "classes)",
@@ -109,9 +96,10 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
                "{}: model.name is rgcn, but dataset '{}' is not a heterograph (no typed relations; loaded as {}); use "
                "graphsage, gcn or gat, or an RDF / HGB dataset",
                config_source, c.dataset, ds.format);
-  STRATA_CHECK(ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1,
-               "{}: dataset '{}' has no single-label node classes (task: {}); rgcn trains entity classifiers",
-               config_source, c.dataset, data::task_name(ds.task));
+  STRATA_CHECK((ds.task == data::Task::NodeClassification || ds.task == data::Task::MultiLabelNodeClassification) &&
+                   ds.labels.defined(),
+               "{}: dataset '{}' has no node classes (task: {}); rgcn trains entity classifiers", config_source,
+               c.dataset, data::task_name(ds.task));
   const HeteroGraph& h = *ds.hetero;
   d.type_offsets.push_back(0);
   for (const NodeType& t : h.node_types()) {
@@ -150,10 +138,12 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   }
   // Labels and the split in the global id space.
   const int64_t off = d.target_offset(), n = d.num_nodes();
-  std::vector<int64_t> labels(static_cast<size_t>(n), -1);
-  for (int64_t i = 0; i < ds.labels.numel(); ++i) labels[static_cast<size_t>(off + i)] = ds.labels.data<int64_t>()[i];
-  d.labels = Tensor::from_vector(labels);
+  d.multilabel = ds.multilabel();
   d.num_classes = ds.num_classes;
+  const int64_t width = d.multilabel ? d.num_classes : 1;  // label entries per node
+  std::vector<int64_t> labels(static_cast<size_t>(n * width), -1);
+  std::copy(ds.labels.data<int64_t>(), ds.labels.data<int64_t>() + ds.labels.numel(), labels.begin() + off * width);
+  d.labels = d.multilabel ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
   d.class_names = ds.class_names;
   if (static_cast<int64_t>(ds.node_names.size()) == n)
     d.target_names.assign(ds.node_names.begin() + off, ds.node_names.begin() + off + d.target_count());
@@ -173,8 +163,8 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   data::Splits s = ds.splits;
   if (c.split.kind == SplitKind::Random) {
     std::vector<int64_t> labelled;
-    for (int64_t i = 0; i < ds.labels.numel(); ++i)
-      if (ds.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+    for (int64_t i = 0; i < d.target_count(); ++i)
+      if (d.labelled(off + i)) labelled.push_back(i);
     s = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
   } else if (s.val_size() == 0) {
     std::vector<int64_t> tr(s.train.data<int64_t>(), s.train.data<int64_t>() + s.train_size());
@@ -196,7 +186,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
                  d.splits.origin);
     for (int64_t i = 0; i < t->numel(); ++i) {
       const int64_t node = t->data<int64_t>()[i];
-      STRATA_CHECK(node >= 0 && node < n && labels[static_cast<size_t>(node)] >= 0,
+      STRATA_CHECK(node >= 0 && node < n && d.labelled(node),
                    "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset,
                    node - off);
     }
@@ -250,13 +240,22 @@ RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model)
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.data.types, 0);
-  const Tensor logp = ag::log_softmax(tape, logits).value();
   RgcnEvaluation e;
   const RgcnData& d = ctx.data;
-  e.train_acc = accuracy_and_loss(logp, d.labels, d.splits.train).first;
-  std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, d.labels, d.splits.val);
-  e.test_acc = accuracy_and_loss(logp, d.labels, d.splits.test).first;
-  e.test_macro_f1 = macro_f1(logp, d.labels, d.splits.test, d.num_classes);
+  if (d.multilabel) {
+    e.train_acc = multi_label_f1(logits.value(), d.labels, d.splits.train).micro;
+    e.val_acc = multi_label_f1(logits.value(), d.labels, d.splits.val).micro;
+    e.val_loss = ag::bce_with_logits(tape, logits, d.labels, d.splits.val).value().data<float>()[0];
+    const F1Scores test = multi_label_f1(logits.value(), d.labels, d.splits.test);
+    e.test_acc = test.micro;
+    e.test_macro_f1 = test.macro;
+  } else {
+    const Tensor logp = ag::log_softmax(tape, logits).value();
+    e.train_acc = accuracy_and_loss(logp, d.labels, d.splits.train).first;
+    std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, d.labels, d.splits.val);
+    e.test_acc = accuracy_and_loss(logp, d.labels, d.splits.test).first;
+    e.test_macro_f1 = single_label_f1(logp, d.labels, d.splits.test, d.num_classes).macro;
+  }
   e.test_logits_hash = logits_hash(logits.value(), d.splits.test);
   e.ms = t.ms();
   return e;
@@ -309,9 +308,10 @@ void print_data(const std::function<void(const std::string&)>& out, const RgcnDa
     types += fmt::format("{}{} {}", t ? ", " : "", d.type_names[t], commas(d.type_offsets[t + 1] - d.type_offsets[t]));
   out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
                   data::cache_status_name(d.load.cache)));
-  out(fmt::format("{:<11}{} nodes ({}), {} relations, {} edges; target type {}, {} classes", "", commas(d.num_nodes()),
-                  types, d.relation_names.size(), commas(d.graph->nnz), d.type_names[static_cast<size_t>(d.target_type)],
-                  d.num_classes));
+  out(fmt::format("{:<11}{} nodes ({}), {} relations, {} edges; target type {}, {} classes{}", "",
+                  commas(d.num_nodes()), types, d.relation_names.size(), commas(d.graph->nnz),
+                  d.type_names[static_cast<size_t>(d.target_type)], d.num_classes,
+                  d.multilabel ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
   out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
                   commas(d.splits.val_size()), commas(d.splits.test_size())));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
@@ -444,7 +444,9 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       ag::Var loss;
       {
         ag::Tape::Scope scope(tape, "loss");
-        loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
+        loss = ctx.data.multilabel
+                   ? ag::bce_with_logits(tape, logits, ctx.data.labels, ctx.data.splits.train)
+                   : ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
       }
       const float value = loss.value().data<float>()[0];
       STRATA_CHECK(std::isfinite(value), "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})",
@@ -538,10 +540,12 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   const auto [f1_mean, f1_std] = mean_std(f1s);
   summary.median_epoch_ms = median(epoch_medians);
   summary.mean_epoch_ms = mean_std(epoch_means).first;
-  out(fmt::format("Test accuracy (micro-F1) over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
+  out(
+      fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
                   "{:.4f}); {:.2f} ms/epoch (median)",
-                  tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
-                  summary.val_mean, summary.val_std, summary.median_epoch_ms));
+                  ctx.data.multilabel ? "micro-F1" : "accuracy (micro-F1)", tests.size(), tests.size() == 1 ? "" : "s",
+                  summary.test_mean, summary.test_std, f1_mean, f1_std, summary.val_mean, summary.val_std,
+                  summary.median_epoch_ms));
   json s = {{"config", config.source()},
             {"provenance", provenance_json()},
             {"config_hash", config.hash().hex()},
@@ -610,8 +614,10 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   r.recorded_test_acc = l.ck.meta.value("test_acc", -1.0);
   r.recorded_logits_hash = l.ck.meta.value("test_logits_hash", std::string());
   r.identical = e.test_acc == r.recorded_test_acc && e.test_logits_hash == r.recorded_logits_hash;
-  print(fmt::format("Train accuracy {:.4f} | val accuracy {:.4f} (loss {:.4f})", e.train_acc, e.val_acc, e.val_loss));
-  print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", e.test_acc, r.recorded_test_acc,
+  const char* metric = l.ctx.data.multilabel ? "micro-F1" : "accuracy";
+  print(
+      fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, e.train_acc, metric, e.val_acc, e.val_loss));
+  print(fmt::format("Test {} {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", metric, e.test_acc, r.recorded_test_acc,
                     e.test_macro_f1,
                     r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
                                 : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));

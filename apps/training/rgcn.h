@@ -8,7 +8,9 @@
 //   - kernels: the model's RGMS kernels (layers/relational_ops.h; tuned orders with
 //     runtime.tuning) and, per node type with sparse features, the feature-product
 //     kernels of its input projection;
-//   - metrics: accuracy (= micro-F1 for single-label classes) and macro-F1.
+//   - metrics: accuracy (= micro-F1 for single-label classes) and macro-F1;
+//   - multi-label datasets (HGB IMDB): a sigmoid per class, trained on the binary
+//     cross-entropy; the "accuracy" fields then hold micro-F1 (f1_scores.h).
 #pragma once
 
 #include <deque>
@@ -34,7 +36,10 @@ struct RgcnData {
   std::optional<sc::RelationalGraph> graph;
   std::deque<nn::SparseFeatures> sparse;  // owned sparse features (types point into it)
   std::vector<nn::RgcnTypeInput> types;
-  Tensor labels;  // int64 [N] (global ids), -1 = unlabelled or not the target type
+  // int64 [N] (global ids), -1 = unlabelled or not the target type; multi-label:
+  // int64 [N, C] of 0/1, a row of -1 for the unlabelled.
+  Tensor labels;
+  bool multilabel = false;
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
   std::vector<std::string> target_names;  // names of the target type's nodes when the dataset has them
@@ -43,6 +48,7 @@ struct RgcnData {
   int64_t num_nodes() const { return type_offsets.back(); }
   int64_t target_offset() const { return type_offsets[static_cast<size_t>(target_type)]; }
   int64_t target_count() const { return type_offsets[static_cast<size_t>(target_type) + 1] - target_offset(); }
+  bool labelled(int64_t node) const { return labels.data<int64_t>()[multilabel ? node * num_classes : node] >= 0; }
 };
 
 RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const std::string& config_source);
@@ -59,6 +65,7 @@ struct RgcnContext {
   std::unique_ptr<nn::RgcnModel> make_model(uint64_t seed) const;
 };
 
+// Multi-label: the accuracies are micro-F1 and val_loss the binary cross-entropy.
 struct RgcnEvaluation {
   double train_acc = 0, val_acc = 0, test_acc = 0, val_loss = 0, test_macro_f1 = 0;
   std::string test_logits_hash;

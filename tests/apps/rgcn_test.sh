@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end checks of R-GCN: `strata train` -> `strata eval` -> `strata infer` on a
-# tiny synthetic heterograph written here in HGB's format (mode "unit"), the exit
+# tiny synthetic heterograph written here in HGB's format (mode "unit"; "multilabel"
+# with a second class on some nodes), the exit
 # codes and messages of bad input (mode "error"), and AIFB briefly (mode "data",
 # skipped with a message naming the path when the data root lacks it).
-# Usage: rgcn_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
+# Usage: rgcn_test.sh STRATA_BINARY unit|multilabel|error|data SOURCE_DIR DATA_ROOT
 set -uo pipefail
 strata="$1"
 mode="$2"
@@ -15,9 +16,10 @@ export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
 # A tiny HGB-format heterograph: 90 papers (12 sparse features: one-hot of the class
 # for 70% of them, of a noise dimension otherwise; class = id % 3), 30 terms
 # (featureless); paper->term, term->paper and paper->paper (same class) links;
-# papers 0..59 labelled for training, 60..89 for test. $2 = 1 adds a 4th link type.
+# papers 0..59 labelled for training, 60..89 for test. $2 = 1 adds a 4th link type;
+# $3 = multi labels every 4th paper with class 3 too ("0,3": HGB's multi-label form).
 make_graph() {
-  local dir="$1" extra="$2"
+  local dir="$1" extra="$2" multi="${3:-}"
   mkdir -p "$dir"
   awk 'BEGIN { srand(3);
     for (i = 0; i < 90; i++) { c = i % 3; if (rand() < 0.3) c = 3 + int(rand() * 9); f = "";
@@ -28,8 +30,12 @@ make_graph() {
     for (i = 0; i < 90; i++) { t = 90 + (i % 3) * 10 + (i * 7) % 10;
       printf "%d\t%d\t0\t1\n", i, t; printf "%d\t%d\t1\t1\n", t, i; printf "%d\t%d\t2\t1\n", i, (i + 3) % 90;
       if (extra == 1) printf "%d\t%d\t3\t1\n", (i + 6) % 90, i } }' > "$dir/link.dat"
-  awk 'BEGIN { for (i = 0; i < 60; i++) printf "%d\tp%d\t0\t%d\n", i, i, i % 3 }' > "$dir/label.dat"
-  awk 'BEGIN { for (i = 60; i < 90; i++) printf "%d\tp%d\t0\t%d\n", i, i, i % 3 }' > "$dir/label.dat.test_full"
+  awk -v multi="$multi" -v lo=0 -v hi=60 -f /dev/stdin > "$dir/label.dat" <<'AWK'
+BEGIN { for (i = lo; i < hi; i++) printf "%d\tp%d\t0\t%d%s\n", i, i, i % 3, multi == "multi" && i % 4 == 0 ? ",3" : "" }
+AWK
+  awk -v multi="$multi" -v lo=60 -v hi=90 -f /dev/stdin > "$dir/label.dat.test_full" <<'AWK'
+BEGIN { for (i = lo; i < hi; i++) printf "%d\tp%d\t0\t%d%s\n", i, i, i % 3, multi == "multi" && i % 4 == 0 ? ",3" : "" }
+AWK
 }
 
 tiny_config() {  # tiny_config FILE DATASET
@@ -134,6 +140,39 @@ case "$mode" in
     expect infer-all "$all" '^Accuracy on the 90 labelled nodes of the batch'
     expect infer-all "$all" '^ +rgms 8->8 forward +G +[a-z-]+ .*(tuned \(fused|tuning record)'
     ls "$scratch" | grep -q 'pred.csv.*tmp' && { echo "FAIL: a temporary file was left"; fails=$((fails + 1)); }
+    ;;
+  multilabel)
+    # Every 4th paper carries a second class: a sigmoid per class, binary cross-entropy,
+    # micro-/macro-F1, and class sets in the predictions.
+    make_graph "$scratch/multi" 0 multi
+    tiny_config "$scratch/multi.yaml" "$scratch/multi"
+    out="$("$strata" train "$scratch/multi.yaml" 2>&1)"
+    expect_rc train-multi $? 0
+    echo "$out"
+    expect header "$out" '^ +120 nodes \(type0 90, type1 30\), 3 relations, 270 edges; target type type0, 4 classes \(multi-label: a sigmoid per class, binary cross-entropy\)'
+    expect header "$out" '^model +rgcn: 2 layers 8 -> 8 -> 4 '
+    expect summary "$out" '^Run 2/2: best epoch 00[0-9]{2} \| train [01]\.[0-9]{4} \| val [01]\.[0-9]{4} \| test [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}\)'
+    expect summary "$out" '^Test micro-F1 over 2 runs: 0\.[5-9][0-9]{3} ± 0\.[0-9]{4}; macro-F1 0\.[0-9]{4}'
+    expect summary.json "$(cat "$scratch/run/summary.json")" '"multilabel": true,'
+    ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" 2>&1)"
+    expect_rc eval-multi $? 0
+    expect eval-multi "$ev" '^Train micro-F1 [01]\.[0-9]{4} \| val micro-F1 [01]\.[0-9]{4} \(loss [0-9.]+\)$'
+    expect eval-multi "$ev" '^Test micro-F1 [01]\.[0-9]{4} \(recorded [01]\.[0-9]{4}\), macro-F1 [01]\.[0-9]{4}: reproduced bit for bit'
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+           --out "$scratch/multi.csv" 2>&1)"
+    expect_rc infer-multi $? 0
+    expect infer-multi "$inf" '^Micro-F1 on the 90 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 30 test nodes: [01]\.[0-9]{4} \(macro-F1'
+    csv="$(cat "$scratch/multi.csv")"
+    expect csv "$csv" '^node,name,predicted,predicted_class,label,correct$'
+    expect csv "$csv" '^60,"",[0-3;]*,"[0-3;]*",0;3,[01]$'
+    expect csv "$csv" '^61,"",[0-3;]*,"[0-3;]*",1,[01]$'
+    [ "$(grep -c . "$scratch/multi.csv")" -eq 91 ] || { echo "FAIL: expected 90 prediction rows"; fails=$((fails + 1)); }
+    # A single-label checkpoint on the multi-label graph.
+    train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }
+    err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+           --set data.dataset="hgb:$scratch/multi" 2>&1)"
+    expect_rc label-kind $? 1
+    expect label-kind "$err" "checkpoint '.*run-01.ckpt' was trained on single-label classes of 'tiny', but the config's graph 'multi' has multi-label classes"
     ;;
   error)
     train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }

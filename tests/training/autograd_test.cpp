@@ -224,6 +224,39 @@ TEST(AutogradTest, NllLossGradientsAndValue) {
   EXPECT_NEAR(ag::nll_loss(t, Var::constant(lp), labels, index).value().data<float>()[0], want, 1e-6);
 }
 
+TEST(AutogradTest, BceWithLogitsGradientsAndValue) {
+  Rng rng(12);
+  // Row 2 is unlabelled (-1) and not indexed; row 4 is indexed twice.
+  Tensor labels = Tensor::from_vector<int64_t>({1, 0, 1, 0, 0, 0, -1, -1, -1, 1, 1, 0, 0, 1, 1}, {5, 3});
+  Tensor index = Tensor::from_vector<int64_t>({0, 1, 3, 4, 4});
+  Tensor x = uniform({5, 3}, rng, -3, 3);
+  check_gradients([&](Tape& t, const std::vector<Var>& v) { return ag::bce_with_logits(t, v[0], labels, index); }, {x},
+                  {true});
+  // The value against the plain formula -[y log s + (1 - y) log(1 - s)] in double.
+  double want = 0;
+  for (int64_t r : {0, 1, 3, 4, 4})
+    for (int c = 0; c < 3; ++c) {
+      const double z = x.data<float>()[r * 3 + c], s = 1 / (1 + std::exp(-z));
+      want -= labels.data<int64_t>()[r * 3 + c] ? std::log(s) : std::log(1 - s);
+    }
+  Tape t;
+  EXPECT_NEAR(ag::bce_with_logits(t, Var::constant(x), labels, index).value().data<float>()[0], want / 15, 1e-6);
+  // Stable where exp overflows: a confident right answer costs ~0, a confident wrong one |z|.
+  Tensor big = Tensor::from_vector<float>({200.0f, -200.0f}, {1, 2});
+  Tensor yes = Tensor::from_vector<int64_t>({1, 1}, {1, 2});
+  Tensor row = Tensor::from_vector<int64_t>({0});
+  EXPECT_NEAR(ag::bce_with_logits(t, Var::constant(big), yes, row).value().data<float>()[0], 100.0, 1e-4);
+  // A label other than 0/1 in an indexed row is an internal error naming it.
+  Tensor bad = Tensor::from_vector<int64_t>({1, 2}, {1, 2});
+  try {
+    ag::bce_with_logits(t, Var::constant(big), bad, row);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("row 0 column 1 has label 2 (expected 0 or 1)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(AutogradTest, L2PenaltyGradients) {
   Rng rng(11);
   const int64_t n = check_gradients(
