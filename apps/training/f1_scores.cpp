@@ -12,18 +12,21 @@ struct Counts {
   std::vector<int64_t> tp, fp, fn;
   int64_t nodes = 0, exact = 0;
 
-  F1Scores scores() const {
+  // `all_classes` false: the macro average skips classes with no TP, FP or FN (neither
+  // present nor predicted).
+  F1Scores scores(bool all_classes) const {
     F1Scores s;
-    int64_t t = 0, f = 0;
+    int64_t t = 0, f = 0, averaged = 0;
     double sum = 0;
     for (size_t c = 0; c < tp.size(); ++c) {
       const int64_t d = 2 * tp[c] + fp[c] + fn[c];
       sum += d > 0 ? 2.0 * static_cast<double>(tp[c]) / static_cast<double>(d) : 0.0;
+      averaged += all_classes || d > 0;
       t += 2 * tp[c];
       f += fp[c] + fn[c];
     }
     s.micro = t + f > 0 ? static_cast<double>(t) / static_cast<double>(t + f) : 0.0;
-    s.macro = tp.empty() ? 0.0 : sum / static_cast<double>(tp.size());
+    s.macro = averaged > 0 ? sum / static_cast<double>(averaged) : 0.0;
     s.exact = nodes > 0 ? static_cast<double>(exact) / static_cast<double>(nodes) : 0.0;
     return s;
   }
@@ -49,7 +52,7 @@ F1Scores single_label_f1(const Tensor& scores, const Tensor& labels, const Tenso
       ++n.fn[y];
     }
   }
-  return n.scores();
+  return n.scores(/*all_classes=*/false);
 }
 
 F1Scores multi_label_f1(const Tensor& logits, const Tensor& labels, const Tensor& index) {
@@ -74,7 +77,7 @@ F1Scores multi_label_f1(const Tensor& logits, const Tensor& labels, const Tensor
     ++n.nodes;
     n.exact += right;
   }
-  return n.scores();
+  return n.scores(/*all_classes=*/true);
 }
 
 std::vector<int64_t> positive_classes(const Tensor& logits, int64_t row) {

@@ -4,8 +4,10 @@
 //     the accuracy);
 //   - multi-label: a node carries every class whose logit is positive (sigmoid >
 //     0.5, HGB's threshold), against int64 [N, C] labels of 0/1.
-// Macro-F1 averages the per-class F1 = 2·TP / (2·TP + FP + FN) over all classes, a
-// class that is neither predicted nor present counting 0 (scikit-learn's default).
+// Macro-F1 averages the per-class F1 = 2·TP / (2·TP + FP + FN) as scikit-learn's
+// f1_score(average="macro") does by default (which HGB's scorer calls): single-label
+// over the classes present in the labels or the predictions; multi-label over all
+// C classes, one neither present nor predicted counting 0.
 #pragma once
 
 #include <cstdint>

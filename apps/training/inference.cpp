@@ -164,7 +164,7 @@ void print_inference(const Printer& print, const InferReport& r, const std::stri
                       commas(r.labelled), r.accuracy, commas(r.correct), commas(r.tests),
                       r.tests ? fmt::format("{:.4f}", share(r.tests_correct, r.tests)) : "-"));
   else
-    print("Accuracy: no labelled node in the batch");
+    print(r.multilabel ? "Micro-F1: no labelled node in the batch" : "Accuracy: no labelled node in the batch");
   if (!out.empty()) print(fmt::format("Predictions written to {}", out));
 }
 

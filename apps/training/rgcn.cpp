@@ -149,6 +149,10 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
     d.target_names.assign(ds.node_names.begin() + off, ds.node_names.begin() + off + d.target_count());
   else if (static_cast<int64_t>(ds.node_names.size()) == d.target_count())
     d.target_names = ds.node_names;
+  STRATA_CHECK(c.split.kind != SplitKind::Planetoid,
+               "{}: data.split.kind 'planetoid' (20 per class) applies to GraphSAGE, GCN and GAT; rgcn trains on the "
+               "dataset's split (data.split.kind: dataset or auto) or a random one (random)",
+               config_source);
   STRATA_CHECK(c.split.kind != SplitKind::File,
                "{}: data.split.kind 'file' applies to GraphSAGE, GCN and GAT; rgcn trains on the dataset's split (or "
                "data.split.kind: random)",
@@ -636,9 +640,9 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
   print_data(print, d);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
-  print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test accuracy {:.4f}", "checkpoint",
-                    l.ck.meta.value("run", 0), l.ck.meta.value("seed", uint64_t{0}),
-                    epoch_str(l.ck.meta.value("epoch", int64_t{0})), l.ck.meta.value("test_acc", -1.0)));
+  print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test {} {:.4f}", "checkpoint", l.ck.meta.value("run", 0),
+                    l.ck.meta.value("seed", uint64_t{0}), epoch_str(l.ck.meta.value("epoch", int64_t{0})),
+                    d.multilabel ? "micro-F1" : "accuracy", l.ck.meta.value("test_acc", -1.0)));
   print_runtime(print, l.ctx.config);
   print_kernels(print, l.ctx);
   // Inference: one warm-up-free forward pass over the whole graph, eval mode.

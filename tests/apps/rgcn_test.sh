@@ -161,6 +161,7 @@ case "$mode" in
     inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
            --out "$scratch/multi.csv" 2>&1)"
     expect_rc infer-multi $? 0
+    expect infer-multi "$inf" '^checkpoint +run 1, seed 0, epoch [0-9]{4}, recorded test micro-F1 [01]\.[0-9]{4}$'
     expect infer-multi "$inf" '^Micro-F1 on the 90 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 30 test nodes: [01]\.[0-9]{4} \(macro-F1'
     csv="$(cat "$scratch/multi.csv")"
     expect csv "$csv" '^node,name,predicted,predicted_class,label,correct$'
@@ -173,6 +174,10 @@ case "$mode" in
            --set data.dataset="hgb:$scratch/multi" 2>&1)"
     expect_rc label-kind $? 1
     expect label-kind "$err" "checkpoint '.*run-01.ckpt' was trained on single-label classes of 'tiny', but the config's graph 'multi' has multi-label classes"
+    err="$("$strata" train "$scratch/multi.yaml" --set data.split.kind=planetoid --set output.run_dir="$scratch/pl" 2>&1)"
+    expect_rc planetoid $? 1
+    expect planetoid "$err" "data.split.kind 'planetoid' \(20 per class\) applies to GraphSAGE, GCN and GAT; rgcn trains on the dataset's split"
+    [ ! -e "$scratch/pl" ] || { echo "FAIL: a refused run left $scratch/pl"; fails=$((fails + 1)); }
     ;;
   error)
     train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }

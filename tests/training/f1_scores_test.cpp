@@ -45,6 +45,11 @@ TEST(F1Scores, SingleLabelMicroIsAccuracyAndMacroAveragesClasses) {
   EXPECT_NEAR(s.exact, 0.5, 1e-12);
   // Class 0: TP 1, FP 1 -> 2/3; class 1: TP 1, FP 1, FN 1 -> 1/2; class 2: FN 1 -> 0.
   EXPECT_NEAR(s.macro, (2.0 / 3.0 + 0.5 + 0.0) / 3.0, 1e-12);
+  // Nodes 0 and 1 alone: class 2 is neither present nor predicted and, as in
+  // scikit-learn's default, is left out of the average (1.0, not 2/3).
+  const F1Scores two = single_label_f1(scores, y, Tensor::from_vector<int64_t>({0, 1}), 3);
+  EXPECT_NEAR(two.macro, 1.0, 1e-12);
+  EXPECT_NEAR(two.micro, 1.0, 1e-12);
 }
 
 TEST(F1Scores, LabelsThatAreNotZeroOrOneAreInternalErrors) {
