@@ -2,7 +2,7 @@
 # End-to-end checks of R-GCN: `strata train` -> `strata eval` -> `strata infer` on a
 # tiny synthetic heterograph written here in HGB's format (mode "unit"; "multilabel"
 # with a second class on some nodes), the exit
-# codes and messages of bad input (mode "error"), and AIFB briefly (mode "data",
+# codes and messages of bad input (mode "error"), and AIFB and HGB IMDB briefly (mode "data",
 # skipped with a message naming the path when the data root lacks it).
 # Usage: rgcn_test.sh STRATA_BINARY unit|multilabel|error|data SOURCE_DIR DATA_ROOT
 set -uo pipefail
@@ -266,6 +266,18 @@ case "$mode" in
     echo "$inf"
     expect infer-aifb "$inf" '^Inference: 8,285 nodes of type entity'
     expect infer-aifb "$inf" '^Accuracy on the 176 labelled nodes of the batch: 0\.[0-9]{4}'
+    # HGB IMDB: multi-label genres (a sigmoid per genre), scored by micro-F1.
+    if [ -f "$data_root/hgb/IMDB.zip" ]; then
+      out="$("$strata" train "$src/configs/rgcn_imdb.yaml" --data-root "$data_root" --set training.runs=1 \
+               --set training.epochs=15 --set output.log_every=0 --set output.run_dir="$scratch/imdb" 2>&1)"
+      expect_rc train-imdb $? 0
+      echo "$out"
+      expect imdb "$out" '^ +21,420 nodes \(movie 4,932, director 2,393, actor 6,124, keyword 7,971\), 6 relations, 86,642 edges; target type movie, 5 classes \(multi-label'
+      expect imdb "$out" '1,097 train / 274 val / 1,601 test'
+      expect imdb "$out" '^Test micro-F1 over 1 run: 0\.(6[0-9]|7[0-9])[0-9]{2} ± '
+    else
+      echo "skipped IMDB: $data_root/hgb/IMDB.zip not found"
+    fi
     ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
