@@ -220,7 +220,7 @@ void check_split(const data::Splits& splits, const TrainingData& td, const DataC
                  c.dataset, splits.origin);
     for (int64_t i = 0; i < t->numel(); ++i) {
       const int64_t node = t->data<int64_t>()[i];
-      STRATA_CHECK(node >= 0 && node < td.num_nodes() && td.labels.data<int64_t>()[node] >= 0,
+      STRATA_CHECK(node >= 0 && node < td.num_nodes() && is_labelled(td.labels, node),
                    "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset, node);
     }
   }
@@ -250,9 +250,10 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
                "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); GraphSAGE, GCN and GAT train on "
                "homogeneous graphs (model.name: rgcn trains on heterogeneous ones)",
                config_source, c.dataset, ds.format);
-  STRATA_CHECK(c.random_task ||
-                   (ds.task == data::Task::NodeClassification && ds.labels.defined() && ds.labels.ndim() == 1),
-               "{}: dataset '{}' has no single-label node classes (task: {}); strata train trains node classifiers "
+  STRATA_CHECK(c.random_task || ((ds.task == data::Task::NodeClassification ||
+                                  ds.task == data::Task::MultiLabelNodeClassification) &&
+                                 ds.labels.defined()),
+               "{}: dataset '{}' has no node classes (task: {}); strata train trains node classifiers "
                "(data.task: random trains on random labels, for timing)",
                config_source, c.dataset, data::task_name(ds.task));
   STRATA_CHECK(c.random_task || ds.num_classes >= 2, "{}: dataset '{}' has {} class(es); classification needs at least 2", config_source,
@@ -310,8 +311,15 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
     read_features_and_labels(ds, c, config_source, td);
   }
   SplitKind kind = c.split.kind;
+  // Multi-label nodes have no one class to draw 20 of per class: auto draws a random split.
   if (kind == SplitKind::Auto)
-    kind = c.random_task ? SplitKind::Random : ds.splits.empty() ? SplitKind::Planetoid : SplitKind::Dataset;
+    kind = c.random_task || (td.multilabel() && ds.splits.empty()) ? SplitKind::Random
+           : ds.splits.empty()                                     ? SplitKind::Planetoid
+                                                                   : SplitKind::Dataset;
+  STRATA_CHECK(kind != SplitKind::Planetoid || !td.multilabel(),
+               "{}: data.split.kind is 'planetoid' ({} per class), but '{}' is multi-label (a node carries several "
+               "classes); use random (data.split.train_ratio, val_ratio) or the dataset's own split",
+               config_source, c.split.train_per_class, c.dataset);
   td.split_kind = kind;
   if (kind == SplitKind::Dataset) {
     STRATA_CHECK(!ds.splits.empty(),
@@ -350,8 +358,8 @@ data::Splits split_for_run(const TrainingData& td, const DataConfig& c, const st
                                    c.split.test_size, seed);
   } else {
     std::vector<int64_t> labelled;
-    for (int64_t i = 0; i < td.labels.numel(); ++i)
-      if (td.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
+    for (int64_t i = 0; i < td.num_nodes(); ++i)
+      if (is_labelled(td.labels, i)) labelled.push_back(i);
     drawn = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, seed);
   }
   check_split(drawn, td, c, config_source);

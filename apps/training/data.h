@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "apps/training/config.h"
+#include "apps/training/node_classification.h"
 #include "datasets/load.h"
 #include "layers/graph_kernels.h"
 
@@ -32,7 +33,9 @@ struct TrainingData {
   Tensor dense_features;        // float32 [N, F], or undefined when sparse
   std::optional<nn::SparseFeatures> sparse_features;
   std::string features_text;    // "sparse binary [2708, 1433], 49216 non-zeros (1.27%)"
-  Tensor labels;                // int64 [N], -1 = unlabelled
+  // int64 [N], -1 = unlabelled; multi-label: int64 [N, C] of 0/1, a row of -1 for
+  // the unlabelled (node_classification.h).
+  Tensor labels;
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
   std::vector<std::string> node_names;  // ids as the files write them (LINQS paper ids), or empty
@@ -46,6 +49,7 @@ struct TrainingData {
   int64_t num_nodes() const { return graph.num_rows(); }
   int64_t in_features() const { return sparse_features ? sparse_features->cols() : dense_features.dim(1); }
   bool sparse_input() const { return sparse_features.has_value(); }
+  bool multilabel() const { return is_multilabel(labels); }
 };
 
 // Loads data.dataset with the config's data root, cache and seed; a loader error

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
-#include "apps/training/f1_scores.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
 #include "apps/training/run_checkpoint.h"
@@ -37,7 +36,7 @@ json meta_graph(const RgcnData& d) {
   return {{"name", d.name},
           {"nodes", d.num_nodes()},
           {"classes", d.num_classes},
-          {"multilabel", d.multilabel},
+          {"multilabel", d.multilabel()},
           {"target_type", d.type_names[static_cast<size_t>(d.target_type)]},
           {"node_types", types},
           {"relations", d.relation_names}};
@@ -73,10 +72,10 @@ void check_checkpoint_graph(const json& meta, const RgcnData& d, const std::stri
   STRATA_CHECK(rels == d.relation_names, "checkpoint '{}': the graph's relations are in another order than at training",
                file);
   STRATA_CHECK(
-      g.value("multilabel", false) == d.multilabel,
+      g.value("multilabel", false) == d.multilabel(),
       "checkpoint '{}' was trained on {}-label classes of '{}', but the config's graph '{}' has {}-label classes", file,
       g.value("multilabel", false) ? "multi" : "single", g.value("name", std::string("?")), d.name,
-      d.multilabel ? "multi" : "single");
+      d.multilabel() ? "multi" : "single");
   STRATA_CHECK(g.value("nodes", int64_t{-1}) == d.num_nodes() && g.value("classes", int64_t{-1}) == d.num_classes,
                "checkpoint '{}' was trained on '{}' ({} nodes, {} classes), but the config loads '{}' ({} nodes, {} "
                "classes)",
@@ -138,12 +137,11 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   }
   // Labels and the split in the global id space.
   const int64_t off = d.target_offset(), n = d.num_nodes();
-  d.multilabel = ds.multilabel();
   d.num_classes = ds.num_classes;
-  const int64_t width = d.multilabel ? d.num_classes : 1;  // label entries per node
+  const int64_t width = ds.multilabel() ? d.num_classes : 1;  // label entries per node
   std::vector<int64_t> labels(static_cast<size_t>(n * width), -1);
   std::copy(ds.labels.data<int64_t>(), ds.labels.data<int64_t>() + ds.labels.numel(), labels.begin() + off * width);
-  d.labels = d.multilabel ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
+  d.labels = ds.multilabel() ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
   d.class_names = ds.class_names;
   if (static_cast<int64_t>(ds.node_names.size()) == n)
     d.target_names.assign(ds.node_names.begin() + off, ds.node_names.begin() + off + d.target_count());
@@ -168,7 +166,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   if (c.split.kind == SplitKind::Random) {
     std::vector<int64_t> labelled;
     for (int64_t i = 0; i < d.target_count(); ++i)
-      if (d.labelled(off + i)) labelled.push_back(i);
+      if (is_labelled(d.labels, off + i)) labelled.push_back(i);
     s = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
   } else if (s.val_size() == 0) {
     std::vector<int64_t> tr(s.train.data<int64_t>(), s.train.data<int64_t>() + s.train_size());
@@ -190,7 +188,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
                  d.splits.origin);
     for (int64_t i = 0; i < t->numel(); ++i) {
       const int64_t node = t->data<int64_t>()[i];
-      STRATA_CHECK(node >= 0 && node < n && d.labelled(node),
+      STRATA_CHECK(node >= 0 && node < n && is_labelled(d.labels, node),
                    "{}: the {} split of '{}' holds node {}, which has no label", config_source, what, c.dataset,
                    node - off);
     }
@@ -246,20 +244,11 @@ RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model)
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.data.types, 0);
   RgcnEvaluation e;
   const RgcnData& d = ctx.data;
-  if (d.multilabel) {
-    e.train_acc = multi_label_f1(logits.value(), d.labels, d.splits.train).micro;
-    e.val_acc = multi_label_f1(logits.value(), d.labels, d.splits.val).micro;
-    e.val_loss = ag::bce_with_logits(tape, logits, d.labels, d.splits.val).value().data<float>()[0];
-    const F1Scores test = multi_label_f1(logits.value(), d.labels, d.splits.test);
-    e.test_acc = test.micro;
-    e.test_macro_f1 = test.macro;
-  } else {
-    const Tensor logp = ag::log_softmax(tape, logits).value();
-    e.train_acc = accuracy_and_loss(logp, d.labels, d.splits.train).first;
-    std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, d.labels, d.splits.val);
-    e.test_acc = accuracy_and_loss(logp, d.labels, d.splits.test).first;
-    e.test_macro_f1 = single_label_f1(logp, d.labels, d.splits.test, d.num_classes).macro;
-  }
+  const NodeScores scores(logits.value(), d.labels, d.num_classes);
+  e.train_acc = scores.accuracy(d.splits.train);
+  std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(d.splits.val);
+  e.test_acc = scores.accuracy(d.splits.test);
+  e.test_macro_f1 = scores.macro_f1(d.splits.test);
   e.test_logits_hash = logits_hash(logits.value(), d.splits.test);
   e.ms = t.ms();
   return e;
@@ -315,7 +304,7 @@ void print_data(const std::function<void(const std::string&)>& out, const RgcnDa
   out(fmt::format("{:<11}{} nodes ({}), {} relations, {} edges; target type {}, {} classes{}", "",
                   commas(d.num_nodes()), types, d.relation_names.size(), commas(d.graph->nnz),
                   d.type_names[static_cast<size_t>(d.target_type)], d.num_classes,
-                  d.multilabel ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
+                  d.multilabel() ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
   out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
                   commas(d.splits.val_size()), commas(d.splits.test_size())));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
@@ -448,9 +437,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       ag::Var loss;
       {
         ag::Tape::Scope scope(tape, "loss");
-        loss = ctx.data.multilabel
-                   ? ag::bce_with_logits(tape, logits, ctx.data.labels, ctx.data.splits.train)
-                   : ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
+        loss = classification_loss(tape, logits, ctx.data.labels, ctx.data.splits.train);
       }
       const float value = loss.value().data<float>()[0];
       STRATA_CHECK(std::isfinite(value), "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})",
@@ -547,9 +534,9 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   out(
       fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
                   "{:.4f}); {:.2f} ms/epoch (median)",
-                  ctx.data.multilabel ? "micro-F1" : "accuracy (micro-F1)", tests.size(), tests.size() == 1 ? "" : "s",
-                  summary.test_mean, summary.test_std, f1_mean, f1_std, summary.val_mean, summary.val_std,
-                  summary.median_epoch_ms));
+                  ctx.data.multilabel() ? "micro-F1" : "accuracy (micro-F1)", tests.size(),
+                  tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std, summary.val_mean,
+                  summary.val_std, summary.median_epoch_ms));
   json s = {{"config", config.source()},
             {"provenance", provenance_json()},
             {"config_hash", config.hash().hex()},
@@ -618,7 +605,7 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   r.recorded_test_acc = l.ck.meta.value("test_acc", -1.0);
   r.recorded_logits_hash = l.ck.meta.value("test_logits_hash", std::string());
   r.identical = e.test_acc == r.recorded_test_acc && e.test_logits_hash == r.recorded_logits_hash;
-  const char* metric = l.ctx.data.multilabel ? "micro-F1" : "accuracy";
+  const char* metric = accuracy_name(l.ctx.data.labels);
   print(
       fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, e.train_acc, metric, e.val_acc, e.val_loss));
   print(fmt::format("Test {} {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", metric, e.test_acc, r.recorded_test_acc,
@@ -642,7 +629,7 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
   print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test {} {:.4f}", "checkpoint", l.ck.meta.value("run", 0),
                     l.ck.meta.value("seed", uint64_t{0}), epoch_str(l.ck.meta.value("epoch", int64_t{0})),
-                    d.multilabel ? "micro-F1" : "accuracy", l.ck.meta.value("test_acc", -1.0)));
+                    accuracy_name(d.labels), l.ck.meta.value("test_acc", -1.0)));
   print_runtime(print, l.ctx.config);
   print_kernels(print, l.ctx);
   // Inference: one warm-up-free forward pass over the whole graph, eval mode.

@@ -10,7 +10,7 @@
 //     kernels of its input projection;
 //   - metrics: accuracy (= micro-F1 for single-label classes) and macro-F1;
 //   - multi-label datasets (HGB IMDB): a sigmoid per class, trained on the binary
-//     cross-entropy; the "accuracy" fields then hold micro-F1 (f1_scores.h).
+//     cross-entropy; the "accuracy" fields then hold micro-F1 (node_classification.h).
 #pragma once
 
 #include <deque>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "apps/training/inference.h"
+#include "apps/training/node_classification.h"
 #include "apps/training/trainer.h"
 #include "layers/relational_ops.h"
 #include "models/rgcn.h"
@@ -39,7 +40,6 @@ struct RgcnData {
   // int64 [N] (global ids), -1 = unlabelled or not the target type; multi-label:
   // int64 [N, C] of 0/1, a row of -1 for the unlabelled.
   Tensor labels;
-  bool multilabel = false;
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
   std::vector<std::string> target_names;  // names of the target type's nodes when the dataset has them
@@ -48,7 +48,7 @@ struct RgcnData {
   int64_t num_nodes() const { return type_offsets.back(); }
   int64_t target_offset() const { return type_offsets[static_cast<size_t>(target_type)]; }
   int64_t target_count() const { return type_offsets[static_cast<size_t>(target_type) + 1] - target_offset(); }
-  bool labelled(int64_t node) const { return labels.data<int64_t>()[multilabel ? node * num_classes : node] >= 0; }
+  bool multilabel() const { return is_multilabel(labels); }
 };
 
 RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const std::string& config_source);

@@ -57,7 +57,8 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
                   "in-edges",
                   "", commas(d.num_nodes()), commas(d.graph.nnz()), deg.min, deg.median, deg.mean, deg.max,
                   commas(deg.empty_rows)));
-  out(fmt::format("{:<11}features {}; {} classes", "", d.features_text, d.num_classes));
+  out(fmt::format("{:<11}features {}; {} classes{}", "", d.features_text, d.num_classes,
+                  d.multilabel() ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
   out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
                   commas(d.splits.val_size()), commas(d.splits.test_size())));
   if (c.data.split.per_run && c.training.runs > 1)
@@ -108,7 +109,12 @@ json dataset_json(const TrainingData& d) {
           {"features", d.features_text},
           {"in_features", d.in_features()},
           {"classes", d.num_classes},
-          {"split", {{"origin", d.splits.origin}, {"train", d.splits.train_size()}, {"val", d.splits.val_size()}, {"test", d.splits.test_size()}}},
+          {"multilabel", d.multilabel()},
+          {"split",
+           {{"origin", d.splits.origin},
+            {"train", d.splits.train_size()},
+            {"val", d.splits.val_size()},
+            {"test", d.splits.test_size()}}},
           {"notes", d.notes}};
 }
 
@@ -262,11 +268,16 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
     const nn::NodeFeatures input =
         sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
                : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
+    // The seeds' labels (a row of C for multi-label) and the batch's rows 0..B-1.
+    const int64_t width = d.multilabel() ? d.labels.dim(1) : 1;
     std::vector<int64_t> batch_labels, all;
     for (size_t i = 0; i < seeds.size(); ++i) {
-      batch_labels.push_back(labels[seeds[i]]);
+      batch_labels.insert(batch_labels.end(), labels + seeds[i] * width, labels + (seeds[i] + 1) * width);
       all.push_back(static_cast<int64_t>(i));
     }
+    const int64_t batch_size = static_cast<int64_t>(seeds.size());
+    const Tensor batch_label_tensor =
+        d.multilabel() ? Tensor::from_vector(batch_labels, {batch_size, width}) : Tensor::from_vector(batch_labels);
     r.sample_ms += sampling.ms();
 
     tape.clear();
@@ -276,8 +287,7 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
     ag::Var loss;
     {
       ag::Tape::Scope scope(tape, "loss");
-      loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), Tensor::from_vector(batch_labels),
-                          Tensor::from_vector(all));
+      loss = classification_loss(tape, logits, batch_label_tensor, Tensor::from_vector(all));
     }
     const float value =
         finite_loss(tape, loss, state, run, epoch,
@@ -304,7 +314,7 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
   {
     ag::Tape::Scope scope(tape, "loss");
     // Weight decay is applied by the optimizer (models/optimizer.h).
-    loss = ag::nll_loss(tape, ag::log_softmax(tape, logits), ctx.data.labels, ctx.data.splits.train);
+    loss = classification_loss(tape, logits, ctx.data.labels, ctx.data.splits.train);
   }
   StepResult r;
   r.loss = finite_loss(tape, loss, state, run, epoch, "");
@@ -321,11 +331,11 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.input(), 0);
-  const Tensor logp = ag::log_softmax(tape, logits).value();
+  const NodeScores scores(logits.value(), ctx.data.labels, ctx.data.num_classes);
   Evaluation e;
-  std::tie(e.train_acc, e.train_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.train);
-  std::tie(e.val_acc, e.val_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.val);
-  std::tie(e.test_acc, e.test_loss) = accuracy_and_loss(logp, ctx.data.labels, ctx.data.splits.test);
+  std::tie(e.train_acc, e.train_loss) = scores.accuracy_and_loss(ctx.data.splits.train);
+  std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(ctx.data.splits.val);
+  std::tie(e.test_acc, e.test_loss) = scores.accuracy_and_loss(ctx.data.splits.test);
   e.test_logits_hash = logits_hash(logits.value(), ctx.data.splits.test);
   e.ms = t.ms();
   return e;
@@ -495,14 +505,23 @@ Summary run_training(const Config& config, const std::string& config_name, const
       const bool best = c.output.checkpoint == CheckpointPolicy::Best;
       const Evaluation& at = best ? rr.best : last;
       nn::Checkpoint ck;
-      ck.meta = checkpoint_meta(
-          config, c.runtime.kernels.backend,
-          {nn::model_kind_name(c.model.kind), state.model->describe(),
-           {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"in_features", ctx.data.in_features()},
-            {"classes", ctx.data.num_classes}},
-           run, seed, best, best ? rr.best_epoch : rr.epochs,
-           {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
-            {"val_loss", at.val_loss}, {"test_logits_hash", at.test_logits_hash}}});
+      ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
+                                {nn::model_kind_name(c.model.kind),
+                                 state.model->describe(),
+                                 {{"name", ctx.data.name},
+                                  {"nodes", ctx.data.num_nodes()},
+                                  {"in_features", ctx.data.in_features()},
+                                  {"classes", ctx.data.num_classes},
+                                  {"multilabel", ctx.data.multilabel()}},
+                                 run,
+                                 seed,
+                                 best,
+                                 best ? rr.best_epoch : rr.epochs,
+                                 {{"train_acc", at.train_acc},
+                                  {"val_acc", at.val_acc},
+                                  {"test_acc", at.test_acc},
+                                  {"val_loss", at.val_loss},
+                                  {"test_logits_hash", at.test_logits_hash}}});
       if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
       if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
       ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
@@ -528,9 +547,9 @@ Summary run_training(const Config& config, const std::string& config_name, const
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
   summary.mean_epoch_ms = mean_std(epoch_means).first;
   summary.median_epoch_ms = median(epoch_medians);
-  out(fmt::format("Test accuracy over {} run{}: {:.4f} ± {:.4f} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
-                  tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, summary.val_mean,
-                  summary.val_std, summary.median_epoch_ms));
+  out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
+                  accuracy_name(ctx.data.labels), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean,
+                  summary.test_std, summary.val_mean, summary.val_std, summary.median_epoch_ms));
 
   json runs = json::array();
   for (const RunResult& r : summary.runs)
@@ -600,6 +619,11 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
                trained_model.empty() ? "unknown" : trained_model, nn::model_kind_name(ctx.config.model.kind));
   if (meta.contains("dataset")) {
     const json& d = meta["dataset"];
+    STRATA_CHECK(d.value("multilabel", false) == ctx.data.multilabel(),
+                 "checkpoint '{}' was trained on {}-label classes of '{}', but the config's dataset '{}' has {}-label "
+                 "classes",
+                 file, d.value("multilabel", false) ? "multi" : "single", d.value("name", std::string("?")),
+                 ctx.data.name, ctx.data.multilabel() ? "multi" : "single");
     STRATA_CHECK(d.value("nodes", int64_t{-1}) == ctx.data.num_nodes() && d.value("classes", int64_t{-1}) == ctx.data.num_classes,
                  "checkpoint '{}' was trained on '{}' ({} nodes, {} classes), but the config loads '{}' ({} nodes, {} "
                  "classes)",
@@ -661,9 +685,10 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
   r.recorded_test_acc = meta.value("test_acc", -1.0);
   r.recorded_logits_hash = meta.value("test_logits_hash", std::string());
   r.identical = r.eval.test_acc == r.recorded_test_acc && r.eval.test_logits_hash == r.recorded_logits_hash;
-  print(fmt::format("Train accuracy {:.4f} | val accuracy {:.4f} (loss {:.4f})", r.eval.train_acc, r.eval.val_acc,
+  const char* metric = accuracy_name(l.ctx.data.labels);
+  print(fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, r.eval.train_acc, metric, r.eval.val_acc,
                     r.eval.val_loss));
-  print(fmt::format("Test accuracy {:.4f} (recorded {:.4f}): {}", r.eval.test_acc, r.recorded_test_acc,
+  print(fmt::format("Test {} {:.4f} (recorded {:.4f}): {}", metric, r.eval.test_acc, r.recorded_test_acc,
                     r.identical
                         ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
                         : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
@@ -680,19 +705,19 @@ InferReport run_inference(const Config& config, const InferOptions& o, const Pri
   print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
   print_restored(print, l);
   // One forward pass over the whole graph in eval mode, as `strata eval` runs it;
-  // predictions are the argmax of the log-probabilities its accuracy counts.
+  // predictions are what its accuracy counts (the argmax; multi-label, positive logits).
   Timer t;
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const Tensor logp = ag::log_softmax(tape, l.state->model->forward(tape, *l.ctx.kernels, l.ctx.input(), 0)).value();
+  const Tensor logits = l.state->model->forward(tape, *l.ctx.kernels, l.ctx.input(), 0).value();
   InferReport rep;
   rep.infer_ms = t.ms();
   rep.build_ms = l.ctx.kernels->build_ms();
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, 0, logp, d.labels, d.splits.test, d.node_names, d.class_names, o.out, rep);
+  predict_batch(batch, 0, logits, d.labels, d.splits.test, d.node_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes", d.num_nodes(), o.out);
   return rep;
 }

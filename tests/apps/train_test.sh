@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end checks of `strata train`, `strata eval` and `strata infer`: the console contract, the
 # run dir, bit-exact evaluation of a checkpoint, and the exit codes and messages of
-# bad input (mode "error"); mode "data" trains the shipped Cora config briefly.
-# Usage: train_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
+# bad input (mode "error"); mode "multilabel" trains on a small multi-label graph in OGB's
+# layout; mode "data" trains the shipped Cora config briefly.
+# Usage: train_test.sh STRATA_BINARY unit|multilabel|error|data SOURCE_DIR DATA_ROOT
 set -uo pipefail
 strata="$1"
 mode="$2"
@@ -146,6 +147,57 @@ case "$mode" in
     err="$("$strata" export --graph "sbm:nodes=300,classes=3,seed=1" --feat 8 --seed -1 --out "$scratch/e2" 2>&1 >/dev/null)"
     expect_rc export-seed $? 2
     expect export-seed "$err" "--seed: expected an integer >= 0, got '-1'"
+    ;;
+  multilabel)
+    # An OGB-layout graph whose nodes carry several of 3 classes (as ogbn-proteins or
+    # PPI): 400 nodes, 8 features, class c present where feature c is positive (and on
+    # the node's ring neighbours' side: edges i -> i+1, i+2); the last 40 unlabelled.
+    g="$scratch/multi"
+    mkdir -p "$g/raw"
+    awk -v feat="$g/raw/node-feat.csv" -v label="$g/raw/node-label.csv" 'BEGIN { srand(5);
+      for (i = 0; i < 400; i++) { line = ""; for (k = 0; k < 8; k++) { f[k] = rand() * 2 - 1;
+          line = line sprintf("%s%.4f", k ? "," : "", f[k]) } print line > feat;
+        if (i >= 360) print "nan,nan,nan" > label; else print (f[0] > 0) "," (f[1] > 0) "," (f[2] > 0.3) > label } }'
+    awk 'BEGIN { for (i = 0; i < 400; i++) { print i "," (i + 1) % 400; print i "," (i + 2) % 400 } }' > "$g/raw/edge.csv"
+    echo 400 > "$g/raw/num-node-list.csv"
+    echo 800 > "$g/raw/num-edge-list.csv"
+    ml=(--set data.dataset="ogb:$g" --set model.hidden=16 --set training.epochs=60 --set training.runs=2
+        --set runtime.threads=2 --set output.log_every=0 --set optimizer.lr=0.02 --set model.input_dropout=0)
+    out="$("$strata" train "$sbm" "${ml[@]}" --set output.run_dir="$scratch/ml" 2>&1)"
+    expect_rc train-multi $? 0
+    echo "$out"
+    expect header "$out" '^ +features dense \[400, 8\]; 3 classes \(multi-label: a sigmoid per class, binary cross-entropy\)$'
+    expect header "$out" '^ +split seeded random split 60/20/20, seed 0: 216 train / 72 val / 72 test$'
+    expect summary "$out" '^Test micro-F1 over 2 runs: 0\.[6-9][0-9]{3} ± 0\.[0-9]{4} \(val 0\.[0-9]{4}'
+    expect summary.json "$(cat "$scratch/ml/summary.json")" '"multilabel": true,'
+    ev="$("$strata" eval "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-02.ckpt" 2>&1)"
+    expect_rc eval-multi $? 0
+    expect eval-multi "$ev" '^Train micro-F1 [01]\.[0-9]{4} \| val micro-F1 [01]\.[0-9]{4} \(loss [0-9.]+\)$'
+    expect eval-multi "$ev" '^Test micro-F1 [01]\.[0-9]{4} \(recorded [01]\.[0-9]{4}\): reproduced bit for bit'
+    inf="$("$strata" infer "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-01.ckpt" \
+           --out "$scratch/ml.csv" 2>&1)"
+    expect_rc infer-multi $? 0
+    expect infer-multi "$inf" '^Micro-F1 on the 360 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 72 test nodes'
+    csv="$(cat "$scratch/ml.csv")"
+    expect csv "$csv" '^399,"",[0-2;]*,"[0-2;]*",,$'
+    expect csv "$csv" "^0,\"\",[0-2;]*,\"[0-2;]*\",$(awk -F, 'NR == 1 { s = ""; for (k = 1; k <= 3; k++) if ($k == 1) s = s (s == "" ? "" : ";") k - 1; print s }' "$g/raw/node-label.csv"),[01]\$"
+    # Mini-batches over sampled neighbourhoods: the seeds' label rows.
+    out="$("$strata" train "$sbm" "${ml[@]}" --set training.batch_size=32 --set training.fanouts=5,5 \
+           --set training.runs=1 --set output.run_dir="$scratch/ml-mb" 2>&1)"
+    expect_rc train-multi-batches $? 0
+    expect batches "$out" '^Test micro-F1 over 1 run: 0\.[6-9][0-9]{3}'
+    # No one class per node: a Planetoid split is refused.
+    err="$("$strata" train "$sbm" "${ml[@]}" --set data.split.kind=planetoid --set output.run_dir="$scratch/ml-pl" 2>&1)"
+    expect_rc planetoid $? 1
+    expect planetoid "$err" "data.split.kind is 'planetoid' \(20 per class\), but 'ogb:.*multi' is multi-label \(a node carries several classes\); use random"
+    [ ! -e "$scratch/ml-pl" ] || { echo "FAIL: a refused run left $scratch/ml-pl"; fails=$((fails + 1)); }
+    # A single-label checkpoint on the multi-label graph.
+    "$strata" train "$sbm" --set training.epochs=2 --set training.runs=1 --set model.hidden=16 \
+      --set output.run_dir="$scratch/single" > /dev/null
+    err="$("$strata" eval "$scratch/single/config.yaml" --checkpoint "$scratch/single/checkpoints/run-01.ckpt" \
+           --set data.dataset="ogb:$g" 2>&1)"
+    expect_rc label-kind $? 1
+    expect label-kind "$err" "was trained on single-label classes of 'sbm', but the config's dataset 'multi' has multi-label classes"
     ;;
   error)
     printf 'version: 1\ndata:\n  dataset: sbm:nodes=200,classes=2\nmodel:\n  hiden: 64\n' > "$scratch/typo.yaml"

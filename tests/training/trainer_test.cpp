@@ -507,7 +507,7 @@ TEST_F(TrainerErrorTest, MissingDatasetAndUnusableDatasets) {
   expect_user_error([&] { train(config(kSbm, {"data.dataset=no-such-dataset"})); },
                     {"data.dataset 'no-such-dataset' could not be loaded"});
   expect_user_error([&] { train(config(kSbm, {"data.dataset=rmat:scale=6,edge_factor=4"})); },
-                    {"dataset 'rmat:scale=6,edge_factor=4' has no single-label node classes",
+                    {"dataset 'rmat:scale=6,edge_factor=4' has no node classes (task: none)",
                      "(data.task: random trains on random labels, for timing)"});
 
   expect_user_error([&] { train(config(kSbm, {"data.split.kind=planetoid"})); },
