@@ -17,11 +17,13 @@
 // --train adds train_indptr.npy / train_indices.npy (the symmetrized graph training
 // runs on), train_x.npy (float32 [N, D]: the dataset's node features when it has
 // them, else seeded uniform [N, 128]) and train_y.npy (int64 [N]: its class ids, with
-// unlabelled nodes and label-less datasets given seeded random classes), for the
+// unlabelled nodes and label-less datasets given seeded random classes; multi-label
+// datasets: int64 [N, C] of 0/1 as loaded, -1 rows unlabelled), for the
 // full-graph training benchmarks, and the split `strata train` uses by default:
 // train_idx.npy / val_idx.npy / test_idx.npy (int64 node ids; the dataset's own split
 // when it ships one, else the seeded Planetoid-style split of the configs, 20 per
-// class / 500 / 1000, with --split-seed as data.split.seed; with --split-ratios
+// class / 500 / 1000 (multi-label: the configs' random 60/20/20), with --split-seed
+// as data.split.seed; with --split-ratios
 // TRAIN,VAL the random split of data.split.kind: random instead), so a peer can train and
 // test on exactly the nodes Strata does (split.json holds the same ids, as the run
 // dir of `strata train` does). --hetero adds, for heterographs, the flattened
@@ -197,34 +199,58 @@ int run_export(const ExportArgs& a) {
         xsrc = "random uniform [-1, 1), 128 per node (the dataset has no homogeneous node features)";
       }
       int64_t classes = ds.num_classes;
-      const bool have_labels = ds.labels.defined() && !ds.multilabel() && ds.labels.numel() == N && classes > 1;
+      // Multi-label classes are written as they are, int64 [N, C] of 0/1 (-1 rows unlabelled).
+      const bool multilabel = ds.labels.defined() && ds.multilabel() && ds.labels.dim(0) == N;
+      const bool have_labels =
+          ds.labels.defined() && (multilabel || (ds.labels.numel() == N && ds.labels.ndim() == 1)) && classes > 1;
       if (!have_labels) classes = 8;
-      std::vector<int64_t> y(static_cast<size_t>(N));
+      Tensor labels_out;
       int64_t from_dataset = 0;
-      for (int64_t i = 0; i < N; ++i) {
-        const int64_t l = have_labels ? ds.labels.data<int64_t>()[i] : -1;
-        if (l >= 0) ++from_dataset;
-        y[static_cast<size_t>(i)] = l >= 0 ? l : static_cast<int64_t>(trng.next_u64() % static_cast<uint64_t>(classes));
+      if (multilabel) {
+        labels_out = ds.labels;
+        for (int64_t i = 0; i < N; ++i) from_dataset += train::is_labelled(ds.labels, i);
+      } else {
+        std::vector<int64_t> y(static_cast<size_t>(N));
+        for (int64_t i = 0; i < N; ++i) {
+          const int64_t l = have_labels ? ds.labels.data<int64_t>()[i] : -1;
+          if (l >= 0) ++from_dataset;
+          y[static_cast<size_t>(i)] =
+              l >= 0 ? l : static_cast<int64_t>(trng.next_u64() % static_cast<uint64_t>(classes));
+        }
+        labels_out = Tensor::from_vector(y);
       }
       // Training runs on A ∪ Aᵀ, as PyG and DGL users (and `strata train`'s data.undirected) do.
       const Graph tg = A.symmetrized().without_values();
       write_npy(dir / "train_indptr.npy", tg.indptr());
       write_npy(dir / "train_indices.npy", tg.indices());
       write_npy(dir / "train_x.npy", x);
-      write_npy(dir / "train_y.npy", Tensor::from_vector(y));
-      meta["train"] = {{"in_feats", x.shape()[1]}, {"num_classes", classes}, {"features", xsrc}, {"nnz", tg.nnz()},
+      write_npy(dir / "train_y.npy", labels_out);
+      meta["train"] = {{"in_feats", x.shape()[1]},
+                       {"num_classes", classes},
+                       {"multilabel", multilabel},
+                       {"features", xsrc},
+                       {"nnz", tg.nnz()},
                        {"graph", "symmetrized (A + A^T, duplicates merged)"},
-                       {"labels_from_dataset", from_dataset}, {"labels_random", N - from_dataset}};
+                       {"labels_from_dataset", from_dataset},
+                       {"labels_random", multilabel ? 0 : N - from_dataset}};
       // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
-      // Planetoid-style with the configs' sizes); written only where it is defined.
+      // Planetoid-style with the configs' sizes, or for multi-label classes random with
+      // the configs' ratios); written only where it is defined.
       data::Splits split = ds.splits;
+      const auto labelled_nodes = [&] {
+        std::vector<int64_t> labelled;
+        for (int64_t i = 0; i < N; ++i)
+          if (train::is_labelled(ds.labels, i)) labelled.push_back(i);
+        return labelled;
+      };
       if (ratios) {
         STRATA_CHECK(have_labels, "export --split-ratios: '{}' has no class labels to split", a.graph);
         const auto [train_ratio, val_ratio] = *ratios;
-        std::vector<int64_t> labelled;
-        for (int64_t i = 0; i < N; ++i)
-          if (ds.labels.data<int64_t>()[i] >= 0) labelled.push_back(i);
-        split = data::random_split(labelled, train_ratio, val_ratio, a.split_seed);
+        split = data::random_split(labelled_nodes(), train_ratio, val_ratio, a.split_seed);
+      } else if (split.empty() && multilabel) {
+        const train::SplitConfig ratios_of_configs;
+        split = data::random_split(labelled_nodes(), ratios_of_configs.train_ratio, ratios_of_configs.val_ratio,
+                                   a.split_seed);
       } else if (split.empty() && have_labels) {
         const train::SplitConfig sizes;  // the configs' defaults
         split = train::planetoid_split(ds.labels, ds.num_classes, sizes.train_per_class, sizes.val_size,

@@ -98,7 +98,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random", "file"},
                        "dataset: the dataset's own split; planetoid: train_per_class per class, then val_size and "
                        "test_size nodes; random: train_ratio / val_ratio / rest; file: data.split.file; auto: dataset "
-                       "if it has one, else planetoid"));
+                       "if it has one, else planetoid (random for multi-label classes)"));
   s.push_back(key_string("data.split.file", "",
                          "file: a JSON file {\"train\": [...], \"val\": [...], \"test\": [...]} of node ids, as "
                          "a run dir's split.json"));

@@ -86,6 +86,7 @@ Graph remove_self_loops(const Graph& g) {
 
 data::Splits planetoid_split(const Tensor& labels, int64_t num_classes, int64_t per_class, int64_t val, int64_t test,
                              uint64_t seed) {
+  STRATA_ASSERT(labels.ndim() == 1, "planetoid_split needs one class per node, got labels {}", labels.describe());
   const int64_t* y = labels.data<int64_t>();
   std::vector<int64_t> labelled;
   for (int64_t i = 0; i < labels.numel(); ++i)
@@ -322,13 +323,13 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
                config_source, c.split.train_per_class, c.dataset);
   td.split_kind = kind;
   if (kind == SplitKind::Dataset) {
-    STRATA_CHECK(!ds.splits.empty(),
-                 "{}: data.split.kind is 'dataset', but '{}' comes without a split (use planetoid or random)",
-                 config_source, c.dataset);
+    STRATA_CHECK(!ds.splits.empty(), "{}: data.split.kind is 'dataset', but '{}' comes without a split (use {})",
+                 config_source, c.dataset, td.multilabel() ? "random" : "planetoid or random");
     STRATA_CHECK(!c.split.per_run,
                  "{}: data.split.per_run draws a new planetoid or random split for every run, but '{}' is trained on "
-                 "its own split (data.split.kind: {}); set data.split.kind to planetoid or random, or per_run to false",
-                 config_source, c.dataset, c.split.kind == SplitKind::Auto ? "auto" : "dataset");
+                 "its own split (data.split.kind: {}); set data.split.kind to {}, or per_run to false",
+                 config_source, c.dataset, c.split.kind == SplitKind::Auto ? "auto" : "dataset",
+                 td.multilabel() ? "random" : "planetoid or random");
     td.splits = ds.splits;
     check_split(td.splits, td, c, config_source);
   } else if (kind == SplitKind::File) {

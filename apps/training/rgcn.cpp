@@ -644,7 +644,8 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   rep.build_ms = l.ctx.build_ms;
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, d.target_offset(), logits, d.labels, d.splits.test, d.target_names, d.class_names, o.out, rep);
+  predict_batch(batch, d.target_offset(), NodeScores(logits, d.labels, d.num_classes).predictions(), d.labels,
+                d.splits.test, d.target_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes of type " + tname, d.num_nodes(), o.out);
   return rep;
 }

@@ -717,7 +717,8 @@ InferReport run_inference(const Config& config, const InferOptions& o, const Pri
   rep.build_ms = l.ctx.kernels->build_ms();
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, 0, logits, d.labels, d.splits.test, d.node_names, d.class_names, o.out, rep);
+  predict_batch(batch, 0, NodeScores(logits, d.labels, d.num_classes).predictions(), d.labels, d.splits.test,
+                d.node_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes", d.num_nodes(), o.out);
   return rep;
 }

@@ -181,6 +181,13 @@ case "$mode" in
     csv="$(cat "$scratch/ml.csv")"
     expect csv "$csv" '^399,"",[0-2;]*,"[0-2;]*",,$'
     expect csv "$csv" "^0,\"\",[0-2;]*,\"[0-2;]*\",$(awk -F, 'NR == 1 { s = ""; for (k = 1; k <= 3; k++) if ($k == 1) s = s (s == "" ? "" : ";") k - 1; print s }' "$g/raw/node-label.csv"),[01]\$"
+    # export --train writes the label rows and the split training uses (auto: random).
+    "$strata" export --graph "ogb:$g" --feat 8 --train --out "$scratch/ml-exp" > /dev/null
+    expect_rc export-multi $? 0
+    expect export-meta "$(cat "$scratch/ml-exp/meta.json")" '"multilabel": true'
+    expect export-labels "$(head -c 128 "$scratch/ml-exp/train_y.npy" | tr -d '\0')" "'shape': \(400, ?3\)"
+    cmp -s "$scratch/ml-exp/split.json" "$scratch/ml/split.json" ||
+      { echo "FAIL: export's split.json differs from the multi-label run's"; fails=$((fails + 1)); }
     # Mini-batches over sampled neighbourhoods: the seeds' label rows.
     out="$("$strata" train "$sbm" "${ml[@]}" --set training.batch_size=32 --set training.fanouts=5,5 \
            --set training.runs=1 --set output.run_dir="$scratch/ml-mb" 2>&1)"
