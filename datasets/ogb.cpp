@@ -173,11 +173,19 @@ void read_labels(const fs::path& path, int64_t n, const char* counted_by, Datase
     ds.num_classes = t.cols;
     ds.labels = Tensor::empty({n, t.cols}, DType::I64);
     int64_t* y = ds.labels.data<int64_t>();
+    int64_t partial = 0;  // rows with some, not all, columns NaN
     for (int64_t i = 0; i < n; ++i) {
-      bool unknown = false;
-      for (int64_t c = 0; c < t.cols; ++c) unknown |= std::isnan(t.values[i * t.cols + c]);
-      for (int64_t c = 0; c < t.cols; ++c) y[i * t.cols + c] = unknown ? -1 : static_cast<int64_t>(t.values[i * t.cols + c]);
+      int64_t missing = 0;
+      for (int64_t c = 0; c < t.cols; ++c) missing += std::isnan(t.values[i * t.cols + c]);
+      partial += missing > 0 && missing < t.cols;
+      for (int64_t c = 0; c < t.cols; ++c)
+        y[i * t.cols + c] = missing > 0 ? -1 : static_cast<int64_t>(t.values[i * t.cols + c]);
     }
+    if (partial > 0)
+      ds.notes.push_back(
+          fmt::format("{}: {} node(s) have NaN in some but not all of the {} label columns; they are "
+                      "treated as unlabelled",
+                      file, partial, t.cols));
   } else {
     ds.task = Task::NodeClassification;
     ds.labels = Tensor::empty({n}, DType::I64);

@@ -110,6 +110,17 @@ TEST(Ogb, MultiLabelColumnsAndKnownUndirectedNames) {
   EXPECT_EQ(ds.labels.shape(), (Shape{4, 3}));
   EXPECT_EQ(ds.num_labelled(), 3);
   EXPECT_EQ(ds.class_counts(), (std::vector<int64_t>{1, 1, 2}));
+  // A row with some NaN columns is unlabelled, and the loader says so.
+  write_node_dataset(dir, "ogbn-partial", "1,0,1\nnan,1,0\n0,0,0\n0,1,1\n");
+  const Dataset partial = load_ogb(dir / "ogbn-partial", {});
+  EXPECT_EQ(partial.num_labelled(), 3);
+  EXPECT_EQ(partial.labels.data<int64_t>()[1 * 3], -1);
+  const std::string said =
+      "node-label.csv.gz: 1 node(s) have NaN in some but not all of the 3 label columns; they "
+      "are treated as unlabelled";
+  EXPECT_EQ(std::count_if(partial.notes.begin(), partial.notes.end(),
+                          [&](const std::string& n) { return n.find(said) != std::string::npos; }),
+            1);
   // Files may also be plain .csv, and the folder may be raw/ itself.
   dir.write("plain/edge.csv", "0,1\n");
   dir.write("plain/num-node-list.csv", "2\n");
