@@ -352,10 +352,15 @@ double exact_double(const nlohmann::json& j, const char* key, const std::string&
 }
 
 json evaluation_state(const Evaluation& e) {
-  return {{"train_acc", exact_json(e.train_acc)},   {"val_acc", exact_json(e.val_acc)},
-          {"test_acc", exact_json(e.test_acc)},     {"train_loss", exact_json(e.train_loss)},
-          {"val_loss", exact_json(e.val_loss)},     {"test_loss", exact_json(e.test_loss)},
-          {"test_logits_hash", e.test_logits_hash}, {"ms", exact_json(e.ms)}};
+  return {{"train_acc", exact_json(e.train_acc)},
+          {"val_acc", exact_json(e.val_acc)},
+          {"test_acc", exact_json(e.test_acc)},
+          {"train_loss", exact_json(e.train_loss)},
+          {"val_loss", exact_json(e.val_loss)},
+          {"test_loss", exact_json(e.test_loss)},
+          {"test_macro_f1", exact_json(e.test_macro_f1)},
+          {"test_logits_hash", e.test_logits_hash},
+          {"ms", exact_json(e.ms)}};
 }
 
 Evaluation evaluation_from_state(const nlohmann::json& j, const std::string& source) {
@@ -366,6 +371,7 @@ Evaluation evaluation_from_state(const nlohmann::json& j, const std::string& sou
   e.train_loss = exact_double(j, "train_loss", source);
   e.val_loss = exact_double(j, "val_loss", source);
   e.test_loss = exact_double(j, "test_loss", source);
+  e.test_macro_f1 = exact_double(j, "test_macro_f1", source);
   e.ms = exact_double(j, "ms", source);
   STRATA_CHECK(j.contains("test_logits_hash") && j["test_logits_hash"].is_string(),
                "resume point '{}': 'test_logits_hash' is missing", source);

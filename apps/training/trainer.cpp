@@ -336,6 +336,7 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
   std::tie(e.train_acc, e.train_loss) = scores.accuracy_and_loss(ctx.data.splits.train);
   std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(ctx.data.splits.val);
   std::tie(e.test_acc, e.test_loss) = scores.accuracy_and_loss(ctx.data.splits.test);
+  e.test_macro_f1 = scores.macro_f1(ctx.data.splits.test);
   e.test_logits_hash = logits_hash(logits.value(), ctx.data.splits.test);
   e.ms = t.ms();
   return e;
@@ -520,6 +521,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
                                  {{"train_acc", at.train_acc},
                                   {"val_acc", at.val_acc},
                                   {"test_acc", at.test_acc},
+                                  {"test_macro_f1", at.test_macro_f1},
                                   {"val_loss", at.val_loss},
                                   {"test_logits_hash", at.test_logits_hash}}});
       if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
@@ -528,11 +530,14 @@ Summary run_training(const Config& config, const std::string& config_name, const
       ck.optimizer = best ? best_optim : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
+    // Multi-label runs add macro-F1, as HGB reports them (single-label lines stay as they were).
+    const std::string macro =
+        ctx.data.multilabel() ? fmt::format(" (macro-F1 {:.4f})", rr.best.test_macro_f1) : std::string();
     out(fmt::format(
-        "Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} | {} epochs{}, {:.2f} ms/epoch "
+        "Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f}{} | {} epochs{}, {:.2f} ms/epoch "
         "(median; {})",
-        run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, rr.epochs,
-        rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
+        run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, macro,
+        rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
     tests.push_back(rr.best.test_acc);
     vals.push_back(rr.best.val_acc);
     epoch_means.push_back(rr.mean_epoch_ms);
@@ -547,9 +552,14 @@ Summary run_training(const Config& config, const std::string& config_name, const
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
   summary.mean_epoch_ms = mean_std(epoch_means).first;
   summary.median_epoch_ms = median(epoch_medians);
-  out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
+  std::vector<double> macros;
+  for (const RunResult& r : summary.runs) macros.push_back(r.best.test_macro_f1);
+  const auto [macro_mean, macro_std] = mean_std(macros);
+  out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
                   accuracy_name(ctx.data.labels), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean,
-                  summary.test_std, summary.val_mean, summary.val_std, summary.median_epoch_ms));
+                  summary.test_std,
+                  ctx.data.multilabel() ? fmt::format("; macro-F1 {:.4f} ± {:.4f}", macro_mean, macro_std) : "",
+                  summary.val_mean, summary.val_std, summary.median_epoch_ms));
 
   json runs = json::array();
   for (const RunResult& r : summary.runs)
@@ -563,6 +573,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
                     {"val_acc", r.best.val_acc},
                     {"val_loss", r.best.val_loss},
                     {"test_acc", r.best.test_acc},
+                    {"test_macro_f1", r.best.test_macro_f1},
                     {"mean_epoch_ms", r.mean_epoch_ms},
                     {"median_epoch_ms", r.median_epoch_ms},
                     {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
@@ -576,6 +587,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
             {"num_parameters", model_parameters},
             {"runs", runs},
             {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
+            {"test_macro_f1", {{"mean", macro_mean}, {"std", macro_std}}},
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
             {"mean_epoch_ms", summary.mean_epoch_ms},
             {"median_epoch_ms", summary.median_epoch_ms},

@@ -89,6 +89,7 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
 struct Evaluation {
   double train_acc = 0, val_acc = 0, test_acc = 0;
   double train_loss = 0, val_loss = 0, test_loss = 0;
+  double test_macro_f1 = 0;      // over the classes (node_classification.h)
   std::string test_logits_hash;  // XXH3 of the test nodes' logits (bit-exact reproduction check)
   double ms = 0;
 };

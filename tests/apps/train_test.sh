@@ -168,8 +168,10 @@ case "$mode" in
     echo "$out"
     expect header "$out" '^ +features dense \[400, 8\]; 3 classes \(multi-label: a sigmoid per class, binary cross-entropy\)$'
     expect header "$out" '^ +split seeded random split 60/20/20, seed 0: 216 train / 72 val / 72 test$'
-    expect summary "$out" '^Test micro-F1 over 2 runs: 0\.[6-9][0-9]{3} ± 0\.[0-9]{4} \(val 0\.[0-9]{4}'
+    expect summary "$out" '^Run 2/2: best epoch [0-9]{4} \| train [01]\.[0-9]{4} \| val [01]\.[0-9]{4} \| test [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}\) \|'
+    expect summary "$out" '^Test micro-F1 over 2 runs: 0\.[6-9][0-9]{3} ± 0\.[0-9]{4}; macro-F1 0\.[0-9]{4} ± 0\.[0-9]{4} \(val 0\.[0-9]{4}'
     expect summary.json "$(cat "$scratch/ml/summary.json")" '"multilabel": true,'
+    expect summary.json "$(cat "$scratch/ml/summary.json")" '"test_macro_f1": \{'
     ev="$("$strata" eval "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-02.ckpt" 2>&1)"
     expect_rc eval-multi $? 0
     expect eval-multi "$ev" '^Train micro-F1 [01]\.[0-9]{4} \| val micro-F1 [01]\.[0-9]{4} \(loss [0-9.]+\)$'
