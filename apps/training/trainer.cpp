@@ -621,7 +621,18 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   l.ck = nn::read_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
   check_config_matches_checkpoint(config, l.ck.meta, file);
-  ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
+  try {
+    ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
+  } catch (const UserError&) {
+    // A dataset of the other label kind may fail its split first (multi-label: no
+    // Planetoid split); the label kind is the error to name then.
+    const bool trained_multilabel = l.ck.meta.contains("dataset") && l.ck.meta["dataset"].value("multilabel", false);
+    const data::Dataset ds = load_configured_dataset(ctx.config.data, config.source(), nullptr);
+    STRATA_CHECK(ds.multilabel() == trained_multilabel,
+                 "checkpoint '{}' was trained on {}-label classes, but the config's dataset '{}' has {}-label classes",
+                 file, trained_multilabel ? "multi" : "single", ds.name, ds.multilabel() ? "multi" : "single");
+    throw;
+  }
   l.state = std::make_unique<RunState>(ctx, ctx.config.training.seed);
   RunState& state = *l.state;
   const json& meta = l.ck.meta;

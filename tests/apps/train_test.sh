@@ -207,6 +207,15 @@ case "$mode" in
            --set data.dataset="ogb:$g" 2>&1)"
     expect_rc label-kind $? 1
     expect label-kind "$err" "was trained on single-label classes of 'sbm', but the config's dataset 'multi' has multi-label classes"
+    # The other way round, on a single-label graph of 400 nodes without a split, whose
+    # Planetoid split (auto) fails first.
+    mkdir -p "$scratch/single-ogb/raw"
+    cp "$g"/raw/edge.csv "$g"/raw/num-*.csv "$g"/raw/node-feat.csv "$scratch/single-ogb/raw/"
+    cut -d, -f1 "$g/raw/node-label.csv" > "$scratch/single-ogb/raw/node-label.csv"
+    err="$("$strata" eval "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-01.ckpt" \
+           --set data.dataset="ogb:$scratch/single-ogb" 2>&1)"
+    expect_rc label-kind-first $? 1
+    expect label-kind-first "$err" "was trained on multi-label classes, but the config's dataset 'single-ogb' has single-label classes"
     ;;
   error)
     printf 'version: 1\ndata:\n  dataset: sbm:nodes=200,classes=2\nmodel:\n  hiden: 64\n' > "$scratch/typo.yaml"
