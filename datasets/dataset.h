@@ -36,6 +36,10 @@ enum class Task : uint8_t {
 };
 std::string_view task_name(Task t);
 
+// Class ids are used as they are (a classifier gets max + 1 outputs), so loaders
+// refuse ids at or above this rather than build a model of millions of outputs.
+inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
+
 struct Dataset {
   std::string name;    // "cora", "sbm", or the file stem
   std::string format;  // "linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae", "dglcsv", "rmat", "er", "sbm"

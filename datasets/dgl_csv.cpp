@@ -271,9 +271,6 @@ struct NodeTable {
 };
 
 constexpr const char* kMaskNames[3] = {"train_mask", "val_mask", "test_mask"};
-// Class numbers are used as they are (a classifier gets max + 1 outputs), so a huge
-// one would mean a huge model: refused above this.
-constexpr int64_t kMaxClasses = int64_t{1} << 20;
 
 NodeTable read_nodes(const NodeFile& nf, char sep) {
   auto src = open_input(nf.file);

@@ -1,7 +1,8 @@
 #include "datasets/edge_list.h"
 
 #include <algorithm>
-#include <regex>
+#include <optional>
+#include <utility>
 
 #include "datasets/line_reader.h"
 #include "datasets/text_fields.h"
@@ -9,13 +10,36 @@
 namespace strata::data {
 namespace {
 
-// "# Nodes: 23133 Edges: 186936" (SNAP). Returns true when the line is one.
+// "# Nodes: 23133 Edges: 186936" (SNAP): "Nodes:", spaces, digits, spaces, "Edges:",
+// spaces, digits, anywhere in the line. Scanned by hand: std::regex recurses once per
+// character and overflows the stack on a long comment line.
+std::optional<std::pair<std::string_view, std::string_view>> find_snap_counts(std::string_view line) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; };
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t at = line.find("Nodes:"); at != std::string_view::npos; at = line.find("Nodes:", at + 1)) {
+    size_t i = at + 6;
+    while (i < line.size() && is_space(line[i])) ++i;
+    const size_t nodes_begin = i;
+    while (i < line.size() && is_digit(line[i])) ++i;
+    const size_t nodes_end = i;
+    while (i < line.size() && is_space(line[i])) ++i;
+    if (nodes_end == nodes_begin || i == nodes_end || line.substr(i, 6) != "Edges:") continue;
+    i += 6;
+    while (i < line.size() && is_space(line[i])) ++i;
+    const size_t edges_begin = i;
+    while (i < line.size() && is_digit(line[i])) ++i;
+    if (i == edges_begin) continue;
+    return std::make_pair(line.substr(nodes_begin, nodes_end - nodes_begin), line.substr(edges_begin, i - edges_begin));
+  }
+  return std::nullopt;
+}
+
+// Returns true when the line is a SNAP counts header (and records its counts).
 bool parse_snap_counts(std::string_view line, const Where& where, EdgeRecords& out) {
-  static const std::regex re(R"(Nodes:\s*(\d+)\s+Edges:\s*(\d+))");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(line.begin(), line.end(), m, re)) return false;
-  out.header_nodes = parse_int(m[1].str(), where, "node count of the '# Nodes: … Edges: …' header");
-  out.header_edges = parse_int(m[2].str(), where, "edge count of the '# Nodes: … Edges: …' header");
+  const auto counts = find_snap_counts(line);
+  if (!counts) return false;
+  out.header_nodes = parse_int(counts->first, where, "node count of the '# Nodes: … Edges: …' header");
+  out.header_edges = parse_int(counts->second, where, "edge count of the '# Nodes: … Edges: …' header");
   return true;
 }
 

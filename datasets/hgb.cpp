@@ -257,8 +257,12 @@ Info parse_info(ByteSource& src) {
       auto t = try_parse_int(it.key());
       if (!t || !it.value().is_object()) continue;
       for (auto c = it.value().begin(); c != it.value().end(); ++c)
-        if (auto ci = try_parse_int(c.key()); ci && c.value().is_string())
+        if (auto ci = try_parse_int(c.key()); ci && c.value().is_string()) {
+          STRATA_CHECK(*ci >= 0 && *ci < kMaxClasses,
+                       "'{}': label.dat class '{}' is not a class id (an integer in [0, {}))", src.name(), c.key(),
+                       kMaxClasses);
           info.class_names[static_cast<int32_t>(*t)][*ci] = c.value().get<std::string>();
+        }
     }
   return info;
 }
@@ -333,6 +337,8 @@ Dataset load_hgb(const fs::path& path, const SourceOptions& opt) {
   for (const auto& [t, slot] : type_slot) {
     std::string name = fmt::format("type{}", t);
     if (info && info->node_type_names.count(t)) name = info->node_type_names.at(t);
+    STRATA_CHECK(std::find(type_names.begin(), type_names.end(), name) == type_names.end(),
+                 "'{}': info.dat names two node types '{}' (node types are told apart by name)", path.string(), name);
     type_names.push_back(name);
     hg.add_node_type(name, counts[slot]);
   }
@@ -454,6 +460,8 @@ Dataset load_hgb(const fs::path& path, const SourceOptions& opt) {
                        lr->id[i], lr->type[i], nodes->type[lr->id[i]], target);
           for (int64_t c : lr->classes[i]) max_class = std::max(max_class, c);
         }
+    STRATA_CHECK(type_slot.count(target) > 0, "{}: labels are for node type {}, but node.dat has no node of it",
+                 train->file, target);
     const int slot = type_slot.at(target);
     const int64_t rows = counts[slot];
     ds.target_node_type = slot;

@@ -1,9 +1,10 @@
 #include "datasets/ogb.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/ranges.h>
+#include <map>
 
 #include "datasets/line_reader.h"
 #include "datasets/text_fields.h"
@@ -165,7 +166,8 @@ void read_labels(const fs::path& path, int64_t n, const char* counted_by, Datase
     const float v = t.values[i];
     if (std::isnan(v)) continue;
     const Where w{file, static_cast<int64_t>(i / static_cast<size_t>(std::max<int64_t>(t.cols, 1))) + 1};
-    STRATA_CHECK(v >= 0 && v == std::floor(v), "{}: label {} is not a non-negative integer class id", w.str(), v);
+    STRATA_CHECK(v >= 0 && v == std::floor(v) && v < static_cast<float>(kMaxClasses),
+                 "{}: label {} is not a class id (an integer in [0, {}))", w.str(), v, kMaxClasses);
     STRATA_CHECK(!multi || v <= 1, "{}: multi-label value {} is not 0 or 1", w.str(), v);
   }
   if (multi) {
@@ -262,6 +264,7 @@ void load_hetero(const fs::path& folder, const fs::path& raw, Dataset& ds) {
   for (size_t t = 0; t < types.size(); ++t) {
     counts.push_back(parse_int(trim(counts_text[t]), {dict.string(), 2}, fmt::format("count of '{}'", types[t])));
     STRATA_CHECK(counts.back() >= 0, "{}:2: negative count for '{}'", dict.string(), types[t]);
+    STRATA_CHECK(hg.find_node_type(types[t]) < 0, "{}:1: node type '{}' is listed twice", dict.string(), types[t]);
     hg.add_node_type(types[t], counts.back());
   }
   auto type_id = [&](const std::string& name, const Where& w) {
@@ -276,12 +279,16 @@ void load_hetero(const fs::path& folder, const fs::path& raw, Dataset& ds) {
   LineReader lines(*in);
   std::string_view line;
   std::vector<std::string_view> f;
+  std::map<std::string, int64_t> listed;  // "s,r,d" -> the line that listed it
   while (lines.next(line)) {
     if (trim(line).empty()) continue;
     split_fields(trim(line), ',', f);
     const Where w = lines.where();
     STRATA_CHECK(f.size() == 3, "{}: expected '<src_type>,<relation>,<dst_type>', found '{}'", w.str(), excerpt(line));
     const std::string s(f[0]), r(f[1]), d(f[2]);
+    const auto [seen, first] = listed.emplace(s + "," + r + "," + d, w.line);
+    STRATA_CHECK(first, "{}: relation '{},{},{}' is listed again (first on line {}); each is read once", w.str(),
+                 excerpt(s), excerpt(r), excerpt(d), seen->second);
     const int st = type_id(s, w), dt = type_id(d, w);
     const fs::path rel_dir = raw / "relations" / (s + "___" + r + "___" + d);
     std::vector<int64_t> src, dst;

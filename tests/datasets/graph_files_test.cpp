@@ -256,6 +256,17 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
       },
       {"f.txt:1", "node count of the '# Nodes: … Edges: …' header is '99999999999999999999999'",
        "expected an integer"});
+  // Found by fuzzing: a 100,000-character header overflowed std::regex's recursion.
+  testing::expect_user_error(
+      [&] {
+        load_edge_list(dir.write("h.txt", "# Nodes: " + std::string(100000, '1') + " Edges: 2\n0 1\n1 2\n"),
+                       EdgeListStyle::Blank, {});
+      },
+      {"h.txt:1", "node count of the '# Nodes: … Edges: …' header"});
+  const Dataset spaced =
+      load_edge_list(dir.write("i.txt", "# Nodes:" + std::string(100000, ' ') + "\n# Nodes:\t3   Edges: 2\n0 1\n1 2\n"),
+                     EdgeListStyle::Blank, {});
+  EXPECT_EQ(spaced.num_nodes(), 3);
 }
 
 TEST(MusaeErrorTest, IdsOutsideTheTargetJsonAndCsvProblems) {

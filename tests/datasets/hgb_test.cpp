@@ -223,6 +223,20 @@ TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
   testing::expect_user_error([&] { load_hgb(dir / "cut.zip", {}); }, {"cut.zip", "truncated or corrupt"});
   dir.write("nolinks/node.dat", kNodes);
   testing::expect_user_error([&] { load_hgb(dir / "nolinks", {}); }, {"link.dat is missing"});
+  // Found by fuzzing: a huge class key in info.dat (was a loop over 10^8 class names),
+  // two types of one name (was an error naming no file), empty files (was map::at).
+  write_tiny(dir, "h", "0\tann\t0\t2\n", "");
+  dir.write("h/info.dat", R"({"label.dat": {"node type": {"0": {"0": "x", "100000000": "y"}}}})");
+  testing::expect_user_error(
+      [&] { load_hgb(dir / "h", {}); },
+      {"info.dat", "label.dat class '100000000' is not a class id (an integer in [0, 1048576))"});
+  write_tiny(dir, "i", "0\tann\t0\t2\n", "");
+  dir.write("i/info.dat", R"({"node.dat": {"node type": {"0": "a", "1": "a"}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "i", {}); }, {"info.dat names two node types 'a'"});
+  dir.write("empty/node.dat", "");
+  dir.write("empty/link.dat", "");
+  dir.write("empty/label.dat", "");
+  EXPECT_THROW(load_hgb(dir / "empty", {}), UserError);
 }
 
 }  // namespace

@@ -186,6 +186,29 @@ TEST(OgbErrorTest, HeterogeneousLayoutErrors) {
   write_hetero_dataset(dir, "e");
   dir.write_gz("e/raw/num-node-dict.csv.gz", "author,paper\n3\n");
   testing::expect_user_error([&] { load_ogb(dir / "e", {}); }, {"2 node types on line 1 but 1 counts"});
+  // Found by fuzzing: a relation listed twice (was loaded twice, its edges counted
+  // twice), a type listed twice (was an error naming no file).
+  write_hetero_dataset(dir, "f");
+  dir.write_gz("f/raw/triplet-type-list.csv.gz", "author,writes,paper\npaper,cites,paper\nauthor,writes,paper\n");
+  testing::expect_user_error([&] { load_ogb(dir / "f", {}); },
+                             {"triplet-type-list.csv.gz:3",
+                              "relation 'author,writes,paper' is listed again (first on "
+                              "line 1)"});
+  write_hetero_dataset(dir, "g");
+  dir.write_gz("g/raw/num-node-dict.csv.gz", "author,author\n3,4\n");
+  testing::expect_user_error([&] { load_ogb(dir / "g", {}); },
+                             {"num-node-dict.csv.gz:1", "node type 'author' is listed twice"});
+}
+
+TEST(OgbErrorTest, ClassIdsOutOfRange) {
+  // Found by fuzzing: 1e30 became INT64_MIN (an internal error), 10^8 a loop over 10^8
+  // class names.
+  TempDir dir;
+  for (const std::string label : {"1e30", "100000000", "inf"}) {
+    write_node_dataset(dir, "big", "0\n" + label + "\n1\n0\n");
+    testing::expect_user_error([&] { load_ogb(dir / "big", {}); },
+                               {"node-label.csv.gz:2", "is not a class id (an integer in [0, 1048576))"});
+  }
 }
 
 TEST(OgbErrorTest, CountsThatDisagreeIdsOutOfRangeAndDamagedFiles) {
@@ -225,7 +248,7 @@ TEST(OgbErrorTest, CountsThatDisagreeIdsOutOfRangeAndDamagedFiles) {
   dir.write_gz("j/split/time/test.csv.gz", "9\n");
   testing::expect_user_error([&] { load_ogb(dir / "j", {}); }, {"test.csv.gz:1", "node id 9 outside [0, 4)"});
   write_node_dataset(dir, "k", "0\n1.5\n0\n0\n");
-  testing::expect_user_error([&] { load_ogb(dir / "k", {}); }, {"node-label.csv.gz:2", "not a non-negative integer"});
+  testing::expect_user_error([&] { load_ogb(dir / "k", {}); }, {"node-label.csv.gz:2", "is not a class id (an integer in [0, "});
 }
 
 }  // namespace
