@@ -1,10 +1,10 @@
 #include "datasets/hgb.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "datasets/archive.h"
 #include "datasets/line_reader.h"
@@ -77,7 +77,9 @@ int64_t parse_feature_list(std::string_view s, TypeFeatures& tf, const Where& w)
     const bool zero = (v.size() == 1 && v[0] == '0') || v == "0.0";
     if (!zero) {
       auto x = try_parse_float(v);
-      if (!x) STRATA_FAIL("{}: feature {} is '{}', expected a number (features are comma-separated)", w.str(), k + 1, excerpt(v));
+      if (!x || !std::isfinite(*x))
+        STRATA_FAIL("{}: feature {} is '{}', expected a finite number (features are comma-separated)", w.str(), k + 1,
+                    excerpt(v));
       if (*x != 0.0f) {
         tf.indices.push_back(static_cast<int32_t>(k));
         tf.values.push_back(*x);
@@ -139,7 +141,7 @@ void parse_links(ByteSource& src, Links& out) {
     const int64_t s = parse_int(f[0], w, "source id"), d = parse_int(f[1], w, "destination id");
     const int64_t t = parse_int(f[2], w, "link type");
     STRATA_CHECK(t >= 0 && t < 4096, "{}: link type {} outside [0, 4096)", w.str(), t);
-    const float wt = f.size() == 4 ? parse_float(trim(f[3]), w, "weight") : 1.0f;
+    const float wt = f.size() == 4 ? parse_finite_float(trim(f[3]), w, "weight") : 1.0f;
     const auto key = static_cast<int32_t>(t);
     out.src[key].push_back(s);
     out.dst[key].push_back(d);

@@ -1,6 +1,7 @@
 #include "datasets/linqs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -28,7 +29,8 @@ struct Cites {
 float feature_value(std::string_view s, const Where& w, size_t column) {
   if (s.size() == 1 && (s[0] == '0' || s[0] == '1')) return static_cast<float>(s[0] - '0');
   auto v = try_parse_float(s);
-  if (!v) STRATA_FAIL("{}: feature {} is '{}', expected a number", w.str(), column, excerpt(s));
+  if (!v || !std::isfinite(*v))
+    STRATA_FAIL("{}: feature {} is '{}', expected a finite number", w.str(), column, excerpt(s));
   return *v;
 }
 

@@ -22,7 +22,8 @@ namespace strata::data {
 // Bump when any loader's output changes: every cache entry then becomes stale.
 // 2: HGB ignores a label.dat.test_full that contradicts label.dat.test; 3: OGB takes the split scheme
 // master.csv names when there are several; 4: OGB notes multi-label rows left unlabelled by some NaN columns;
-// 5: OGB refuses a relation or node type listed twice (a relation was loaded twice).
+// 5: OGB refuses a relation or node type listed twice (a relation was loaded twice), HGB and LINQS
+// non-finite features and weights.
 inline constexpr uint32_t kLoaderVersion = 5;
 
 struct LoadOptions {

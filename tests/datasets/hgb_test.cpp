@@ -233,6 +233,14 @@ TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
   write_tiny(dir, "i", "0\tann\t0\t2\n", "");
   dir.write("i/info.dat", R"({"node.dat": {"node type": {"0": "a", "1": "a"}}})");
   testing::expect_user_error([&] { load_hgb(dir / "i", {}); }, {"info.dat names two node types 'a'"});
+  // Non-finite link weights and features are refused, as every other loader does.
+  write_tiny(dir, "j", "0\tann\t0\t2\n", "");
+  dir.write("j/link.dat", "0\t1\t0\tinf\n");
+  testing::expect_user_error([&] { load_hgb(dir / "j", {}); }, {"link.dat:1", "weight is 'inf'"});
+  write_tiny(dir, "k", "0\tann\t0\t2\n", "");
+  dir.write("k/node.dat", "0\tann\t0\t1,nan\n1\tv\t1\n2\tbob\t0\t1,0\n");
+  testing::expect_user_error([&] { load_hgb(dir / "k", {}); },
+                             {"node.dat:1", "feature 2 is 'nan', expected a finite number"});
   dir.write("empty/node.dat", "");
   dir.write("empty/link.dat", "");
   dir.write("empty/label.dat", "");

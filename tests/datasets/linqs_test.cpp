@@ -168,6 +168,10 @@ TEST(LinqsErrorTest, MalformedRowsNameFileAndLine) {
   dir.write("e/e.content", kContent);
   testing::expect_user_error([&] { load_linqs(dir / "e", {}); }, {"no <name>.cites file"});
   testing::expect_user_error([&] { load_linqs(dir / "missing.tgz", {}); }, {"missing.tgz", "does not exist"});
+  dir.write("f/f.content", "p1\t0\tnan\tA\n");
+  dir.write("f/f.cites", "");
+  testing::expect_user_error([&] { load_linqs(dir / "f", {}); },
+                             {"f.content:1", "feature 2 is 'nan', expected a finite number"});
 }
 
 TEST(PubmedDataTest, StructureOnlyWithANote) {
