@@ -161,7 +161,9 @@ void parse_labels(ByteSource& src, LabelRows& out) {
     const Where w = lines.where();
     STRATA_CHECK(f.size() == 4, "{}: expected 'id TAB name TAB type TAB label' (4 fields), found {}", w.str(), f.size());
     out.id.push_back(parse_int(f[0], w, "node id"));
-    out.type.push_back(static_cast<int32_t>(parse_int(f[2], w, "node type")));
+    const int64_t type = parse_int(f[2], w, "node type");
+    STRATA_CHECK(type >= 0 && type < 1024, "{}: node type {} outside [0, 1024)", w.str(), type);
+    out.type.push_back(static_cast<int32_t>(type));
     out.line.push_back(w.line);
     split_fields(trim(f[3]), ',', parts);
     out.multi |= parts.size() > 1;
@@ -241,12 +243,15 @@ Info parse_info(ByteSource& src) {
   };
   if (const auto* nt = obj(j, "node.dat", "node type"))
     for (auto it = nt->begin(); it != nt->end(); ++it)
-      if (auto k = try_parse_int(it.key()); k && it.value().is_string())
+      if (auto k = try_parse_int(it.key()); k && it.value().is_string()) {
+        STRATA_CHECK(*k >= 0 && *k < 1024, "'{}': node.dat node type '{}' outside [0, 1024)", src.name(), it.key());
         info.node_type_names[static_cast<int32_t>(*k)] = it.value().get<std::string>();
+      }
   if (const auto* lt = obj(j, "link.dat", "link type"))
     for (auto it = lt->begin(); it != lt->end(); ++it) {
       auto k = try_parse_int(it.key());
       if (!k || !it.value().is_object()) continue;
+      STRATA_CHECK(*k >= 0 && *k < 4096, "'{}': link.dat link type '{}' outside [0, 4096)", src.name(), it.key());
       Info::LinkInfo li;
       if (it.value().contains("start")) li.start = json_int(it.value()["start"]);
       if (it.value().contains("end")) li.end = json_int(it.value()["end"]);
@@ -258,6 +263,7 @@ Info parse_info(ByteSource& src) {
     for (auto it = lt->begin(); it != lt->end(); ++it) {
       auto t = try_parse_int(it.key());
       if (!t || !it.value().is_object()) continue;
+      STRATA_CHECK(*t >= 0 && *t < 1024, "'{}': label.dat node type '{}' outside [0, 1024)", src.name(), it.key());
       for (auto c = it.value().begin(); c != it.value().end(); ++c)
         if (auto ci = try_parse_int(c.key()); ci && c.value().is_string()) {
           STRATA_CHECK(*ci >= 0 && *ci < kMaxClasses,

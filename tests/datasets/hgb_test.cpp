@@ -241,6 +241,14 @@ TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
   dir.write("k/node.dat", "0\tann\t0\t1,nan\n1\tv\t1\n2\tbob\t0\t1,0\n");
   testing::expect_user_error([&] { load_hgb(dir / "k", {}); },
                              {"node.dat:1", "feature 2 is 'nan', expected a finite number"});
+  // Type ids past int32 were wrapped (4294967296 -> type 0).
+  write_tiny(dir, "l", "0\tann\t4294967296\t2\n", "");
+  testing::expect_user_error([&] { load_hgb(dir / "l", {}); },
+                             {"label.dat:1", "node type 4294967296 outside [0, 1024)"});
+  write_tiny(dir, "m", "0\tann\t0\t2\n", "");
+  dir.write("m/info.dat", R"({"node.dat": {"node type": {"4294967296": "a"}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "m", {}); },
+                             {"info.dat", "node.dat node type '4294967296' outside [0, 1024)"});
   dir.write("empty/node.dat", "");
   dir.write("empty/link.dat", "");
   dir.write("empty/label.dat", "");
