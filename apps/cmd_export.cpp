@@ -208,7 +208,7 @@ int run_export(const ExportArgs& a) {
       int64_t from_dataset = 0;
       if (multilabel) {
         labels_out = ds.labels;
-        for (int64_t i = 0; i < N; ++i) from_dataset += train::is_labelled(ds.labels, i);
+        from_dataset = static_cast<int64_t>(train::labelled_nodes(ds.labels, 0, N).size());
       } else {
         std::vector<int64_t> y(static_cast<size_t>(N));
         for (int64_t i = 0; i < N; ++i) {
@@ -237,20 +237,14 @@ int run_export(const ExportArgs& a) {
       // Planetoid-style with the configs' sizes, or for multi-label classes random with
       // the configs' ratios); written only where it is defined.
       data::Splits split = ds.splits;
-      const auto labelled_nodes = [&] {
-        std::vector<int64_t> labelled;
-        for (int64_t i = 0; i < N; ++i)
-          if (train::is_labelled(ds.labels, i)) labelled.push_back(i);
-        return labelled;
-      };
       if (ratios) {
         STRATA_CHECK(have_labels, "export --split-ratios: '{}' has no class labels to split", a.graph);
         const auto [train_ratio, val_ratio] = *ratios;
-        split = data::random_split(labelled_nodes(), train_ratio, val_ratio, a.split_seed);
+        split = data::random_split(train::labelled_nodes(ds.labels, 0, N), train_ratio, val_ratio, a.split_seed);
       } else if (split.empty() && multilabel) {
         const train::SplitConfig ratios_of_configs;
-        split = data::random_split(labelled_nodes(), ratios_of_configs.train_ratio, ratios_of_configs.val_ratio,
-                                   a.split_seed);
+        split = data::random_split(train::labelled_nodes(ds.labels, 0, N), ratios_of_configs.train_ratio,
+                                   ratios_of_configs.val_ratio, a.split_seed);
       } else if (split.empty() && have_labels) {
         const train::SplitConfig sizes;  // the configs' defaults
         split = train::planetoid_split(ds.labels, ds.num_classes, sizes.train_per_class, sizes.val_size,

@@ -358,10 +358,8 @@ data::Splits split_for_run(const TrainingData& td, const DataConfig& c, const st
     drawn = planetoid_split(td.labels, td.num_classes, c.split.train_per_class, c.split.val_size,
                                    c.split.test_size, seed);
   } else {
-    std::vector<int64_t> labelled;
-    for (int64_t i = 0; i < td.num_nodes(); ++i)
-      if (is_labelled(td.labels, i)) labelled.push_back(i);
-    drawn = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, seed);
+    drawn =
+        data::random_split(labelled_nodes(td.labels, 0, td.num_nodes()), c.split.train_ratio, c.split.val_ratio, seed);
   }
   check_split(drawn, td, c, config_source);
   return drawn;

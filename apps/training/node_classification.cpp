@@ -10,6 +10,13 @@ bool is_labelled(const Tensor& labels, int64_t node) {
   return labels.data<int64_t>()[is_multilabel(labels) ? node * labels.dim(1) : node] >= 0;
 }
 
+std::vector<int64_t> labelled_nodes(const Tensor& labels, int64_t begin, int64_t count) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < count; ++i)
+    if (is_labelled(labels, begin + i)) ids.push_back(i);
+  return ids;
+}
+
 const char* accuracy_name(const Tensor& labels) { return is_multilabel(labels) ? "micro-F1" : "accuracy"; }
 
 ag::Var classification_loss(ag::Tape& tape, const ag::Var& logits, const Tensor& labels, const Tensor& index) {

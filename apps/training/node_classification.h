@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/tensor.h"
@@ -19,6 +20,9 @@ namespace strata::train {
 inline bool is_multilabel(const Tensor& labels) { return labels.ndim() == 2; }
 // Whether `node` has a label (a class, or a row of 0/1).
 bool is_labelled(const Tensor& labels, int64_t node);
+// The labelled nodes among rows [begin, begin + count) of `labels`, as ids from 0 (the
+// nodes a random split draws from).
+std::vector<int64_t> labelled_nodes(const Tensor& labels, int64_t begin, int64_t count);
 // "micro-F1" for multi-label labels, else "accuracy": what the accuracy fields hold.
 const char* accuracy_name(const Tensor& labels);
 

@@ -164,10 +164,8 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
                config_source);
   data::Splits s = ds.splits;
   if (c.split.kind == SplitKind::Random) {
-    std::vector<int64_t> labelled;
-    for (int64_t i = 0; i < d.target_count(); ++i)
-      if (is_labelled(d.labels, off + i)) labelled.push_back(i);
-    s = data::random_split(labelled, c.split.train_ratio, c.split.val_ratio, c.split.seed);
+    s = data::random_split(labelled_nodes(d.labels, off, d.target_count()), c.split.train_ratio, c.split.val_ratio,
+                           c.split.seed);
   } else if (s.val_size() == 0) {
     std::vector<int64_t> tr(s.train.data<int64_t>(), s.train.data<int64_t>() + s.train_size());
     auto [keep, val] = data::holdout(tr, c.split.holdout, c.split.seed);
