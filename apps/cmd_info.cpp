@@ -92,6 +92,7 @@ json describe(const Dataset& ds, const LoadReport& rep) {
                  {"val", ds.splits.val_size()},
                  {"test", ds.splits.test_size()},
                  {"origin", ds.splits.origin}};
+  if (!ds.eval_metric.empty()) j["eval_metric"] = ds.eval_metric;
   if (ds.hetero) {
     json types = json::array();
     for (int t = 0; t < ds.hetero->num_node_types(); ++t)
@@ -177,6 +178,7 @@ void print_text(const json& j) {
   else
     row("splits", fmt::format("train {}, val {}, test {}  ({})", commas(sp["train"]), commas(sp["val"]), commas(sp["test"]),
                               sp["origin"].get<std::string>()));
+  if (j.contains("eval_metric")) row("metric", j["eval_metric"].get<std::string>() + " (the source's own)");
 
   if (j.contains("node_types")) {
     fmt::print("\nnode types\n");

@@ -67,6 +67,9 @@ struct Dataset {
   std::vector<std::string> node_names;  // ids as written in the file when they are strings (LINQS, RDF)
   Tensor original_ids;                  // int64 [N]: the file's id of each node when ids were remapped
   std::vector<std::string> notes;       // what was missing, skipped or assumed
+  // The metric the dataset's distributor ranks models by, in its own words ("rocauc",
+  // "acc": OGB's master.csv); empty where the source names none.
+  std::string eval_metric;
 
   int64_t num_nodes() const { return graph.num_rows(); }
   int64_t num_edges() const { return graph.nnz(); }

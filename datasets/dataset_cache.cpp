@@ -132,6 +132,7 @@ void write_payload(Writer& w, const Dataset& ds) {
   w.strs(ds.node_names);
   w.tensor(ds.original_ids);
   w.strs(ds.notes);
+  w.str(ds.eval_metric);
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -268,6 +269,7 @@ Dataset read_payload(Reader& r) {
   ds.node_names = r.strs();
   ds.original_ids = r.tensor();
   ds.notes = r.strs();
+  ds.eval_metric = r.str();
   if (!r.at_end()) throw BadPayload{"trailing bytes after the dataset"};
   return ds;
 }

@@ -21,7 +21,8 @@
 
 namespace strata::data {
 
-inline constexpr uint32_t kDatasetCacheFormatVersion = 1;
+// 2: Dataset::eval_metric.
+inline constexpr uint32_t kDatasetCacheFormatVersion = 2;
 
 enum class CacheProbe : uint8_t { Hit, Missing, Stale, Corrupt, Truncated, Unreadable };
 std::string_view cache_probe_name(CacheProbe p);

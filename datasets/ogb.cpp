@@ -12,19 +12,20 @@
 namespace strata::data {
 namespace {
 
-// OGB master.csv: add_inverse_edge (true = the graph is undirected) and the split
-// scheme OGB evaluates on, per dataset.
+// OGB master.csv: add_inverse_edge (true = the graph is undirected), the split
+// scheme OGB evaluates on and its eval metric, per dataset.
 struct OgbFacts {
   const char* name;
   bool undirected;
   const char* split;
+  const char* metric;
 };
 constexpr OgbFacts kOgbFacts[] = {
-    {"ogbn_arxiv", false, "time"},      {"ogbn_products", true, "sales_ranking"},
-    {"ogbn_proteins", true, "species"}, {"ogbn_papers100M", false, "time"},
-    {"ogbn_mag", false, "time"},        {"ogbl_ddi", true, "target"},
-    {"ogbl_collab", true, "time"},      {"ogbl_ppa", true, "throughput"},
-    {"ogbl_citation2", false, "time"},
+    {"ogbn_arxiv", false, "time", "acc"},         {"ogbn_products", true, "sales_ranking", "acc"},
+    {"ogbn_proteins", true, "species", "rocauc"}, {"ogbn_papers100M", false, "time", "acc"},
+    {"ogbn_mag", false, "time", "acc"},           {"ogbl_ddi", true, "target", "hits@20"},
+    {"ogbl_collab", true, "time", "hits@50"},     {"ogbl_ppa", true, "throughput", "hits@100"},
+    {"ogbl_citation2", false, "time", "mrr"},
 };
 
 // The dataset's entry in kOgbFacts, by its folder name ("ogbn-arxiv" or "ogbn_arxiv").
@@ -341,7 +342,10 @@ Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
   ds.notes = opt.notes;
   const std::string key = normalized(dir_name);
   std::optional<bool> known;
-  if (const OgbFacts* f = ogb_facts(key)) known = f->undirected;
+  if (const OgbFacts* f = ogb_facts(key)) {
+    known = f->undirected;
+    ds.eval_metric = f->metric;
+  }
   ds.undirected = opt.undirected.value_or(known.value_or(false));
   if (!opt.undirected && !known)
     ds.notes.push_back("direction unknown (not in the OGB table): treated as directed src -> dst");

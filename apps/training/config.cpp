@@ -184,6 +184,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("training.select_by", "val_acc", {"val_acc", "val_loss"},
                        "the best epoch (test accuracy reported, checkpoint kept): highest validation accuracy (ties: "
                        "lower loss) or lowest validation loss"));
+  s.push_back(
+      key_enum("training.metric", "auto", {"auto", "accuracy", "micro_f1", "rocauc"},
+               "the score runs report and select by: accuracy (multi-label: the exact class set), micro_f1 "
+               "(single-label: the accuracy) or rocauc (multi-label: OGB's mean ROC-AUC over the classes); "
+               "auto: the dataset's OGB metric (ogbn-proteins: rocauc), else accuracy or, multi-label, micro_f1"));
   s.push_back(key_int("training.patience", "0", 0, kBig,
                       "stop a run after this many evaluations without a better best epoch; 0: never"));
   s.push_back(key_int("training.runs", "1", 1, 1000, "independent runs (seeds seed, seed+1, ...); mean ± std reported"));
@@ -754,6 +759,7 @@ TrainingConfig typed(const Config& c) {
   l.eval_period = c.get_int("training.eval_period");
   l.patience = c.get_int("training.patience");
   l.select_by_loss = c.get_string("training.select_by") == "val_loss";
+  l.metric = c.get_string("training.metric");
   l.runs = c.get_int("training.runs");
   l.seed = static_cast<uint64_t>(c.get_int("training.seed"));
   l.batch_size = c.get_int("training.batch_size");

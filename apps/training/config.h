@@ -137,6 +137,7 @@ struct DataConfig {
 struct LoopConfig {
   int64_t epochs = 200, eval_period = 1, patience = 0, runs = 1;
   bool select_by_loss = false;  // training.select_by: val_loss
+  std::string metric = "auto";  // training.metric, resolved per dataset by resolve_metric (node_classification.h)
   uint64_t seed = 0;
   int64_t batch_size = 0;        // > 0: mini-batches over sampled neighbourhoods
   std::vector<int64_t> fanouts;  // per layer, input layer first; -1: all (core/neighbor_sampler.h)

@@ -247,6 +247,7 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   const data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
   td.name = ds.name;
   td.source = ds.source;
+  td.eval_metric = ds.eval_metric;
   STRATA_CHECK(!ds.is_hetero(),
                "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); GraphSAGE, GCN and GAT train on "
                "homogeneous graphs (model.name: rgcn trains on heterogeneous ones)",

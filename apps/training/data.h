@@ -28,6 +28,7 @@ StoredFeatures store_features(const data::FeatureMatrix& f, const DataConfig& c)
 struct TrainingData {
   std::string name;             // dataset name ("cora")
   std::string source;           // resolved source
+  std::string eval_metric;      // the dataset's own metric, as its source names it (data::Dataset::eval_metric)
   data::LoadReport load;        // how the dataset was loaded (time, cache)
   Graph graph;                  // the training graph: rows = destinations, square, no values
   Tensor dense_features;        // float32 [N, F], or undefined when sparse

@@ -107,6 +107,8 @@ void predict_multi_label(const std::vector<int64_t>& batch, int64_t offset, cons
   report.accuracy = report.labelled ? static_cast<double>(report.correct) / static_cast<double>(report.labelled) : 0.0;
   report.labelled_f1 = multi_label_f1(logits, labels, Tensor::from_vector(labelled));
   report.test_f1 = multi_label_f1(logits, labels, Tensor::from_vector(tests));
+  report.labelled_auc = mean_roc_auc(logits, labels, Tensor::from_vector(labelled));
+  report.test_auc = mean_roc_auc(logits, labels, Tensor::from_vector(tests));
   write_predictions(out, csv);
 }
 
@@ -151,14 +153,17 @@ void print_inference(const Printer& print, const InferReport& r, const std::stri
                   "{:.1f} ms, tune {:.1f} ms)",
                   commas(r.predicted), what, r.infer_ms, commas(graph_nodes), r.build_ms, r.compile_ms, r.tune_ms));
   const auto share = [](int64_t k, int64_t n) { return static_cast<double>(k) / static_cast<double>(n); };
+  // Undefined where no class has both a positive and a negative node.
+  const auto auc = [](const RocAuc& a) { return a.defined() ? fmt::format("{:.4f}", a.mean) : std::string("-"); };
   if (r.labelled && r.multilabel)
-    print(
-        fmt::format("Micro-F1 on the {} labelled nodes of the batch: {:.4f} (macro-F1 {:.4f}; {} with the exact class "
-                    "set); on its {} test nodes: {}",
-                    commas(r.labelled), r.labelled_f1.micro, r.labelled_f1.macro, commas(r.correct), commas(r.tests),
-                    r.tests ? fmt::format("{:.4f} (macro-F1 {:.4f}; exact set {:.4f})", r.test_f1.micro,
-                                          r.test_f1.macro, share(r.tests_correct, r.tests))
-                            : "-"));
+    print(fmt::format(
+        "Micro-F1 on the {} labelled nodes of the batch: {:.4f} (macro-F1 {:.4f}; ROC-AUC {}; {} with the exact "
+        "class set); on its {} test nodes: {}",
+        commas(r.labelled), r.labelled_f1.micro, r.labelled_f1.macro, auc(r.labelled_auc), commas(r.correct),
+        commas(r.tests),
+        r.tests ? fmt::format("{:.4f} (macro-F1 {:.4f}; ROC-AUC {}; exact set {:.4f})", r.test_f1.micro,
+                              r.test_f1.macro, auc(r.test_auc), share(r.tests_correct, r.tests))
+                : "-"));
   else if (r.labelled)
     print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
                       commas(r.labelled), r.accuracy, commas(r.correct), commas(r.tests),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/training/f1_scores.h"
+#include "apps/training/roc_auc.h"
 #include "apps/training/run_report.h"
 #include "core/tensor.h"
 
@@ -26,9 +27,10 @@ struct InferReport {
   int64_t predicted = 0, labelled = 0, correct = 0;  // multi-label: correct = the exact class set
   int64_t tests = 0, tests_correct = 0;  // the batch's nodes in the checkpoint's test split
   double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
-  // Multi-label only: micro- and macro-F1 over the batch's labelled and test nodes.
+  // Multi-label only: micro- and macro-F1 and ROC-AUC over the batch's labelled and test nodes.
   bool multilabel = false;
   F1Scores labelled_f1, test_f1;
+  RocAuc labelled_auc, test_auc;
 };
 
 // The node ids --batch names: every id in [0, count) for "all", else those a file

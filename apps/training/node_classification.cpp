@@ -1,8 +1,11 @@
 #include "apps/training/node_classification.h"
 
+#include "apps/training/config.h"
 #include "apps/training/f1_scores.h"
+#include "apps/training/roc_auc.h"
 #include "apps/training/run_report.h"
 #include "core/autograd_ops.h"
+#include "core/error.h"
 
 namespace strata::train {
 
@@ -17,15 +20,84 @@ std::vector<int64_t> labelled_nodes(const Tensor& labels, int64_t begin, int64_t
   return ids;
 }
 
-const char* accuracy_name(const Tensor& labels) { return is_multilabel(labels) ? "micro-F1" : "accuracy"; }
+const char* metric_name(Metric m) {
+  switch (m) {
+    case Metric::Accuracy:
+      return "accuracy";
+    case Metric::MicroF1:
+      return "micro-F1";
+    case Metric::RocAuc:
+      return "ROC-AUC";
+  }
+  return "?";
+}
+
+const char* metric_key(Metric m) {
+  switch (m) {
+    case Metric::Accuracy:
+      return "accuracy";
+    case Metric::MicroF1:
+      return "micro_f1";
+    case Metric::RocAuc:
+      return "rocauc";
+  }
+  return "?";
+}
+
+Metric resolve_metric(const std::string& setting, const Tensor& labels, const std::string& eval_metric,
+                      const std::string& where, const std::string& dataset) {
+  const bool multi = is_multilabel(labels);
+  if (setting == "auto") {
+    if (multi && eval_metric == "rocauc") return Metric::RocAuc;
+    return multi ? Metric::MicroF1 : Metric::Accuracy;
+  }
+  if (setting == "accuracy") return Metric::Accuracy;
+  if (setting == "micro_f1") return Metric::MicroF1;
+  STRATA_CHECK(setting == "rocauc", "{}: training.metric '{}' is not one of auto, accuracy, micro_f1, rocauc", where,
+               setting);
+  STRATA_CHECK(multi,
+               "{}: training.metric is 'rocauc', which scores multi-label classes (a ROC curve per class over 0/1 "
+               "labels), but '{}' has one class per node; use accuracy or micro_f1",
+               where, dataset);
+  return Metric::RocAuc;
+}
+
+Metric configured_metric(const Config& config, const Tensor& labels, const std::string& eval_metric,
+                         const std::string& dataset) {
+  const std::string& origin = config.origin("training.metric");
+  const std::string where = origin == "default" ? config.source() + " (training.metric: auto)" : origin;
+  return resolve_metric(config.get_string("training.metric"), labels, eval_metric, where, dataset);
+}
+
+std::string metric_note(const Config& config, Metric m, const std::string& eval_metric) {
+  if (!config.is_default("training.metric") && config.get_string("training.metric") != "auto")
+    return " (training.metric)";
+  if (m == Metric::RocAuc && eval_metric == "rocauc") return " (the dataset's own: OGB's master.csv)";
+  return "";
+}
+
+void check_metric_defined(Metric m, const Tensor& labels, const data::Splits& splits, const std::string& where,
+                          const std::string& dataset) {
+  if (m != Metric::RocAuc) return;
+  const std::pair<const char*, const Tensor*> parts[] = {
+      {"training", &splits.train}, {"validation", &splits.val}, {"test", &splits.test}};
+  for (const auto& [what, index] : parts) {
+    if (data::Splits::size_of(*index) == 0) continue;
+    STRATA_CHECK(roc_auc_classes(labels, *index) > 0,
+                 "{}: training.metric is ROC-AUC, which needs a class with both a positive and a negative node, but "
+                 "no class of '{}' has both among its {} {} nodes ({}); use micro_f1 or another split",
+                 where, dataset, index->numel(), what, splits.origin);
+  }
+}
 
 ag::Var classification_loss(ag::Tape& tape, const ag::Var& logits, const Tensor& labels, const Tensor& index) {
   if (is_multilabel(labels)) return ag::bce_with_logits(tape, logits, labels, index);
   return ag::nll_loss(tape, ag::log_softmax(tape, logits), labels, index);
 }
 
-NodeScores::NodeScores(const Tensor& logits, const Tensor& labels, int64_t classes)
-    : logits_(logits), labels_(labels), classes_(classes) {
+NodeScores::NodeScores(const Tensor& logits, const Tensor& labels, int64_t classes, Metric metric)
+    : logits_(logits), labels_(labels), classes_(classes), metric_(metric) {
+  STRATA_ASSERT(metric != Metric::RocAuc || is_multilabel(labels), "NodeScores: ROC-AUC of single-label classes");
   if (is_multilabel(labels)) {
     predictions_ = logits;
   } else {
@@ -37,13 +109,16 @@ NodeScores::NodeScores(const Tensor& logits, const Tensor& labels, int64_t class
 }
 
 std::pair<double, double> NodeScores::accuracy_and_loss(const Tensor& index) const {
+  // Single-label accuracy and micro-F1 are one number.
   if (!is_multilabel(labels_)) return train::accuracy_and_loss(predictions_, labels_, index);
   if (index.numel() == 0) return {0.0, 0.0};
   ag::Tape tape;
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
   const double loss = ag::bce_with_logits(tape, ag::Var::constant(logits_), labels_, index).value().data<float>()[0];
-  return {multi_label_f1(logits_, labels_, index).micro, loss};
+  if (metric_ == Metric::RocAuc) return {mean_roc_auc(logits_, labels_, index).mean, loss};
+  const F1Scores f1 = multi_label_f1(logits_, labels_, index);
+  return {metric_ == Metric::Accuracy ? f1.exact : f1.micro, loss};
 }
 
 double NodeScores::macro_f1(const Tensor& index) const {

@@ -90,6 +90,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
   data::Dataset ds = load_configured_dataset(c, config_source, &d.load);
   d.name = ds.name;
   d.source = ds.source;
+  d.eval_metric = ds.eval_metric;
   d.notes = ds.notes;
   STRATA_CHECK(ds.is_hetero(),
                "{}: model.name is rgcn, but dataset '{}' is not a heterograph (no typed relations; loaded as {}); use "
@@ -242,7 +243,7 @@ RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model)
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.data.types, 0);
   RgcnEvaluation e;
   const RgcnData& d = ctx.data;
-  const NodeScores scores(logits.value(), d.labels, d.num_classes);
+  const NodeScores scores(logits.value(), d.labels, d.num_classes, ctx.metric);
   e.train_acc = scores.accuracy(d.splits.train);
   std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(d.splits.val);
   e.test_acc = scores.accuracy(d.splits.test);
@@ -293,7 +294,8 @@ json kernels_json(const RgcnContext& ctx) {
           {"kernels", list}};
 }
 
-void print_data(const std::function<void(const std::string&)>& out, const RgcnData& d) {
+void print_data(const std::function<void(const std::string&)>& out, const Config& config, const RgcnContext& ctx) {
+  const RgcnData& d = ctx.data;
   std::string types;
   for (size_t t = 0; t < d.type_names.size(); ++t)
     types += fmt::format("{}{} {}", t ? ", " : "", d.type_names[t], commas(d.type_offsets[t + 1] - d.type_offsets[t]));
@@ -303,8 +305,9 @@ void print_data(const std::function<void(const std::string&)>& out, const RgcnDa
                   commas(d.num_nodes()), types, d.relation_names.size(), commas(d.graph->nnz),
                   d.type_names[static_cast<size_t>(d.target_type)], d.num_classes,
                   d.multilabel() ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
-  out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
-                  commas(d.splits.val_size()), commas(d.splits.test_size())));
+  out(fmt::format("{:<11}split {}: {} train / {} val / {} test; scored by {}{}", "", d.splits.origin,
+                  commas(d.splits.train_size()), commas(d.splits.val_size()), commas(d.splits.test_size()),
+                  metric_name(ctx.metric), metric_note(config, ctx.metric, d.eval_metric)));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
 }
 
@@ -344,6 +347,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
+  ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
   const bool replay_tuned = replayed != nullptr;
@@ -354,7 +359,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     out(fmt::format("{:<11}{}", head ? "config" : "", line));
     head = false;
   }
-  print_data(out.printer(), ctx.data);
+  print_data(out.printer(), config, ctx);
   out(fmt::format("{:<11}{}", "model", first->describe()));
   out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe(),
                   c.optimizer.schedule.describe(c.training.epochs)));
@@ -495,6 +500,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
            {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
             {"test_macro_f1", at.test_macro_f1}, {"test_logits_hash", at.test_logits_hash}}});
       ck.meta["graph"] = meta_graph(ctx.data);
+      ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
       ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
@@ -529,12 +535,12 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   const auto [f1_mean, f1_std] = mean_std(f1s);
   summary.median_epoch_ms = median(epoch_medians);
   summary.mean_epoch_ms = mean_std(epoch_means).first;
-  out(
-      fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
-                  "{:.4f}); {:.2f} ms/epoch (median)",
-                  ctx.data.multilabel() ? "micro-F1" : "accuracy (micro-F1)", tests.size(),
-                  tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std, summary.val_mean,
-                  summary.val_std, summary.median_epoch_ms));
+  out(fmt::format(
+      "Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
+      "{:.4f}); {:.2f} ms/epoch (median)",
+      ctx.metric == Metric::Accuracy && !ctx.data.multilabel() ? "accuracy (micro-F1)" : metric_name(ctx.metric),
+      tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
+      summary.val_mean, summary.val_std, summary.median_epoch_ms));
   json s = {{"config", config.source()},
             {"provenance", provenance_json()},
             {"config_hash", config.hash().hex()},
@@ -543,6 +549,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
             {"model", model_text},
             {"num_parameters", model_parameters},
             {"runs", runs},
+            {"metric", metric_key(ctx.metric)},  // what the *_acc fields hold
             {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
             {"test_macro_f1", {{"mean", f1_mean}, {"std", f1_std}}},
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
@@ -580,6 +587,8 @@ void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
   check_config_matches_checkpoint(config, l.ck.meta, file);
   l.ctx.data = prepare_rgcn_data(l.ctx.config.data, l.ctx.config.model, config.source());
   check_checkpoint_graph(l.ck.meta, l.ctx.data, file);
+  l.ctx.metric = configured_metric(config, l.ctx.data.labels, l.ctx.data.eval_metric, l.ctx.data.name);
+  check_metric_defined(l.ctx.metric, l.ctx.data.labels, l.ctx.data.splits, config.source(), l.ctx.data.name);
   l.model = l.ctx.make_model(l.ctx.config.training.seed);
   nn::load_parameters(l.ck, l.model->parameters(), file);
 }
@@ -591,7 +600,7 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   load_for(l, config, checkpoint);
   l.ctx.build_kernels(*l.model, /*backward=*/false);
   print(fmt::format("strata eval {} --checkpoint {}", config.source(), checkpoint.string()));
-  print_data(print, l.ctx.data);
+  print_data(print, config, l.ctx);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
   EvalReport r;
   const RgcnEvaluation e = evaluate_rgcn(l.ctx, *l.model);
@@ -602,12 +611,14 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   r.eval.test_logits_hash = e.test_logits_hash;
   r.recorded_test_acc = l.ck.meta.value("test_acc", -1.0);
   r.recorded_logits_hash = l.ck.meta.value("test_logits_hash", std::string());
-  r.identical = e.test_acc == r.recorded_test_acc && e.test_logits_hash == r.recorded_logits_hash;
-  const char* metric = accuracy_name(l.ctx.data.labels);
+  const Metric recorded = recorded_metric(l.ck.meta, l.ctx.data.multilabel());
+  r.identical =
+      (recorded != l.ctx.metric || e.test_acc == r.recorded_test_acc) && e.test_logits_hash == r.recorded_logits_hash;
+  const char* metric = metric_name(l.ctx.metric);
   print(
       fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, e.train_acc, metric, e.val_acc, e.val_loss));
-  print(fmt::format("Test {} {:.4f} (recorded {:.4f}), macro-F1 {:.4f}: {}", metric, e.test_acc, r.recorded_test_acc,
-                    e.test_macro_f1,
+  print(fmt::format("Test {} {:.4f} ({}), macro-F1 {:.4f}: {}", metric, e.test_acc,
+                    recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc), e.test_macro_f1,
                     r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
                                 : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
   return r;
@@ -623,11 +634,11 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   const std::vector<int64_t> batch = read_node_batch(o.batch, count, fmt::format("the target type '{}'", tname));
   l.ctx.build_kernels(*l.model, /*backward=*/false);
   print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
-  print_data(print, d);
+  print_data(print, config, l.ctx);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
   print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test {} {:.4f}", "checkpoint", l.ck.meta.value("run", 0),
                     l.ck.meta.value("seed", uint64_t{0}), epoch_str(l.ck.meta.value("epoch", int64_t{0})),
-                    accuracy_name(d.labels), l.ck.meta.value("test_acc", -1.0)));
+                    metric_name(recorded_metric(l.ck.meta, d.multilabel())), l.ck.meta.value("test_acc", -1.0)));
   print_runtime(print, l.ctx.config);
   print_kernels(print, l.ctx);
   // Inference: one warm-up-free forward pass over the whole graph, eval mode.
@@ -642,8 +653,8 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   rep.build_ms = l.ctx.build_ms;
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, d.target_offset(), NodeScores(logits, d.labels, d.num_classes).predictions(), d.labels,
-                d.splits.test, d.target_names, d.class_names, o.out, rep);
+  predict_batch(batch, d.target_offset(), NodeScores(logits, d.labels, d.num_classes, l.ctx.metric).predictions(),
+                d.labels, d.splits.test, d.target_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes of type " + tname, d.num_nodes(), o.out);
   return rep;
 }

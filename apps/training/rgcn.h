@@ -29,6 +29,7 @@ namespace strata::train {
 
 struct RgcnData {
   std::string name, source;
+  std::string eval_metric;  // the dataset's own metric, as its source names it (data::Dataset::eval_metric)
   data::LoadReport load;
   std::vector<std::string> type_names;
   std::vector<int64_t> type_offsets;  // type t owns [offsets[t], offsets[t+1])
@@ -57,6 +58,7 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
 struct RgcnContext {
   TrainingConfig config;
   RgcnData data;
+  Metric metric = Metric::Accuracy;  // training.metric, resolved for the data (node_classification.h)
   std::unique_ptr<nn::RelationalKernels> kernels;
   std::vector<std::unique_ptr<nn::GraphKernels>> feature_kernels;
   double build_ms = 0;

@@ -51,6 +51,18 @@ void check_config_matches_checkpoint(const Config& config, const nlohmann::json&
   }
 }
 
+Metric recorded_metric(const nlohmann::json& meta, bool multilabel) {
+  const std::string key = meta.value("metric", std::string());
+  for (Metric m : {Metric::Accuracy, Metric::MicroF1, Metric::RocAuc})
+    if (key == metric_key(m)) return m;
+  return multilabel ? Metric::MicroF1 : Metric::Accuracy;
+}
+
+std::string recorded_score_text(Metric recorded, Metric now, double score) {
+  if (recorded == now) return fmt::format("recorded {:.4f}", score);
+  return fmt::format("the run recorded {} {:.4f}", metric_name(recorded), score);
+}
+
 std::string write_run_checkpoint(RunDirectory& dir, int run, const nn::Checkpoint& ck) {
   const std::string name = fmt::format("checkpoints/run-{:02d}.ckpt", run);
   nn::write_checkpoint(dir.staging_path() / name, ck);

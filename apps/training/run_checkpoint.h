@@ -5,12 +5,12 @@
 // the metrics at that epoch, and the backend and threads it ran on.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "apps/training/config.h"
+#include "apps/training/node_classification.h"
 #include "apps/training/run_dir.h"
 #include "models/checkpoint.h"
 
@@ -40,6 +40,14 @@ nlohmann::ordered_json checkpoint_meta(const Config& config, sc::Backend backend
 // against the run's own split), and anything when the model kinds differ (the
 // callers' message) or the checkpoint records no config.
 void check_config_matches_checkpoint(const Config& config, const nlohmann::json& meta, const std::string& file);
+
+// The metric a checkpoint's *_acc fields hold: its "metric" field (metric_key), or
+// for checkpoints written before training.metric, the label kind's default
+// (accuracy; multi-label, micro-F1).
+Metric recorded_metric(const nlohmann::json& meta, bool multilabel);
+// What eval prints beside a recomputed test score: "recorded 0.8123", or "the run
+// recorded micro-F1 0.8123" when it was scored by another metric than `now`.
+std::string recorded_score_text(Metric recorded, Metric now, double score);
 
 // Writes checkpoints/run-NN.ckpt into the run's staging folder and returns that
 // relative path (what summary.json names).

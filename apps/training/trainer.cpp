@@ -59,8 +59,9 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
                   commas(deg.empty_rows)));
   out(fmt::format("{:<11}features {}; {} classes{}", "", d.features_text, d.num_classes,
                   d.multilabel() ? " (multi-label: a sigmoid per class, binary cross-entropy)" : ""));
-  out(fmt::format("{:<11}split {}: {} train / {} val / {} test", "", d.splits.origin, commas(d.splits.train_size()),
-                  commas(d.splits.val_size()), commas(d.splits.test_size())));
+  out(fmt::format("{:<11}split {}: {} train / {} val / {} test; scored by {}{}", "", d.splits.origin,
+                  commas(d.splits.train_size()), commas(d.splits.val_size()), commas(d.splits.test_size()),
+                  metric_name(ctx.metric), metric_note(config, ctx.metric, d.eval_metric)));
   if (c.data.split.per_run && c.training.runs > 1)
     out(fmt::format("{:<11}a new split for every run (data.split.per_run): run k from seed {} + k - 1", "",
                     c.data.split.seed));
@@ -331,7 +332,7 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.input(), 0);
-  const NodeScores scores(logits.value(), ctx.data.labels, ctx.data.num_classes);
+  const NodeScores scores(logits.value(), ctx.data.labels, ctx.data.num_classes, ctx.metric);
   Evaluation e;
   std::tie(e.train_acc, e.train_loss) = scores.accuracy_and_loss(ctx.data.splits.train);
   std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(ctx.data.splits.val);
@@ -354,6 +355,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
   std::optional<ResumePoint>& resumed = opened.resumed;
 
   ctx.data = prepare_data(c.data, c.model.kind, config.source());
+  ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
   RunState first(ctx, c.training.seed);
   auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
   const bool replay_tuned = replayed != nullptr;
@@ -420,6 +423,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
     const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
     if (new_split) {
       ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
+      check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
       dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
     }
     const bool continuing = current.has_value();
@@ -524,6 +528,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
                                   {"test_macro_f1", at.test_macro_f1},
                                   {"val_loss", at.val_loss},
                                   {"test_logits_hash", at.test_logits_hash}}});
+      ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
       if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
       if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
       ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
@@ -556,7 +561,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
   for (const RunResult& r : summary.runs) macros.push_back(r.best.test_macro_f1);
   const auto [macro_mean, macro_std] = mean_std(macros);
   out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
-                  accuracy_name(ctx.data.labels), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean,
+                  metric_name(ctx.metric), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean,
                   summary.test_std,
                   ctx.data.multilabel() ? fmt::format("; macro-F1 {:.4f} ± {:.4f}", macro_mean, macro_std) : "",
                   summary.val_mean, summary.val_std, summary.median_epoch_ms));
@@ -586,6 +591,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
             {"model", model_text},
             {"num_parameters", model_parameters},
             {"runs", runs},
+            {"metric", metric_key(ctx.metric)},  // what the *_acc fields hold
             {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
             {"test_macro_f1", {{"mean", macro_mean}, {"std", macro_std}}},
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
@@ -623,6 +629,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   check_config_matches_checkpoint(config, l.ck.meta, file);
   try {
     ctx.data = prepare_data(ctx.config.data, ctx.config.model.kind, config.source());
+    ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
   } catch (const UserError&) {
     // A dataset of the other label kind may fail its split first (multi-label: no
     // Planetoid split); the label kind is the error to name then.
@@ -656,6 +663,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   // The split the checkpoint's run was evaluated on (data.split.per_run: its own).
   const int run = meta.value("run", 1);
   ctx.data.splits = split_for_run(ctx.data, ctx.config.data, config.source(), run);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
   if (meta.contains("split_seed") && !ctx.data.split_is_fixed()) {
     const uint64_t trained = meta["split_seed"].get<uint64_t>();
     const uint64_t here = ctx.config.data.split.seed_for_run(run);
@@ -707,11 +715,14 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
   r.eval = evaluate(l.ctx, *l.state->model);
   r.recorded_test_acc = meta.value("test_acc", -1.0);
   r.recorded_logits_hash = meta.value("test_logits_hash", std::string());
-  r.identical = r.eval.test_acc == r.recorded_test_acc && r.eval.test_logits_hash == r.recorded_logits_hash;
-  const char* metric = accuracy_name(l.ctx.data.labels);
+  const Metric recorded = recorded_metric(meta, l.ctx.data.multilabel());
+  r.identical = (recorded != l.ctx.metric || r.eval.test_acc == r.recorded_test_acc) &&
+                r.eval.test_logits_hash == r.recorded_logits_hash;
+  const char* metric = metric_name(l.ctx.metric);
   print(fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, r.eval.train_acc, metric, r.eval.val_acc,
                     r.eval.val_loss));
-  print(fmt::format("Test {} {:.4f} (recorded {:.4f}): {}", metric, r.eval.test_acc, r.recorded_test_acc,
+  print(fmt::format("Test {} {:.4f} ({}): {}", metric, r.eval.test_acc,
+                    recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc),
                     r.identical
                         ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
                         : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
@@ -740,8 +751,8 @@ InferReport run_inference(const Config& config, const InferOptions& o, const Pri
   rep.build_ms = l.ctx.kernels->build_ms();
   rep.compile_ms = l.ctx.kernels->compile_ms();
   rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, 0, NodeScores(logits, d.labels, d.num_classes).predictions(), d.labels, d.splits.test,
-                d.node_names, d.class_names, o.out, rep);
+  predict_batch(batch, 0, NodeScores(logits, d.labels, d.num_classes, l.ctx.metric).predictions(), d.labels,
+                d.splits.test, d.node_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes", d.num_nodes(), o.out);
   return rep;
 }

@@ -33,6 +33,7 @@
 #include "apps/training/config.h"
 #include "apps/training/data.h"
 #include "apps/training/inference.h"
+#include "apps/training/node_classification.h"
 #include "apps/training/run_report.h"
 #include "core/autograd.h"
 #include "layers/graph_kernels.h"
@@ -51,6 +52,7 @@ void apply_runtime(const RuntimeConfig& runtime);
 struct Context {
   TrainingConfig config;
   TrainingData data;
+  Metric metric = Metric::Accuracy;  // training.metric, resolved for the data (node_classification.h)
   std::unique_ptr<nn::GraphKernels> kernels;
 
   nn::NodeFeatures input() const;

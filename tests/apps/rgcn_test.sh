@@ -162,12 +162,21 @@ case "$mode" in
            --out "$scratch/multi.csv" 2>&1)"
     expect_rc infer-multi $? 0
     expect infer-multi "$inf" '^checkpoint +run 1, seed 0, epoch [0-9]{4}, recorded test micro-F1 [01]\.[0-9]{4}$'
-    expect infer-multi "$inf" '^Micro-F1 on the 90 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 30 test nodes: [01]\.[0-9]{4} \(macro-F1'
+    expect infer-multi "$inf" '^Micro-F1 on the 90 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; ROC-AUC [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 30 test nodes: [01]\.[0-9]{4} \(macro-F1'
     csv="$(cat "$scratch/multi.csv")"
     expect csv "$csv" '^node,name,predicted,predicted_class,label,correct$'
     expect csv "$csv" '^60,"",[0-3;]*,"[0-3;]*",0;3,[01]$'
     expect csv "$csv" '^61,"",[0-3;]*,"[0-3;]*",1,[01]$'
     [ "$(grep -c . "$scratch/multi.csv")" -eq 91 ] || { echo "FAIL: expected 90 prediction rows"; fails=$((fails + 1)); }
+    # training.metric: rocauc through the R-GCN driver: reported, recorded, reproduced.
+    out="$("$strata" train "$scratch/multi.yaml" --set training.metric=rocauc --set output.run_dir="$scratch/auc" 2>&1)"
+    expect_rc train-rocauc $? 0
+    expect rocauc-header "$out" '; scored by ROC-AUC \(training.metric\)$'
+    expect rocauc-summary "$out" '^Test ROC-AUC over 2 runs: [01]\.[0-9]{4} ± 0\.[0-9]{4}; macro-F1 0\.[0-9]{4}'
+    expect rocauc-json "$(cat "$scratch/auc/summary.json")" '"metric": "rocauc",'
+    ev="$("$strata" eval "$scratch/auc/config.yaml" --checkpoint "$scratch/auc/checkpoints/run-02.ckpt" 2>&1)"
+    expect_rc eval-rocauc $? 0
+    expect eval-rocauc "$ev" '^Test ROC-AUC [01]\.[0-9]{4} \(recorded [01]\.[0-9]{4}\), macro-F1 [01]\.[0-9]{4}: reproduced bit for bit'
     # A single-label checkpoint on the multi-label graph.
     train_tiny > "$scratch/train.log" || { cat "$scratch/train.log"; echo "FAIL: training the tiny graph"; exit 1; }
     err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \

@@ -167,7 +167,7 @@ case "$mode" in
     expect_rc train-multi $? 0
     echo "$out"
     expect header "$out" '^ +features dense \[400, 8\]; 3 classes \(multi-label: a sigmoid per class, binary cross-entropy\)$'
-    expect header "$out" '^ +split seeded random split 60/20/20, seed 0: 216 train / 72 val / 72 test$'
+    expect header "$out" '^ +split seeded random split 60/20/20, seed 0: 216 train / 72 val / 72 test; scored by micro-F1$'
     expect summary "$out" '^Run 2/2: best epoch [0-9]{4} \| train [01]\.[0-9]{4} \| val [01]\.[0-9]{4} \| test [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}\) \|'
     expect summary "$out" '^Test micro-F1 over 2 runs: 0\.[6-9][0-9]{3} ± 0\.[0-9]{4}; macro-F1 0\.[0-9]{4} ± 0\.[0-9]{4} \(val 0\.[0-9]{4}'
     expect summary.json "$(cat "$scratch/ml/summary.json")" '"multilabel": true,'
@@ -179,7 +179,7 @@ case "$mode" in
     inf="$("$strata" infer "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-01.ckpt" \
            --out "$scratch/ml.csv" 2>&1)"
     expect_rc infer-multi $? 0
-    expect infer-multi "$inf" '^Micro-F1 on the 360 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 72 test nodes'
+    expect infer-multi "$inf" '^Micro-F1 on the 360 labelled nodes of the batch: [01]\.[0-9]{4} \(macro-F1 [01]\.[0-9]{4}; ROC-AUC [01]\.[0-9]{4}; [0-9]+ with the exact class set\); on its 72 test nodes'
     csv="$(cat "$scratch/ml.csv")"
     expect csv "$csv" '^399,"",[0-2;]*,"[0-2;]*",,$'
     expect csv "$csv" "^0,\"\",[0-2;]*,\"[0-2;]*\",$(awk -F, 'NR == 1 { s = ""; for (k = 1; k <= 3; k++) if ($k == 1) s = s (s == "" ? "" : ";") k - 1; print s }' "$g/raw/node-label.csv"),[01]\$"
@@ -195,6 +195,47 @@ case "$mode" in
            --set training.runs=1 --set output.run_dir="$scratch/ml-mb" 2>&1)"
     expect_rc train-multi-batches $? 0
     expect batches "$out" '^Test micro-F1 over 1 run: 0\.[6-9][0-9]{3}'
+    # training.metric: rocauc (OGB's mean ROC-AUC over the classes) scores, selects and is
+    # recorded; eval under another metric still checks the logits bit for bit.
+    out="$("$strata" train "$sbm" "${ml[@]}" --set training.metric=rocauc --set output.run_dir="$scratch/ml-auc" 2>&1)"
+    expect_rc train-rocauc $? 0
+    expect rocauc-header "$out" '^ +split seeded random split 60/20/20, seed 0: 216 train / 72 val / 72 test; scored by ROC-AUC \(training.metric\)$'
+    expect rocauc-summary "$out" '^Test ROC-AUC over 2 runs: 0\.[89][0-9]{3} ± 0\.[0-9]{4}; macro-F1 0\.[0-9]{4}'
+    expect rocauc-json "$(cat "$scratch/ml-auc/summary.json")" '"metric": "rocauc",'
+    ev="$("$strata" eval "$scratch/ml-auc/config.yaml" --checkpoint "$scratch/ml-auc/checkpoints/run-01.ckpt" 2>&1)"
+    expect_rc eval-rocauc $? 0
+    expect eval-rocauc "$ev" '^Test ROC-AUC 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
+    ev="$("$strata" eval "$scratch/ml-auc/config.yaml" --checkpoint "$scratch/ml-auc/checkpoints/run-01.ckpt" \
+          --set training.metric=micro_f1 2>&1)"
+    expect_rc eval-other-metric $? 0
+    expect eval-other-metric "$ev" '^Test micro-F1 [01]\.[0-9]{4} \(the run recorded ROC-AUC 0\.[0-9]{4}\): reproduced bit for bit'
+    # accuracy: the share of nodes with the exact class set.
+    out="$("$strata" train "$sbm" "${ml[@]}" --set training.metric=accuracy --set training.runs=1 \
+           --set output.run_dir="$scratch/ml-acc" 2>&1)"
+    expect_rc train-exact $? 0
+    expect exact-summary "$out" '^Test accuracy over 1 run: 0\.[0-9]{4}'
+    # auto takes the dataset's own metric: a folder named ogbn_proteins is OGB's, scored by ROC-AUC.
+    cp -r "$g" "$scratch/ogbn_proteins"
+    info="$("$strata" info --graph "ogb:$scratch/ogbn_proteins" --no-cache 2>&1)"
+    expect info-metric "$info" '^ +metric +rocauc \(the source.s own\)$'
+    out="$("$strata" train "$sbm" "${ml[@]}" --set data.dataset="ogb:$scratch/ogbn_proteins" --set training.runs=1 \
+           --set output.run_dir="$scratch/ml-prot" 2>&1)"
+    expect_rc train-proteins $? 0
+    expect proteins-header "$out" "scored by ROC-AUC \(the dataset's own: OGB's master.csv\)$"
+    expect proteins-summary "$out" '^Test ROC-AUC over 1 run: '
+    # ROC-AUC of one class per node, and on a split where no class has a negative node.
+    err="$("$strata" train "$sbm" --set training.metric=rocauc --set output.run_dir="$scratch/auc-single" 2>&1)"
+    expect_rc rocauc-single $? 1
+    expect rocauc-single "$err" "--set training.metric=rocauc: training.metric is 'rocauc', which scores multi-label classes \(a ROC curve per class over 0/1 labels\), but 'sbm' has one class per node; use accuracy or micro_f1"
+    [ ! -e "$scratch/auc-single" ] || { echo "FAIL: a refused run left $scratch/auc-single"; fails=$((fails + 1)); }
+    mkdir -p "$scratch/all-ones/raw"
+    cp "$g"/raw/edge.csv "$g"/raw/num-*.csv "$g"/raw/node-feat.csv "$scratch/all-ones/raw/"
+    awk 'BEGIN { for (i = 0; i < 400; i++) print "1,1,1" }' > "$scratch/all-ones/raw/node-label.csv"
+    err="$("$strata" train "$sbm" "${ml[@]}" --set data.dataset="ogb:$scratch/all-ones" --set training.metric=rocauc \
+           --set output.run_dir="$scratch/auc-ones" 2>&1)"
+    expect_rc rocauc-undefined $? 1
+    expect rocauc-undefined "$err" "training.metric is ROC-AUC, which needs a class with both a positive and a negative node, but no class of 'all-ones' has both among its 240 training nodes"
+    [ ! -e "$scratch/auc-ones" ] || { echo "FAIL: a refused run left $scratch/auc-ones"; fails=$((fails + 1)); }
     # No one class per node: a Planetoid split is refused.
     err="$("$strata" train "$sbm" "${ml[@]}" --set data.split.kind=planetoid --set output.run_dir="$scratch/ml-pl" 2>&1)"
     expect_rc planetoid $? 1

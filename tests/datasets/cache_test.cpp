@@ -69,6 +69,12 @@ TEST(DatasetCache, RoundTripsHeterographsFeaturesLabelsAndNotes) {
   dir.write("o/split/s/test.csv", "2\n");
   const Dataset o = load_ogb(dir / "o", {});
   testing::expect_same_dataset(o, roundtrip(o, dir));
+  // A folder OGB's table knows: its eval metric (master.csv) is kept too.
+  fs::create_directories(dir / "ogbn_proteins");
+  fs::copy(dir / "o", dir / "ogbn_proteins", fs::copy_options::recursive);
+  const Dataset p = load_ogb(dir / "ogbn_proteins", {});
+  ASSERT_EQ(p.eval_metric, "rocauc");
+  testing::expect_same_dataset(p, roundtrip(p, dir));
   const Dataset e = load_edge_list(dir.write("e.txt", "7 9 0.5\n9 11 1.5\n"), EdgeListStyle::Blank, {});
   ASSERT_TRUE(e.original_ids.defined() && e.graph.has_values());
   testing::expect_same_dataset(e, roundtrip(e, dir));

@@ -149,6 +149,7 @@ void expect_same_dataset(const data::Dataset& a, const data::Dataset& b) {
   EXPECT_EQ(a.node_names, b.node_names);
   expect_same_tensor(a.original_ids, b.original_ids, "original ids");
   EXPECT_EQ(a.notes, b.notes);
+  EXPECT_EQ(a.eval_metric, b.eval_metric);
 }
 
 std::vector<std::pair<int64_t, int64_t>> edge_pairs(const Graph& g) {

@@ -20,6 +20,7 @@ TEST(OgbDataTest, DdiCountsAndDirection) {
   EXPECT_EQ(ds.num_nodes(), 4267);
   EXPECT_EQ(ds.num_edges(), 1067911);
   EXPECT_TRUE(ds.undirected);  // OGB add_inverse_edge for ogbl-ddi
+  EXPECT_EQ(ds.eval_metric, "hits@20");  // OGB master.csv
   EXPECT_EQ(ds.task, Task::LinkPrediction);
   EXPECT_FALSE(ds.features.defined());
   // Each undirected edge is listed once: no pair appears in both directions, no loops.
@@ -57,6 +58,7 @@ TEST(Ogb, NodePropertyFeaturesLabelsAndSplits) {
   EXPECT_EQ(testing::edge_pairs(ds.graph),
             (std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 0}, {2, 0}, {2, 1}, {3, 2}}));
   EXPECT_FALSE(ds.undirected);
+  EXPECT_EQ(ds.eval_metric, "");  // not in OGB's table
   ASSERT_EQ(ds.features.cols(), 3);
   const Tensor x = ds.features.to_dense();
   EXPECT_FLOAT_EQ(x.data<float>()[2], -2.0f);
@@ -106,6 +108,7 @@ TEST(Ogb, MultiLabelColumnsAndKnownUndirectedNames) {
   write_node_dataset(dir, "ogbn-proteins", "1,0,1\n0,0,0\nnan,nan,nan\n0,1,1\n");
   const Dataset ds = load_ogb(dir / "ogbn-proteins", {});
   EXPECT_TRUE(ds.undirected);  // add_inverse_edge = True in OGB's table
+  EXPECT_EQ(ds.eval_metric, "rocauc");
   EXPECT_EQ(ds.task, Task::MultiLabelNodeClassification);
   EXPECT_EQ(ds.labels.shape(), (Shape{4, 3}));
   EXPECT_EQ(ds.num_labelled(), 3);
