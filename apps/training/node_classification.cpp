@@ -20,28 +20,29 @@ std::vector<int64_t> labelled_nodes(const Tensor& labels, int64_t begin, int64_t
   return ids;
 }
 
-const char* metric_name(Metric m) {
-  switch (m) {
-    case Metric::Accuracy:
-      return "accuracy";
-    case Metric::MicroF1:
-      return "micro-F1";
-    case Metric::RocAuc:
-      return "ROC-AUC";
-  }
-  return "?";
+namespace {
+struct MetricNames {
+  Metric metric;
+  const char* name;  // as printed
+  const char* key;   // as configs, checkpoints and summary.json write it
+};
+constexpr MetricNames kMetricNames[] = {{Metric::Accuracy, "accuracy", "accuracy"},
+                                        {Metric::MicroF1, "micro-F1", "micro_f1"},
+                                        {Metric::RocAuc, "ROC-AUC", "rocauc"}};
+const MetricNames& names_of(Metric m) {
+  for (const MetricNames& n : kMetricNames)
+    if (n.metric == m) return n;
+  return kMetricNames[0];
 }
+}  // namespace
 
-const char* metric_key(Metric m) {
-  switch (m) {
-    case Metric::Accuracy:
-      return "accuracy";
-    case Metric::MicroF1:
-      return "micro_f1";
-    case Metric::RocAuc:
-      return "rocauc";
-  }
-  return "?";
+const char* metric_name(Metric m) { return names_of(m).name; }
+const char* metric_key(Metric m) { return names_of(m).key; }
+
+std::optional<Metric> metric_from_key(const std::string& key) {
+  for (const MetricNames& n : kMetricNames)
+    if (key == n.key) return n.metric;
+  return std::nullopt;
 }
 
 Metric resolve_metric(const std::string& setting, const Tensor& labels, const std::string& eval_metric,
@@ -51,10 +52,10 @@ Metric resolve_metric(const std::string& setting, const Tensor& labels, const st
     if (multi && eval_metric == "rocauc") return Metric::RocAuc;
     return multi ? Metric::MicroF1 : Metric::Accuracy;
   }
-  if (setting == "accuracy") return Metric::Accuracy;
-  if (setting == "micro_f1") return Metric::MicroF1;
-  STRATA_CHECK(setting == "rocauc", "{}: training.metric '{}' is not one of auto, accuracy, micro_f1, rocauc", where,
+  const std::optional<Metric> named = metric_from_key(setting);
+  STRATA_CHECK(named.has_value(), "{}: training.metric '{}' is not one of auto, accuracy, micro_f1, rocauc", where,
                setting);
+  if (*named != Metric::RocAuc) return *named;
   STRATA_CHECK(multi,
                "{}: training.metric is 'rocauc', which scores multi-label classes (a ROC curve per class over 0/1 "
                "labels), but '{}' has one class per node; use accuracy or micro_f1",

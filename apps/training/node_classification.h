@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,7 @@ std::vector<int64_t> labelled_nodes(const Tensor& labels, int64_t begin, int64_t
 enum class Metric { Accuracy, MicroF1, RocAuc };
 const char* metric_name(Metric m);  // "accuracy", "micro-F1", "ROC-AUC"
 const char* metric_key(Metric m);   // training.metric's value: "accuracy", "micro_f1", "rocauc"
+std::optional<Metric> metric_from_key(const std::string& key);
 // training.metric `setting` for `labels`: auto is the dataset's own metric where its
 // source names one we compute (`eval_metric` "rocauc"; data::Dataset::eval_metric), else
 // accuracy, or micro-F1 for multi-label labels. A UserError naming `where` (the config

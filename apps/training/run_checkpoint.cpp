@@ -52,9 +52,7 @@ void check_config_matches_checkpoint(const Config& config, const nlohmann::json&
 }
 
 Metric recorded_metric(const nlohmann::json& meta, bool multilabel) {
-  const std::string key = meta.value("metric", std::string());
-  for (Metric m : {Metric::Accuracy, Metric::MicroF1, Metric::RocAuc})
-    if (key == metric_key(m)) return m;
+  if (const auto m = metric_from_key(meta.value("metric", std::string()))) return *m;
   return multilabel ? Metric::MicroF1 : Metric::Accuracy;
 }
 
