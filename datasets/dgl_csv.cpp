@@ -45,6 +45,7 @@ std::string scalar(const fs::path& file, const YAML::Node& n, const std::string&
 void check_keys(const fs::path& file, const YAML::Node& map, const std::string& where,
                 const std::vector<std::string>& allowed) {
   STRATA_CHECK(map.IsMap(), "{}: {} must be a mapping of keys ({})", at(file, map), where, fmt::join(allowed, ", "));
+  std::set<std::string> seen;
   for (const auto& kv : map) {
     STRATA_CHECK(kv.first.IsScalar(), "{}: a key of {} is a {}, expected a name ({})", at(file, kv.first), where,
                  kv.first.IsSequence() ? "list" : "mapping", fmt::join(allowed, ", "));
@@ -52,6 +53,8 @@ void check_keys(const fs::path& file, const YAML::Node& map, const std::string& 
     STRATA_CHECK(std::find(allowed.begin(), allowed.end(), key) != allowed.end(),
                  "{}: unknown key '{}' in {} (CSVDataset defines: {})", at(file, kv.first), key, where,
                  fmt::join(allowed, ", "));
+    // YAML readers keep one of the two (yaml-cpp the first): which was meant is unknown.
+    STRATA_CHECK(seen.insert(key).second, "{}: key '{}' appears twice in {}", at(file, kv.first), key, where);
   }
 }
 

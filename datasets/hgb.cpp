@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/json_input.h"
 #include "datasets/archive.h"
 #include "datasets/line_reader.h"
 #include "datasets/text_fields.h"
@@ -229,12 +230,7 @@ std::string python_json_to_json(const std::string& in) {
 
 Info parse_info(ByteSource& src) {
   const std::string text = python_json_to_json(read_all(src));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    STRATA_FAIL("'{}': invalid JSON ({})", src.name(), e.what());
-  }
+  const nlohmann::json j = parse_user_json(text, fmt::format("'{}'", src.name()));
   Info info;
   auto obj = [](const nlohmann::json& parent, const char* a, const char* b) -> const nlohmann::json* {
     if (!parent.is_object() || !parent.contains(a) || !parent[a].is_object() || !parent[a].contains(b)) return nullptr;

@@ -1,12 +1,13 @@
 #include "datasets/musae.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_input.h"
 #include "datasets/edge_list.h"
 #include "datasets/text_fields.h"
 
@@ -77,12 +78,8 @@ FeatureMatrix read_json_features(const fs::path& path, int64_t n, int64_t& empty
     auto src = open_input(path);
     text = read_all(*src);
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    STRATA_FAIL("'{}': invalid JSON ({}); expected {{\"<node id>\": [feature indices], ...}}", path.string(), e.what());
-  }
+  const nlohmann::json j =
+      parse_user_json(text, fmt::format("'{}'", path.string()), "{\"<node id>\": [feature indices], ...}");
   STRATA_CHECK(j.is_object(), "'{}': expected a JSON object mapping node ids to feature index lists, found a {}",
                path.string(), j.type_name());
   std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n));

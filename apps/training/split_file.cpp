@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/hash.h"
+#include "core/json_input.h"
 
 namespace strata::train {
 
@@ -30,30 +31,13 @@ data::Splits read_split_json(const fs::path& file, int64_t num_nodes) {
   STRATA_CHECK(fs::is_regular_file(file, ec) || !fs::exists(file, ec),
                "split file '{}' is not a regular file (a folder or a device?)", name);
   const std::string text = read_file(file);
-  nlohmann::json j;
-  // A key given twice at the top level would silently keep the last list.
-  std::string repeated;
-  std::set<std::string> top_keys;
-  const nlohmann::json::parser_callback_t once = [&](int depth, nlohmann::json::parse_event_t event,
-                                                     nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !top_keys.insert(parsed.get<std::string>()).second)
-      repeated = parsed.get<std::string>();
-    return true;
-  };
-  try {
-    j = nlohmann::json::parse(text, once);
-  } catch (const nlohmann::json::exception& e) {
-    STRATA_FAIL(
-        "split file '{}': not JSON ({}); expected {{\"train\": [...], "
-        "\"val\": [...], \"test\": [...]}}",
-        name, e.what());
-  }
+  // A key given twice is refused: it would silently keep the last list.
+  const nlohmann::json j = parse_user_json(text, fmt::format("split file '{}'", name),
+                                           "{\"train\": [...], \"val\": [...], \"test\": [...]}");
   STRATA_CHECK(j.is_object(),
                "split file '{}': expected a JSON object with \"train\", "
                "\"val\" and \"test\" lists",
                name);
-  STRATA_CHECK(repeated.empty(), "split file '{}': the key \"{}\" appears twice (which list is meant?)", name,
-               repeated);
   // Which part holds each node (0: none yet), to refuse repeats and overlaps.
   std::vector<uint8_t> part_of(static_cast<size_t>(num_nodes), 0);
   const char* names[] = {"train", "val", "test"};

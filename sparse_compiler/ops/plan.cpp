@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace strata::sc {
 
@@ -34,12 +34,7 @@ std::string KernelPlan::to_json() const {
 }
 
 KernelPlan KernelPlan::from_json(const std::string& text, const std::string& what) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    STRATA_FAIL("{}: not valid JSON ({})", what, e.what());
-  }
+  const nlohmann::json j = parse_user_json(text, what);
   static const std::vector<std::string> kKeys = {"format", "lanes",    "grain",  "prefetch",
                                                  "tile",   "x_layout", "stream", "static_tasks"};
   STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys {}", what, fmt::join(kKeys, ", "));

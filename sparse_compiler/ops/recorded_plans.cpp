@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_input.h"
 #include "sparse_compiler/ops/rgms.h"
 
 namespace strata::sc {
@@ -17,12 +18,8 @@ RecordedPlans RecordedPlans::read(const fs::path& kernels_json) {
   std::error_code ec;
   STRATA_CHECK(fs::is_regular_file(kernels_json, ec) || !fs::exists(kernels_json, ec),
                "'{}' is not a regular file (a folder or a device?); expected a run dir's kernels.json", out.file_);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(kernels_json));
-  } catch (const nlohmann::json::exception& e) {
-    STRATA_FAIL("'{}': not JSON ({}); expected a run dir's kernels.json", out.file_, e.what());
-  }
+  const nlohmann::json j =
+      parse_user_json(read_file(kernels_json), fmt::format("'{}'", out.file_), "a run dir's kernels.json");
   STRATA_CHECK(j.is_object() && j.contains("kernels") && j["kernels"].is_array(),
                "'{}': no \"kernels\" list; expected a run dir's kernels.json "
                "(a single plan file is read by "

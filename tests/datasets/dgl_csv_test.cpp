@@ -243,6 +243,16 @@ TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
   const std::string edges = "src_id,dst_id\n0,1\n";
   expect_user_error([&] { load(std::string(kMeta) + "colour: red\n", nodes, edges); },
                     {"meta.yaml:6:1: unknown key 'colour' in meta.yaml", "CSVDataset defines: version, dataset_name"});
+  expect_user_error([&] { load(std::string(kMeta) + "dataset_name: other\n", nodes, edges); },
+                    {"meta.yaml:6:1: key 'dataset_name' appears twice in meta.yaml"});
+  expect_user_error(
+      [&] {
+        load(
+            "dataset_name: m\nedge_data:\n- file_name: edges.csv\n  file_name: e2.csv\nnode_data:\n- file_name: "
+            "nodes.csv\n",
+            nodes, edges);
+      },
+      {"meta.yaml:4:3: key 'file_name' appears twice in an edge_data entry"});
   expect_user_error(
       [&] { load("edge_data:\n- file_name: edges.csv\nnode_data:\n- file_name: nodes.csv\n", nodes, edges); },
       {"meta.yaml", "'dataset_name' is required"});

@@ -408,6 +408,8 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","speed":1})", "plan.json"); },
                              {"unknown key 'speed'"});
   testing::expect_user_error([] { KernelPlan::from_json("{", "plan.json"); }, {"plan.json: not valid JSON"});
+  testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","lanes":8,"lanes":16})", "plan.json"); },
+                             {"plan.json: the key \"lanes\" appears twice"});
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","static_tasks":1})", "plan.json"); },
                              {"plan.json", "'static_tasks' must be true or false"});
   {

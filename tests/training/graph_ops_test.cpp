@@ -471,7 +471,7 @@ TEST(GraphKernelPlans, RecordedPlansAreReplayedAndCheckedAgainstTheirProgram) {
                               "feature tile 12 does not divide the feature size 16"});
   // Files that are not a run's plans.
   testing::expect_user_error([&] { sc::RecordedPlans::read(write("bad.json", "{\"kernels\": [")); },
-                             {"bad.json': not JSON"});
+                             {"bad.json': not valid JSON"});
   testing::expect_user_error([&] { sc::RecordedPlans::read(write("plan.json", hyb)); },
                              {"plan.json': no \"kernels\" list; expected a run dir's kernels.json"});
   // An R-GCN run's orders: read, but they hold no plan for a GNN's kernels.

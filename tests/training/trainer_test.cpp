@@ -412,7 +412,7 @@ TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
   expect_user_error([&] { train(with("{\"train\": [1], \"test\": [4]}")); }, {f + ": no \"val\" list"});
   expect_user_error([&] { train(with("{\"train\": [], \"val\": [3], \"test\": [4]}")); },
                     {f + ": the \"train\" list is empty"});
-  expect_user_error([&] { train(with("[1, 2")); }, {f + ": not JSON"});
+  expect_user_error([&] { train(with("[1, 2")); }, {f + ": not valid JSON"});
   expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [4]}", {"data.split.per_run=true"})); },
                     {"data.split.kind 'file' trains every run on the file's split; set per_run to false"});
   expect_user_error([&] { train(config(kSbm, {"data.split.kind=file"})); },
