@@ -182,8 +182,8 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_int("training.epochs", "200", 1, 1e7, "full-graph training epochs per run"));
   s.push_back(key_int("training.eval_period", "1", 1, kBig, "evaluate (train/val/test accuracy) every this many epochs"));
   s.push_back(key_enum("training.select_by", "val_acc", {"val_acc", "val_loss"},
-                       "the best epoch (test accuracy reported, checkpoint kept): highest validation accuracy (ties: "
-                       "lower loss) or lowest validation loss"));
+                       "the best epoch (its test score reported, checkpoint kept): highest validation score "
+                       "(training.metric; ties: lower loss) or lowest validation loss"));
   s.push_back(
       key_enum("training.metric", "auto", {"auto", "accuracy", "micro_f1", "rocauc"},
                "the score runs report and select by: accuracy (multi-label: the exact class set), micro_f1 "

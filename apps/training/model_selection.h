@@ -1,6 +1,6 @@
 // The rules both training drivers (GNN and R-GCN) apply after each evaluation:
-// whether it is the best so far (training.select_by: validation accuracy, ties
-// broken by the lower validation loss; or validation loss), when to stop early
+// whether it is the best so far (training.select_by: the validation score of
+// training.metric, ties broken by the lower validation loss; or validation loss), when to stop early
 // (training.patience evaluations without a better one), and the epoch log line.
 #pragma once
 
