@@ -241,7 +241,9 @@ Info parse_info(ByteSource& src) {
     for (auto it = nt->begin(); it != nt->end(); ++it)
       if (auto k = try_parse_int(it.key()); k && it.value().is_string()) {
         STRATA_CHECK(*k >= 0 && *k < 1024, "'{}': node.dat node type '{}' outside [0, 1024)", src.name(), it.key());
-        info.node_type_names[static_cast<int32_t>(*k)] = it.value().get<std::string>();
+        STRATA_CHECK(info.node_type_names.emplace(static_cast<int32_t>(*k), it.value().get<std::string>()).second,
+                     "'{}': node.dat node type {} appears twice (key '{}' is another spelling of an earlier key)",
+                     src.name(), *k, it.key());
       }
   if (const auto* lt = obj(j, "link.dat", "link type"))
     for (auto it = lt->begin(); it != lt->end(); ++it) {
@@ -253,7 +255,9 @@ Info parse_info(ByteSource& src) {
       if (it.value().contains("end")) li.end = json_int(it.value()["end"]);
       if (it.value().contains("meaning") && it.value()["meaning"].is_string())
         li.meaning = it.value()["meaning"].get<std::string>();
-      info.links[static_cast<int32_t>(*k)] = li;
+      STRATA_CHECK(info.links.emplace(static_cast<int32_t>(*k), li).second,
+                   "'{}': link.dat link type {} appears twice (key '{}' is another spelling of an earlier key)",
+                   src.name(), *k, it.key());
     }
   if (const auto* lt = obj(j, "label.dat", "node type"))
     for (auto it = lt->begin(); it != lt->end(); ++it) {
@@ -265,7 +269,10 @@ Info parse_info(ByteSource& src) {
           STRATA_CHECK(*ci >= 0 && *ci < kMaxClasses,
                        "'{}': label.dat class '{}' is not a class id (an integer in [0, {}))", src.name(), c.key(),
                        kMaxClasses);
-          info.class_names[static_cast<int32_t>(*t)][*ci] = c.value().get<std::string>();
+          STRATA_CHECK(info.class_names[static_cast<int32_t>(*t)].emplace(*ci, c.value().get<std::string>()).second,
+                       "'{}': label.dat class {} of node type {} appears twice (key '{}' is another spelling of an "
+                       "earlier key)",
+                       src.name(), *ci, *t, c.key());
         }
     }
   return info;

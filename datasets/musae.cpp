@@ -83,11 +83,16 @@ FeatureMatrix read_json_features(const fs::path& path, int64_t n, int64_t& empty
   STRATA_CHECK(j.is_object(), "'{}': expected a JSON object mapping node ids to feature index lists, found a {}",
                path.string(), j.type_name());
   std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n));
+  std::vector<char> given(static_cast<size_t>(n), 0);  // "0" and "00" name one node
   int64_t max_index = -1;
   for (auto it = j.begin(); it != j.end(); ++it) {
     auto id = try_parse_int(it.key());
     STRATA_CHECK(id && *id >= 0 && *id < n, "'{}': key \"{}\" is not a node id in [0, {})", path.string(),
                  excerpt(it.key()), n);
+    STRATA_CHECK(!given[static_cast<size_t>(*id)],
+                 "'{}': node {} is given twice (key \"{}\" is another spelling of an earlier key)", path.string(), *id,
+                 excerpt(it.key()));
+    given[static_cast<size_t>(*id)] = 1;
     STRATA_CHECK(it.value().is_array(), "'{}': node \"{}\": expected a list of feature indices, found a {}",
                  path.string(), it.key(), it.value().type_name());
     auto& r = rows[*id];

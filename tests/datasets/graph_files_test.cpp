@@ -285,6 +285,9 @@ TEST(MusaeErrorTest, IdsOutsideTheTargetJsonAndCsvProblems) {
   dir.write("b/b_features.json", R"({"0": [1], "1": [0], "0": [0]})");  // node 0's words given twice
   testing::expect_user_error([&] { load_musae(dir / "b", {}); },
                              {"b_features.json': the key \"0\" appears twice in the top-level object"});
+  dir.write("b/b_features.json", R"({"0": [1], "1": [0], "00": [0]})");  // node 0 again, spelled otherwise
+  testing::expect_user_error([&] { load_musae(dir / "b", {}); },
+                             {"b_features.json': node 0 is given twice (key \"00\" is another spelling"});
   dir.write("c/c_edges.csv", "id_1,id_2\n0,1\n");
   dir.write("c/c_target.csv", "id,page_type\n0,x\n1,\"y\n");
   testing::expect_user_error([&] { load_musae(dir / "c", {}); }, {"c_target.csv:3", "never closed"});

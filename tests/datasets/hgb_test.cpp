@@ -249,6 +249,19 @@ TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
   dir.write("m/info.dat", R"({"node.dat": {"node type": {"4294967296": "a"}}})");
   testing::expect_user_error([&] { load_hgb(dir / "m", {}); },
                              {"info.dat", "node.dat node type '4294967296' outside [0, 1024)"});
+  // An id given twice in info.dat under two spellings ("0" and "00"), and literally twice.
+  write_tiny(dir, "n", "0\tann\t0\t2\n", "");
+  dir.write("n/info.dat", R"({"node.dat": {"node type": {"0": "a", "00": "b"}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "n", {}); },
+                             {"info.dat", "node.dat node type 0 appears twice (key '00' is another spelling"});
+  dir.write("n/info.dat", R"({"link.dat": {"link type": {"1": {"start": 0}, "+1": {"start": 1}}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "n", {}); }, {"info.dat", "link.dat link type 1 appears twice"});
+  dir.write("n/info.dat", R"({"label.dat": {"node type": {"0": {"2": "x", "02": "y"}}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "n", {}); },
+                             {"info.dat", "label.dat class 2 of node type 0 appears twice"});
+  dir.write("n/info.dat", R"({"node.dat": {"node type": {"0": "a", "0": "b"}}})");
+  testing::expect_user_error([&] { load_hgb(dir / "n", {}); },
+                             {"info.dat': the key \"0\" appears twice in \"node.dat.node type\""});
   dir.write("empty/node.dat", "");
   dir.write("empty/link.dat", "");
   dir.write("empty/label.dat", "");
