@@ -65,9 +65,15 @@ Metric resolve_metric(const std::string& setting, const Tensor& labels, const st
 
 Metric configured_metric(const Config& config, const Tensor& labels, const std::string& eval_metric,
                          const std::string& dataset) {
-  const std::string& origin = config.origin("training.metric");
-  const std::string where = origin == "default" ? config.source() + " (training.metric: auto)" : origin;
-  return resolve_metric(config.get_string("training.metric"), labels, eval_metric, where, dataset);
+  return resolve_metric(config.get_string("training.metric"), labels, eval_metric, metric_origin(config, eval_metric),
+                        dataset);
+}
+
+std::string metric_origin(const Config& config, const std::string& eval_metric) {
+  const std::string& setting = config.get_string("training.metric");
+  if (setting != "auto") return config.origin("training.metric");
+  return config.source() +
+         (eval_metric == "rocauc" ? " (training.metric: auto, the dataset's own metric)" : " (training.metric: auto)");
 }
 
 std::string metric_note(const Config& config, Metric m, const std::string& eval_metric) {

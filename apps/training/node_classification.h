@@ -42,10 +42,14 @@ std::optional<Metric> metric_from_key(const std::string& key);
 // and the key's origin) and `dataset` when the metric does not apply to the labels.
 Metric resolve_metric(const std::string& setting, const Tensor& labels, const std::string& eval_metric,
                       const std::string& where, const std::string& dataset);
-// resolve_metric for a config's training.metric, errors naming where its value came from.
+// resolve_metric for a config's training.metric, errors naming metric_origin.
 class Config;
 Metric configured_metric(const Config& config, const Tensor& labels, const std::string& eval_metric,
                          const std::string& dataset);
+// Where a config's metric came from, for errors: the key's origin ("cfg.yaml:41:11",
+// "--set training.metric=rocauc"), or the config with "(training.metric: auto[, the
+// dataset's own metric])".
+std::string metric_origin(const Config& config, const std::string& eval_metric);
 // Why the header's "scored by" says what it does: " (training.metric)" where the config
 // chose, " (the dataset's own: OGB's master.csv)" where auto took the dataset's, else "".
 std::string metric_note(const Config& config, Metric m, const std::string& eval_metric);

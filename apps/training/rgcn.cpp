@@ -348,7 +348,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   std::optional<ResumePoint>& resumed = opened.resumed;
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
   ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
-  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
+                       ctx.data.name);
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
   const bool replay_tuned = replayed != nullptr;
@@ -588,7 +589,8 @@ void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
   l.ctx.data = prepare_rgcn_data(l.ctx.config.data, l.ctx.config.model, config.source());
   check_checkpoint_graph(l.ck.meta, l.ctx.data, file);
   l.ctx.metric = configured_metric(config, l.ctx.data.labels, l.ctx.data.eval_metric, l.ctx.data.name);
-  check_metric_defined(l.ctx.metric, l.ctx.data.labels, l.ctx.data.splits, config.source(), l.ctx.data.name);
+  check_metric_defined(l.ctx.metric, l.ctx.data.labels, l.ctx.data.splits,
+                       metric_origin(config, l.ctx.data.eval_metric), l.ctx.data.name);
   l.model = l.ctx.make_model(l.ctx.config.training.seed);
   nn::load_parameters(l.ck, l.model->parameters(), file);
 }

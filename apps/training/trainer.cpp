@@ -356,7 +356,14 @@ Summary run_training(const Config& config, const std::string& config_name, const
 
   ctx.data = prepare_data(c.data, c.model.kind, config.source());
   ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
-  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
+                       ctx.data.name);
+  // data.split.per_run: every run's split is drawn from its seed alone, so a split a
+  // later run could not use is refused now, not after the runs before it trained.
+  if (c.data.split.per_run && !ctx.data.split_is_fixed())
+    for (int run = 2; run <= c.training.runs; ++run)
+      check_metric_defined(ctx.metric, ctx.data.labels, split_for_run(ctx.data, c.data, config.source(), run),
+                           metric_origin(config, ctx.data.eval_metric), ctx.data.name);
   RunState first(ctx, c.training.seed);
   auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
   const bool replay_tuned = replayed != nullptr;
@@ -423,7 +430,8 @@ Summary run_training(const Config& config, const std::string& config_name, const
     const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
     if (new_split) {
       ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
-      check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
+      check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
+                           ctx.data.name);
       dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
     }
     const bool continuing = current.has_value();
@@ -663,7 +671,8 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   // The split the checkpoint's run was evaluated on (data.split.per_run: its own).
   const int run = meta.value("run", 1);
   ctx.data.splits = split_for_run(ctx.data, ctx.config.data, config.source(), run);
-  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, config.source(), ctx.data.name);
+  check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
+                       ctx.data.name);
   if (meta.contains("split_seed") && !ctx.data.split_is_fixed()) {
     const uint64_t trained = meta["split_seed"].get<uint64_t>();
     const uint64_t here = ctx.config.data.split.seed_for_run(run);

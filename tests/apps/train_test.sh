@@ -234,8 +234,25 @@ case "$mode" in
     err="$("$strata" train "$sbm" "${ml[@]}" --set data.dataset="ogb:$scratch/all-ones" --set training.metric=rocauc \
            --set output.run_dir="$scratch/auc-ones" 2>&1)"
     expect_rc rocauc-undefined $? 1
-    expect rocauc-undefined "$err" "training.metric is ROC-AUC, which needs a class with both a positive and a negative node, but no class of 'all-ones' has both among its 240 training nodes"
+    expect rocauc-undefined "$err" "--set training.metric=rocauc: training.metric is ROC-AUC, which needs a class with both a positive and a negative node, but no class of 'all-ones' has both among its 240 training nodes"
     [ ! -e "$scratch/auc-ones" ] || { echo "FAIL: a refused run left $scratch/auc-ones"; fails=$((fails + 1)); }
+    # data.split.per_run: a later run's split without a usable class is refused before run 1
+    # trains (12 nodes, class 0 on every 4th; seed 6's random split scores, seed 7's cannot).
+    mkdir -p "$scratch/few/raw"
+    awk -v lab="$scratch/few/raw/node-label.csv" -v feat="$scratch/few/raw/node-feat.csv" 'BEGIN { for (i = 0; i < 12; i++) {
+        print i "," (i + 1) % 12; print (i % 4 == 0) ",0" > lab; print i % 3 "," i % 2 > feat } }' > "$scratch/few/raw/edge.csv"
+    echo 12 > "$scratch/few/raw/num-node-list.csv"
+    echo 12 > "$scratch/few/raw/num-edge-list.csv"
+    few=(--set data.dataset="ogb:$scratch/few" --set training.metric=rocauc --set data.split.kind=random
+         --set data.split.train_ratio=0.34 --set data.split.val_ratio=0.33 --set data.split.seed=6 --set training.epochs=2)
+    "$strata" train "$sbm" "${few[@]}" --set training.runs=1 --set output.run_dir="$scratch/few-1" > /dev/null 2>&1
+    expect_rc per-run-seed-6 $? 0
+    err="$("$strata" train "$sbm" "${few[@]}" --set data.split.per_run=true --set training.runs=2 \
+           --set output.run_dir="$scratch/few-2" 2>&1)"
+    expect_rc per-run-later-split $? 1
+    expect per-run-later-split "$err" "--set training.metric=rocauc: training.metric is ROC-AUC, .* among its 3 validation nodes \(seeded random split 34/33/33, seed 7\)"
+    reject per-run-later-split "$err" '^Run 1/2'
+    [ ! -e "$scratch/few-2" ] || { echo "FAIL: a refused run left $scratch/few-2"; fails=$((fails + 1)); }
     # No one class per node: a Planetoid split is refused.
     err="$("$strata" train "$sbm" "${ml[@]}" --set data.split.kind=planetoid --set output.run_dir="$scratch/ml-pl" 2>&1)"
     expect_rc planetoid $? 1
