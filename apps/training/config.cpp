@@ -92,6 +92,10 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_enum("data.feature_storage", "auto", {"auto", "dense", "sparse"},
                        "how the first layer reads the features; auto: sparse (never densified) when at most 10% of "
                        "the entries are non-zero"));
+  s.push_back(key_enum("data.node_features", "auto", {"auto", "one_hot", "edge_mean"},
+                       "the input of GraphSAGE, GCN and GAT: auto, the dataset's node features (one-hot node ids when "
+                       "it has none); one_hot, one-hot node ids; edge_mean, each node the mean of its edges' "
+                       "features (both directions when the graph is symmetrized: OGB's ogbn-proteins recipe)"));
   s.push_back(key_enum("data.edge_weights", "ignore", {"ignore", "use"},
                        "use: GCN aggregates with the dataset's edge weights (weighted degrees, as PyG's GCNConv with "
                        "edge_weight); ignore: every edge counts 1"));
@@ -650,6 +654,10 @@ TrainingConfig typed(const Config& c) {
                                      : SplitKind::Random;
   d.split.file = c.get_string("data.split.file");
   d.edge_weights = c.get_string("data.edge_weights") == "use";
+  const std::string& nf = c.get_string("data.node_features");
+  d.node_features = nf == "auto"      ? NodeFeatureSource::Auto
+                    : nf == "one_hot" ? NodeFeatureSource::OneHot
+                                      : NodeFeatureSource::EdgeMean;
   STRATA_CHECK(d.split.kind != SplitKind::File || !d.split.file.empty(),
                "{}: data.split.kind is 'file', but data.split.file is empty (name the split file)", c.source());
   STRATA_CHECK(d.split.kind == SplitKind::File || d.split.file.empty(),

@@ -118,6 +118,9 @@ struct SplitConfig {
   uint64_t seed_for_run(int run) const { return per_run ? seed + static_cast<uint64_t>(run - 1) : seed; }
 };
 
+// data.node_features: what GraphSAGE, GCN and GAT read as input.
+enum class NodeFeatureSource { Auto, OneHot, EdgeMean };
+
 struct DataConfig {
   std::string dataset;
   std::string data_root;  // "" = the default data root
@@ -127,6 +130,7 @@ struct DataConfig {
   bool normalize_features = false;
   FeatureStorage feature_storage = FeatureStorage::Auto;
   bool edge_weights = false;  // GCN: aggregate with the dataset's edge weights
+  NodeFeatureSource node_features = NodeFeatureSource::Auto;
   SplitConfig split;
   // data.task: random: seeded random features and labels on the dataset's graph, for
   // timing on graphs that have no node classes (R-MAT, edge lists).

@@ -154,13 +154,56 @@ StoredFeatures store_features(const data::FeatureMatrix& f, const DataConfig& c)
 
 namespace {
 
+// data.node_features: edge_mean: per node, the mean of the features of the edges
+// stored in its row (its in-edges), and with `both_ends` also of those in its column,
+// counting a self-loop once; zeros for a node without edges.
+data::FeatureMatrix edge_mean_features(const data::Dataset& ds, bool both_ends) {
+  const Graph& g = ds.graph;
+  const Tensor ids = g.edge_ids();
+  const int64_t n = g.num_rows(), d = ds.edge_features.dim(1);
+  Tensor x = Tensor::zeros({n, d}, DType::F32);
+  std::vector<int64_t> count(static_cast<size_t>(n), 0);
+  const float* f = ds.edge_features.data<float>();
+  float* out = x.data<float>();
+  const auto add = [&](int64_t node, int64_t edge) {
+    for (int64_t k = 0; k < d; ++k) out[node * d + k] += f[edge * d + k];
+    ++count[static_cast<size_t>(node)];
+  };
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = g.row_begin(i); p < g.row_end(i); ++p) {
+      const int64_t j = g.column(p), e = ids.data<int64_t>()[p];
+      STRATA_ASSERT(e >= 0 && e < ds.edge_features.dim(0), "edge id {} outside the {} edge feature rows", e,
+                    ds.edge_features.dim(0));
+      add(i, e);
+      if (both_ends && j != i) add(j, e);
+    }
+  for (int64_t i = 0; i < n; ++i)
+    if (count[static_cast<size_t>(i)] > 1)
+      for (int64_t k = 0; k < d; ++k) out[i * d + k] /= static_cast<float>(count[static_cast<size_t>(i)]);
+  return data::FeatureMatrix::dense(x);
+}
+
 // The dataset's node features in the storage the first layer reads (sparse when
 // data.feature_storage says so or when they are mostly zeros), and its labels.
+// `symmetrized`: the training graph is A ∪ Aᵀ (edge_mean then averages both ends).
 void read_features_and_labels(const data::Dataset& ds, const DataConfig& c, const std::string& config_source,
-                              TrainingData& td) {
+                              bool symmetrized, TrainingData& td) {
   const int64_t n = td.graph.num_rows();
   bool binary = false;
-  if (!ds.features.defined()) {
+  data::FeatureMatrix features = ds.features;
+  if (c.node_features == NodeFeatureSource::OneHot) {
+    features = {};
+  } else if (c.node_features == NodeFeatureSource::EdgeMean) {
+    STRATA_CHECK(ds.edge_features.defined(),
+                 "{}: data.node_features is edge_mean (each node the mean of its edges' features), but '{}' has no "
+                 "edge features",
+                 config_source, c.dataset);
+    features = edge_mean_features(ds, symmetrized);
+    td.notes.push_back(fmt::format("node features: the mean of each node's {} edges' {} features{}",
+                                   symmetrized ? "incident" : "incoming", ds.edge_features.dim(1),
+                                   ds.features.defined() ? " (the dataset's node features not used)" : ""));
+  }
+  if (!features.defined()) {
     std::vector<int64_t> indptr(static_cast<size_t>(n) + 1);
     std::vector<int32_t> indices(static_cast<size_t>(n));
     for (int64_t i = 0; i <= n; ++i) indptr[i] = i;
@@ -169,15 +212,17 @@ void read_features_and_labels(const data::Dataset& ds, const DataConfig& c, cons
                  config_source, c.dataset);
     td.sparse_features = nn::SparseFeatures::from_csr(n, n, Tensor::from_vector(indptr), Tensor::from_vector(indices), {});
     binary = true;
-    td.notes.push_back("no node features: one-hot node ids (a sparse identity)");
+    td.notes.push_back(c.node_features == NodeFeatureSource::OneHot
+                           ? "node features: one-hot node ids (a sparse identity; data.node_features: one_hot)"
+                           : "no node features: one-hot node ids (a sparse identity)");
     STRATA_CHECK(c.feature_storage != FeatureStorage::Dense || n <= 50000,
                  "{}: data.feature_storage is dense, but '{}' has no features and one-hot ids for {} nodes would take "
                  "{} GB dense",
                  config_source, c.dataset, n, 4.0 * static_cast<double>(n) * static_cast<double>(n) / 1e9);
   } else {
-    STRATA_CHECK(ds.features.rows() == n, "{}: '{}' has features for {} nodes but the graph has {}", config_source,
-                 c.dataset, ds.features.rows(), n);
-    StoredFeatures sf = store_features(ds.features, c);
+    STRATA_CHECK(features.rows() == n, "{}: '{}' has features for {} nodes but the graph has {}", config_source,
+                 c.dataset, features.rows(), n);
+    StoredFeatures sf = store_features(features, c);
     td.dense_features = sf.dense;
     td.sparse_features = std::move(sf.sparse);
     binary = sf.binary;
@@ -304,13 +349,17 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   td.graph = g;
 
   // Input features, labels and the split.
+  STRATA_CHECK(!c.random_task || c.node_features == NodeFeatureSource::Auto,
+               "{}: data.node_features applies to the dataset's features, but data.task: random trains on random ones; "
+               "leave data.node_features at auto",
+               config_source);
   if (c.random_task) {
     random_features_and_labels(td, c.random_features, c.random_classes, c.split.seed);
     td.notes.push_back(fmt::format("data.task random: random features and labels over {} classes (accuracy is "
                                    "chance; for timing)",
                                    c.random_classes));
   } else {
-    read_features_and_labels(ds, c, config_source, td);
+    read_features_and_labels(ds, c, config_source, symmetrize, td);
   }
   SplitKind kind = c.split.kind;
   // Multi-label nodes have no one class to draw 20 of per class: auto draws a random split.

@@ -152,6 +152,10 @@ RgcnData prepare_rgcn_data(const DataConfig& c, const nn::ModelConfig& m, const 
                "{}: data.split.kind 'planetoid' (20 per class) applies to GraphSAGE, GCN and GAT; rgcn trains on the "
                "dataset's split (data.split.kind: dataset or auto) or a random one (random)",
                config_source);
+  STRATA_CHECK(c.node_features == NodeFeatureSource::Auto,
+               "{}: data.node_features applies to GraphSAGE, GCN and GAT; rgcn reads each node type's own features "
+               "(model.type_features) and embeds featureless types (model.embedding_dim)",
+               config_source);
   STRATA_CHECK(c.split.kind != SplitKind::File,
                "{}: data.split.kind 'file' applies to GraphSAGE, GCN and GAT; rgcn trains on the dataset's split (or "
                "data.split.kind: random)",

@@ -459,6 +459,84 @@ TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
   EXPECT_GT(s.test_mean, 0.7);
 }
 
+// data.node_features: edge_mean (OGB's ogbn-proteins recipe) and one_hot, on an OGB
+// layout with 2-wide edge features; the means worked out by hand.
+TEST_F(TrainerTest, NodeFeaturesFromEdgeMeansAndOneHotIds) {
+  const fs::path folder = dir_ / "edgy";
+  fs::create_directories(folder / "raw");
+  // Edges 0->1 (1, 2), 2->1 (3, 4), 1->2 (5, 6), 3->3 (7, 8): node 4 has no edge.
+  write_file_atomic(folder / "raw/edge.csv", "0,1\n2,1\n1,2\n3,3\n");
+  write_file_atomic(folder / "raw/edge-feat.csv", "1,2\n3,4\n5,6\n7,8\n");
+  write_file_atomic(folder / "raw/num-node-list.csv", "5\n");
+  write_file_atomic(folder / "raw/num-edge-list.csv", "4\n");
+  write_file_atomic(folder / "raw/node-feat.csv", "9\n9\n9\n9\n9\n");
+  write_file_atomic(folder / "raw/node-label.csv", "0\n1\n0\n1\n0\n");
+  const auto data = [&](std::vector<std::string> sets) {
+    sets.push_back("data.dataset=ogb:" + folder.string());
+    sets.push_back("data.feature_storage=dense");
+    sets.push_back("data.split.kind=random");
+    return train::prepare_data(train::typed(config(kSbm, sets)).data, nn::ModelKind::GraphSage, "test.yaml");
+  };
+  const auto row = [](const train::TrainingData& td, int64_t i) {
+    const float* x = td.dense_features.data<float>() + i * td.dense_features.dim(1);
+    return std::vector<float>(x, x + td.dense_features.dim(1));
+  };
+  // Directed (in-edges: a row's entries): node 1 gets edges 0 and 1, node 2 edge 2, node 3
+  // its loop, nodes 0 and 4 nothing.
+  const train::TrainingData in = data({"data.node_features=edge_mean", "data.undirected=false"});
+  ASSERT_EQ(in.dense_features.dim(1), 2);
+  EXPECT_EQ(row(in, 0), (std::vector<float>{0, 0}));
+  EXPECT_EQ(row(in, 1), (std::vector<float>{2, 3}));
+  EXPECT_EQ(row(in, 2), (std::vector<float>{5, 6}));
+  EXPECT_EQ(row(in, 3), (std::vector<float>{7, 8}));
+  EXPECT_EQ(row(in, 4), (std::vector<float>{0, 0}));
+  // Symmetrized: both ends; node 1 has edges 0, 1, 2; node 2 edges 1 and 2; the loop once.
+  const train::TrainingData both = data({"data.node_features=edge_mean", "data.undirected=true"});
+  EXPECT_EQ(row(both, 0), (std::vector<float>{1, 2}));
+  EXPECT_EQ(row(both, 1), (std::vector<float>{3, 4}));
+  EXPECT_EQ(row(both, 2), (std::vector<float>{4, 5}));
+  EXPECT_EQ(row(both, 3), (std::vector<float>{7, 8}));
+  bool noted = false;
+  for (const std::string& n : both.notes)
+    noted |= n ==
+             "node features: the mean of each node's incident edges' 2 features (the dataset's node features "
+             "not used)";
+  EXPECT_TRUE(noted);
+  // one_hot ignores the node features the dataset has.
+  const train::TrainingData ids = data({"data.node_features=one_hot"});
+  EXPECT_EQ(ids.in_features(), 5);
+  EXPECT_TRUE(ids.sparse_input());
+  // auto reads the dataset's node features.
+  EXPECT_EQ(row(data({}), 2), (std::vector<float>{9}));
+  // Trains end to end.
+  const train::Summary s = train(config(kSbm, {"data.dataset=ogb:" + folder.string(), "data.node_features=edge_mean",
+                                               "data.split.kind=random", "training.runs=1", "training.epochs=2"}));
+  EXPECT_TRUE(printed("node features: the mean of each node's"));
+  ASSERT_EQ(s.runs.size(), 1u);
+}
+
+TEST_F(TrainerErrorTest, EdgeMeanNeedsEdgeFeaturesAndHomogeneousModels) {
+  const fs::path folder = dir_ / "plain";
+  fs::create_directories(folder / "raw");
+  write_file_atomic(folder / "raw/edge.csv", "0,1\n1,2\n");
+  write_file_atomic(folder / "raw/num-node-list.csv", "3\n");
+  write_file_atomic(folder / "raw/num-edge-list.csv", "2\n");
+  write_file_atomic(folder / "raw/node-label.csv", "0\n1\n0\n");
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"data.dataset=ogb:" + folder.string(), "data.node_features=edge_mean"}));
+      },
+      {"data.node_features is edge_mean (each node the mean of its edges' features), but 'ogb:" + folder.string() +
+       "' has no edge features"});
+  expect_user_error(
+      [&] {
+        train(config(kSbm, {"data.task=random", "data.node_features=one_hot"}));
+      },
+      {"data.node_features applies to the dataset's features, but data.task: random trains on random "
+       "ones"});
+  expect_only({"plain"});
+}
+
 // data.task: random trains on a graph without node classes (here R-MAT) with seeded
 // random features and labels and a random split, so its epochs can be timed.
 TEST_F(TrainerFixture, RandomTaskTrainsOnAGraphWithoutClasses) {
