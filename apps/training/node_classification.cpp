@@ -77,8 +77,7 @@ std::string metric_origin(const Config& config, const std::string& eval_metric) 
 }
 
 std::string metric_note(const Config& config, Metric m, const std::string& eval_metric) {
-  if (!config.is_default("training.metric") && config.get_string("training.metric") != "auto")
-    return " (training.metric)";
+  if (config.get_string("training.metric") != "auto") return " (training.metric)";
   if (m == Metric::RocAuc && eval_metric == "rocauc") return " (the dataset's own: OGB's master.csv)";
   return "";
 }
