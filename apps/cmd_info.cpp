@@ -263,7 +263,13 @@ const RegisterCommand kInfo{Command{
         opt.seed = args->seed;
         LoadReport rep;
         const Dataset ds = load_dataset(args->dataset, opt, &rep);
-        const json j = describe(ds, rep);
+        json j;
+        try {
+          j = describe(ds, rep);  // degree statistics and the transpose: memory as large as the graph's
+        } catch (const UserError& e) {
+          STRATA_FAIL("strata info '{}' ({} x {}, {} edges): {}", args->dataset, ds.graph.num_rows(),
+                      ds.graph.num_cols(), ds.num_edges(), e.what());
+        }
         if (args->json)
           fmt::print("{}\n", j.dump(2));
         else

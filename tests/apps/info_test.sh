@@ -62,6 +62,13 @@ case "$mode" in
     expect error "$err" 'known datasets: cora, citeseer'
     err="$("$strata" info rmat:scale=4,edge_factr=2 2>&1 >/dev/null)"
     expect error "$err" "rmat: unknown parameter 'edge_factr', did you mean 'edge_factor'\?"
+    # A matrix that declares 2^31 columns loads (3 rows), but its transpose needs 16 GiB: under a
+    # 4 GiB address-space limit the error names the input and its size.
+    printf '%%%%MatrixMarket matrix coordinate real general\n3 2147483648 1\n1 1 1.0\n' > "$scratch/wide.mtx"
+    err="$(ulimit -v 4000000; "$strata" info --graph "mtx:$scratch/wide.mtx" --no-cache 2>&1 >/dev/null)"
+    rc=$?
+    [ "$rc" -eq 1 ] || { echo "FAIL: wide matrix: exit code $rc, expected 1"; fails=$((fails + 1)); }
+    expect wide "$err" "^strata: error: strata info 'mtx:.*wide.mtx' \(3 x 2147483648, 1 edges\): out of host memory"
     ;;
   data)
     if [ ! -e "$data_root/citation/cora.tgz" ]; then
