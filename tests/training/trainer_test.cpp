@@ -459,18 +459,23 @@ TEST_F(TrainerTest, FeaturelessDatasetTrainsOnOneHotIds) {
   EXPECT_GT(s.test_mean, 0.7);
 }
 
+// An OGB raw layout in `folder`: raw/<stem>.csv for each (stem, text).
+fs::path write_ogb_raw(const fs::path& folder, const std::vector<std::pair<std::string, std::string>>& files) {
+  fs::create_directories(folder / "raw");
+  for (const auto& [stem, text] : files) write_file_atomic(folder / "raw" / (stem + ".csv"), text);
+  return folder;
+}
+
 // data.node_features: edge_mean (OGB's ogbn-proteins recipe) and one_hot, on an OGB
 // layout with 2-wide edge features; the means worked out by hand.
 TEST_F(TrainerTest, NodeFeaturesFromEdgeMeansAndOneHotIds) {
-  const fs::path folder = dir_ / "edgy";
-  fs::create_directories(folder / "raw");
   // Edges 0->1 (1, 2), 2->1 (3, 4), 1->2 (5, 6), 3->3 (7, 8): node 4 has no edge.
-  write_file_atomic(folder / "raw/edge.csv", "0,1\n2,1\n1,2\n3,3\n");
-  write_file_atomic(folder / "raw/edge-feat.csv", "1,2\n3,4\n5,6\n7,8\n");
-  write_file_atomic(folder / "raw/num-node-list.csv", "5\n");
-  write_file_atomic(folder / "raw/num-edge-list.csv", "4\n");
-  write_file_atomic(folder / "raw/node-feat.csv", "9\n9\n9\n9\n9\n");
-  write_file_atomic(folder / "raw/node-label.csv", "0\n1\n0\n1\n0\n");
+  const fs::path folder = write_ogb_raw(dir_ / "edgy", {{"edge", "0,1\n2,1\n1,2\n3,3\n"},
+                                                        {"edge-feat", "1,2\n3,4\n5,6\n7,8\n"},
+                                                        {"num-node-list", "5\n"},
+                                                        {"num-edge-list", "4\n"},
+                                                        {"node-feat", "9\n9\n9\n9\n9\n"},
+                                                        {"node-label", "0\n1\n0\n1\n0\n"}});
   const auto data = [&](std::vector<std::string> sets) {
     sets.push_back("data.dataset=ogb:" + folder.string());
     sets.push_back("data.feature_storage=dense");
@@ -516,12 +521,9 @@ TEST_F(TrainerTest, NodeFeaturesFromEdgeMeansAndOneHotIds) {
 }
 
 TEST_F(TrainerErrorTest, EdgeMeanNeedsEdgeFeaturesAndHomogeneousModels) {
-  const fs::path folder = dir_ / "plain";
-  fs::create_directories(folder / "raw");
-  write_file_atomic(folder / "raw/edge.csv", "0,1\n1,2\n");
-  write_file_atomic(folder / "raw/num-node-list.csv", "3\n");
-  write_file_atomic(folder / "raw/num-edge-list.csv", "2\n");
-  write_file_atomic(folder / "raw/node-label.csv", "0\n1\n0\n");
+  const fs::path folder = write_ogb_raw(
+      dir_ / "plain",
+      {{"edge", "0,1\n1,2\n"}, {"num-node-list", "3\n"}, {"num-edge-list", "2\n"}, {"node-label", "0\n1\n0\n"}});
   expect_user_error(
       [&] {
         train(config(kSbm, {"data.dataset=ogb:" + folder.string(), "data.node_features=edge_mean"}));
