@@ -1,0 +1,114 @@
+#include "layers/pair_scores.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/timer.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
+#include "sparse_compiler/passes/lowering_memo.h"
+
+namespace strata::nn {
+namespace {
+
+// The memo keys: a program and its plan fix the lowered and emitted code
+// (sparse_compiler/passes/lowering_memo.h).
+std::string sddmm_key(const sc::SddmmSpec& spec, const sc::KernelPlan& plan) {
+  return "sddmm\n" + spec.name() + "\n" + plan.to_json();
+}
+std::string spmm_key(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
+  return "spmm\n" + spec.name() + "\n" + plan.to_json();
+}
+
+std::unique_ptr<sc::SpmmKernel> bind_weighted_spmm(const Graph& g, int64_t feat, sc::Backend backend) {
+  sc::SpmmOptions o;
+  o.feat = feat;
+  o.weighted = true;
+  o.backend = backend;
+  const sc::SpmmSpec spec = sc::SpmmKernel::spec(g, o);
+  o.plan = sc::SpmmKernel::default_plan(spec);  // the template: the same program for every pair graph
+  if (backend != sc::Backend::Generated) return std::make_unique<sc::SpmmKernel>(g, o);
+  const std::string key = spmm_key(spec, *o.plan);
+  sc::Kernel lowered = sc::lower_memoized(key, [&] { return sc::SpmmKernel::lower(spec, *o.plan); });
+  std::vector<sc::CompiledKernel> compiled = sc::compile_cpu_memoized({key}, {std::move(lowered)});
+  return std::make_unique<sc::SpmmKernel>(g, o, std::move(compiled[0]));
+}
+
+}  // namespace
+
+PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward) {
+  STRATA_CHECK(pairs.num_rows() == pairs.num_cols(), "pair scores: the pair graph must be square, got {}",
+               pairs.describe());
+  STRATA_CHECK(feat > 0, "pair scores: embedding width must be positive, got {}", feat);
+  PairKernels k;
+  k.feat = feat;
+  // Positions in P are the pairs' identity: drop any edge ids so Pᵀ's edge ids are P's positions.
+  k.pairs = Graph::from_csr(pairs.num_rows(), pairs.num_cols(), pairs.indptr(), pairs.indices());
+  sc::SddmmOptions so;
+  so.kind = sc::SddmmKind::Dot;
+  so.feat = feat;
+  so.backend = backend;
+  so.plan = sc::SddmmKernel::default_plan();
+  if (backend == sc::Backend::Generated) {
+    const sc::SddmmSpec spec = sc::SddmmKernel::spec(k.pairs, so);
+    const std::string key = sddmm_key(spec, *so.plan);
+    sc::Kernel lowered = sc::lower_memoized(key, [&] { return sc::SddmmKernel::lower(spec, *so.plan); });
+    std::vector<sc::CompiledKernel> compiled = sc::compile_cpu_memoized({key}, {std::move(lowered)});
+    k.score = std::make_unique<sc::SddmmKernel>(k.pairs, so, std::move(compiled[0]));
+  } else {
+    k.score = std::make_unique<sc::SddmmKernel>(k.pairs, so);
+  }
+  if (backward) {
+    k.pairs_t = k.pairs.transpose();
+    k.grad_u = bind_weighted_spmm(k.pairs, feat, backend);
+    k.grad_v = bind_weighted_spmm(k.pairs_t, feat, backend);
+  }
+  return k;
+}
+
+ag::Var pair_scores(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
+  Timer t;
+  STRATA_ASSERT(h.value().ndim() == 2 && h.dim(0) == k.pairs.num_rows() && h.dim(1) == k.feat,
+                "pair_scores: embeddings {} for {} nodes of width {}", shape_str(h.shape()), k.pairs.num_rows(),
+                k.feat);
+  const int64_t n = k.num_pairs();
+  Tensor s = ag::empty({n});
+  {
+    ag::SerialIfSmall serial(n * k.feat);
+    k.score->run_into(h.value(), h.value(), s);
+  }
+  ag::Var out = ag::Var::result(s.reshape({n, 1}), tape.needs_grad({&h}));
+  STRATA_CHECK(!out.requires_grad() || k.grad_u,
+               "pair_scores: a pass that needs gradients over pair kernels bound without their backward (for "
+               "evaluation); bind them with backward to train");
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const PairKernels* kp = &k;
+    back = [kp, h, out, n] {
+      const Tensor ds = out.grad().reshape({n});
+      // Pᵀ's values: the score gradients in Pᵀ's position order.
+      Tensor ds_t = ag::empty({n});
+      const float* g = ds.data<float>();
+      const int64_t* perm = kp->pairs_t.edge_ids().data<int64_t>();
+      float* d = ds_t.data<float>();
+#pragma omp parallel for schedule(static) if (n >= ag::kParallelWork)
+      for (int64_t q = 0; q < n; ++q) d[q] = g[perm[q]];
+      Tensor dh = ag::empty({kp->pairs.num_rows(), kp->feat});
+      Tensor dh_v = ag::empty({kp->pairs.num_rows(), kp->feat});
+      {
+        ag::SerialIfSmall serial(n * kp->feat);
+        kp->grad_u->run_into(h.value(), dh, ds);      // dh[u] = Σ_e ds[e] h[v_e]
+        kp->grad_v->run_into(h.value(), dh_v, ds_t);  // dh[v] = Σ_e ds[e] h[u_e]
+      }
+      float* a = dh.data<float>();
+      const float* b = dh_v.data<float>();
+      const int64_t total = dh.numel();
+#pragma omp parallel for schedule(static) if (total >= ag::kParallelWork)
+      for (int64_t i = 0; i < total; ++i) a[i] += b[i];
+      h.accumulate_grad(dh, true);
+    };
+  }
+  tape.record("pair_scores", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+}  // namespace strata::nn

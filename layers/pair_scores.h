@@ -1,0 +1,47 @@
+// Dot-product scores of node pairs, the decoder of link prediction, as an autograd
+// op over the compiler's kernels.
+//
+// The pairs to score form a graph P (row u, column v for the pair (u, v); a pair may
+// appear more than once). For node embeddings h [N, F]:
+//
+//   forward   s[e] = h[u_e] · h[v_e]              one SDDMM (dot) over P
+//   backward  dh = P(ds) h  +  Pᵀ(ds) h            two weighted SpMMs, over P and Pᵀ,
+//                                                  with the score gradients as edge values
+//
+// Scores come in P's CSR position order. The pair graph changes every training
+// epoch (fresh negative pairs), so its kernels use the plan templates, which do not
+// depend on the graph: after the first epoch a binding reuses the lowered and
+// compiled programs from the process's memo (sc::lower_memoized,
+// sc::compile_cpu_memoized) and only binds the new arrays.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/autograd.h"
+#include "core/graph.h"
+#include "sparse_compiler/ops/sddmm.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace strata::nn {
+
+struct PairKernels {
+  Graph pairs;    // P: rows u, columns v, N x N, no edge ids (positions are the pairs' order)
+  Graph pairs_t;  // Pᵀ; its edge_ids() are positions in P
+  int64_t feat = 0;
+  std::unique_ptr<sc::SddmmKernel> score;          // s = SDDMM(h, h) over P
+  std::unique_ptr<sc::SpmmKernel> grad_u, grad_v;  // weighted SpMMs over P and Pᵀ (null without backward)
+  int64_t num_pairs() const { return pairs.nnz(); }
+};
+
+// Binds the kernels that score the pairs of `pairs` (square, CSR; its edge ids, if
+// any, are dropped) for embeddings of width `feat`. Backend::Generated compiles
+// through the memo (a program compiled before in this process is only bound);
+// Backend::Reference runs the plain loops. Without `backward` only the SDDMM is
+// bound (evaluation).
+PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward);
+
+// Scores [num_pairs, 1] of the pairs for embeddings h [N, feat].
+ag::Var pair_scores(ag::Tape& tape, const PairKernels& kernels, const ag::Var& h);
+
+}  // namespace strata::nn
