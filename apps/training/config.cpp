@@ -75,11 +75,19 @@ std::vector<KeySpec> build_schema() {
       "or a generator (sbm:nodes=2000,classes=5,seed=1; rmat:scale=17,edge_factor=16,seed=1)")));
   s.push_back(key_string("data.data_root", "",
                          "folder holding the datasets; empty: --data-root, $STRATA_DATA_ROOT or ../shared/datasets"));
-  s.push_back(key_enum("data.task", "dataset", {"dataset", "random"},
-                       "dataset: the dataset's node features and classes; random: seeded random normal features "
-                       "(data.random_features per node) and uniform labels over data.random_classes classes on the "
-                       "dataset's graph, split by data.split (auto: random ratios); for timing epochs on graphs without "
-                       "node classes (R-MAT, edge lists), where accuracy is chance"));
+  s.push_back(
+      key_enum("data.task", "dataset", {"dataset", "random", "link"},
+               "dataset: the dataset's node features and classes; random: seeded random normal features "
+               "(data.random_features per node) and uniform labels over data.random_classes classes on the "
+               "dataset's graph, split by data.split (auto: random ratios); for timing epochs on graphs without "
+               "node classes (R-MAT, edge lists), where accuracy is chance; link: link prediction, the graph's "
+               "undirected edges split by data.link into training, validation and test pairs, scored by the "
+               "dot product of the model's node embeddings (GraphSAGE, GCN, GAT)"));
+  s.push_back(
+      key_float("data.link.val_ratio", "0.05", 0, 1, true, true,
+                "link: share of the undirected edges held out for validation (with as many sampled non-edges)"));
+  s.push_back(key_float("data.link.test_ratio", "0.1", 0, 1, true, true,
+                        "link: share of the undirected edges held out for testing (with as many sampled non-edges)"));
   s.push_back(key_int("data.random_features", "128", 1, 65536, "data.task random: input features per node"));
   s.push_back(key_int("data.random_classes", "8", 2, 65536, "data.task random: number of classes"));
   s.push_back(key_bool("data.cache", "true", "read and write the binary dataset cache ($STRATA_CACHE_DIR/datasets)"));
@@ -200,6 +208,15 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_int("training.batch_size", "0", 0, kBig,
                       "training nodes per mini-batch, each over its sampled neighbourhood (GraphSAGE, GCN, GAT); 0: "
                       "full-graph epochs"));
+  s.push_back(key_int("training.link.negatives", "1", 1, 1000,
+                      "link: non-edges sampled per training edge, afresh every epoch (uniform node pairs that are "
+                      "not training edges)"));
+  s.push_back(key_int("training.link.batch_pairs", "0", 0, kBig,
+                      "link: training edges per optimizer step, each step a full-graph forward (as OGB's link "
+                      "examples); 0: all in one step per epoch"));
+  s.push_back(key_int("training.link.hits_k", "0", 0, 100000,
+                      "link: K of Hits@K, the share of held-out edges scored above the K-th best non-edge (OGB); 0: "
+                      "the dataset's own K (ogbl-ddi: 20), else 20"));
   s.push_back(key_string("training.fanouts", "",
                          "in-neighbours sampled per node and layer, input layer first: \"10,25\" or [10, 25] (-1: "
                          "all); empty: all (needs training.batch_size)"));
@@ -642,6 +659,12 @@ TrainingConfig typed(const Config& c) {
   d.self_loops = loops == "auto" ? SelfLoops::Auto : loops == "add" ? SelfLoops::Add : loops == "remove" ? SelfLoops::Remove : SelfLoops::Keep;
   d.normalize_features = c.get_bool("data.normalize_features");
   d.random_task = c.get_string("data.task") == "random";
+  d.link.enabled = c.get_string("data.task") == "link";
+  d.link.val_ratio = c.get_float("data.link.val_ratio");
+  d.link.test_ratio = c.get_float("data.link.test_ratio");
+  STRATA_CHECK(d.link.val_ratio + d.link.test_ratio < 1.0,
+               "{}: data.link.val_ratio ({}) + data.link.test_ratio ({}) must be below 1 so training keeps edges",
+               c.source(), d.link.val_ratio, d.link.test_ratio);
   d.random_features = c.get_int("data.random_features");
   d.random_classes = c.get_int("data.random_classes");
   const std::string& fs_ = c.get_string("data.feature_storage");
@@ -809,6 +832,37 @@ TrainingConfig typed(const Config& c) {
                  "{}: training.batch_size {}: sampled blocks carry no edge weights; set data.edge_weights: ignore or "
                  "train on the full graph",
                  c.origin("training.batch_size"), l.batch_size);
+  }
+
+  l.link_negatives = c.get_int("training.link.negatives");
+  l.link_batch_pairs = c.get_int("training.link.batch_pairs");
+  l.link_hits_k = c.get_int("training.link.hits_k");
+  const std::string& task = c.get_string("data.task");
+  if (t.data.link.enabled) {
+    STRATA_CHECK(t.model.kind != nn::ModelKind::Rgcn && kind != "rgcn",
+                 "{}: data.task is link, but model.name is rgcn; link prediction trains GraphSAGE, GCN or GAT "
+                 "encoders on homogeneous graphs",
+                 c.origin("model.name"));
+    STRATA_CHECK(l.batch_size == 0,
+                 "{}: training.batch_size {} samples mini-batches of nodes for node classification; link prediction "
+                 "(data.task: link) batches training edges with training.link.batch_pairs",
+                 c.origin("training.batch_size"), l.batch_size);
+    STRATA_CHECK(l.metric == "auto" || l.metric == "rocauc",
+                 "{}: training.metric is {}, a node-classification score; link prediction (data.task: link) is "
+                 "scored by auto (Hits@K, training.link.hits_k) or rocauc",
+                 c.origin("training.metric"), l.metric);
+    STRATA_CHECK(!t.data.edge_weights,
+                 "{}: data.edge_weights: use is not read by link prediction (data.task: link), which aggregates over "
+                 "the unweighted training edges; set data.edge_weights: ignore",
+                 c.origin("data.edge_weights"));
+  } else {
+    for (const char* key : {"data.link.val_ratio", "data.link.test_ratio", "training.link.negatives",
+                            "training.link.batch_pairs", "training.link.hits_k"}) {
+      const KeySpec* k = find_key(key);
+      STRATA_CHECK(!k || c.text(key) == k->default_value,
+                   "{}: {} is {}, but only data.task: link reads it (data.task is '{}')", c.origin(key), key,
+                   c.text(key), task);
+    }
   }
 
   RuntimeConfig& r = t.runtime;

@@ -136,6 +136,11 @@ struct DataConfig {
   // timing on graphs that have no node classes (R-MAT, edge lists).
   bool random_task = false;
   int64_t random_features = 128, random_classes = 8;
+  // data.task: link: link prediction over the graph's undirected edges (link_prediction.h).
+  struct Link {
+    bool enabled = false;
+    double val_ratio = 0.05, test_ratio = 0.1;  // shares of the edges held out
+  } link;
 };
 
 struct LoopConfig {
@@ -145,6 +150,10 @@ struct LoopConfig {
   uint64_t seed = 0;
   int64_t batch_size = 0;        // > 0: mini-batches over sampled neighbourhoods
   std::vector<int64_t> fanouts;  // per layer, input layer first; -1: all (core/neighbor_sampler.h)
+  // training.link.*: link prediction (data.task: link)
+  int64_t link_negatives = 1;    // non-edges per training edge, every epoch
+  int64_t link_batch_pairs = 0;  // training edges per step (0: all)
+  int64_t link_hits_k = 0;       // K of Hits@K (0: the dataset's, else 20)
 };
 
 struct RuntimeConfig {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "apps/training/run_report.h"
 #include "apps/training/split_file.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -286,6 +287,25 @@ data::Dataset load_configured_dataset(const DataConfig& c, const std::string& co
   }
 }
 
+namespace {
+
+// data.self_loops applied to the training graph (auto: add for GCN), with a note of what changed.
+Graph apply_self_loops(Graph g, SelfLoops loops, nn::ModelKind model, std::vector<std::string>& notes) {
+  if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
+  if (loops == SelfLoops::Add) {
+    const int64_t before = g.nnz();
+    g = g.with_self_loops();
+    notes.push_back(fmt::format("self-loops added: {} -> {} edges", before, g.nnz()));
+  } else if (loops == SelfLoops::Remove) {
+    const int64_t found = count_self_loops(g);
+    if (found > 0) g = remove_self_loops(g);
+    notes.push_back(fmt::format("self-loops removed: {}", found));
+  }
+  return g;
+}
+
+}  // namespace
+
 TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
   Timer total;
   TrainingData td;
@@ -335,18 +355,7 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
     g = g.symmetrized();
     td.notes.push_back(fmt::format("symmetrized (A ∪ Aᵀ): {} -> {} edges", before, g.nnz()));
   }
-  SelfLoops loops = c.self_loops;
-  if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
-  if (loops == SelfLoops::Add) {
-    const int64_t before = g.nnz();
-    g = g.with_self_loops();
-    td.notes.push_back(fmt::format("self-loops added: {} -> {} edges", before, g.nnz()));
-  } else if (loops == SelfLoops::Remove) {
-    const int64_t found = count_self_loops(g);
-    if (found > 0) g = remove_self_loops(g);
-    td.notes.push_back(fmt::format("self-loops removed: {}", found));
-  }
-  td.graph = g;
+  td.graph = apply_self_loops(g, c.self_loops, model, td.notes);
 
   // Input features, labels and the split.
   STRATA_CHECK(!c.random_task || c.node_features == NodeFeatureSource::Auto,
@@ -396,6 +405,46 @@ TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::s
   } else {
     td.splits = split_for_run(td, c, config_source, 1);
   }
+  td.prepare_ms = total.ms();
+  return td;
+}
+
+TrainingData prepare_link_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source,
+                               LinkSplit& split) {
+  Timer total;
+  TrainingData td;
+  const data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
+  td.name = ds.name;
+  td.source = ds.source;
+  td.eval_metric = ds.eval_metric;
+  STRATA_CHECK(!ds.is_hetero(),
+               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); link prediction (data.task: link) "
+               "trains on homogeneous graphs",
+               config_source, c.dataset, ds.format);
+  STRATA_CHECK(ds.graph.num_rows() == ds.graph.num_cols(), "{}: dataset '{}' is not a square graph ({})", config_source,
+               c.dataset, ds.graph.describe());
+  STRATA_CHECK(c.undirected != Tristate::No,
+               "{}: data.undirected is false, but link prediction (data.task: link) predicts undirected edges and "
+               "passes messages both ways; set data.undirected to auto or true",
+               config_source);
+  STRATA_CHECK(c.node_features != NodeFeatureSource::EdgeMean,
+               "{}: data.node_features is edge_mean, which would average the features of held-out edges into the "
+               "input of link prediction (data.task: link); use auto or one_hot",
+               config_source);
+  split = split_links(ds.graph, c.link.val_ratio, c.link.test_ratio, c.split.seed, config_source);
+  Graph g = symmetric_pair_graph(ds.graph.num_rows(), split.train);
+  td.notes.push_back(
+      fmt::format("link prediction: {} undirected edges held out for validation and {} for testing "
+                  "(with as many non-edges each); message passing over the {} training edges both "
+                  "ways ({} non-zeros)",
+                  commas(split.val.size()), commas(split.test.size()), commas(split.train.size()), commas(g.nnz())));
+  td.graph = apply_self_loops(g, c.self_loops, model, td.notes);
+  read_features_and_labels(ds, c, config_source, /*symmetrized=*/true, td);
+  td.labels = Tensor();  // link prediction has pairs, not node classes
+  td.num_classes = 0;
+  td.class_names.clear();
+  td.splits.origin = split.origin();
+  td.split_kind = SplitKind::Random;
   td.prepare_ms = total.ms();
   return td;
 }

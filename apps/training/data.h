@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "apps/training/config.h"
+#include "apps/training/link_split.h"
 #include "apps/training/node_classification.h"
 #include "datasets/load.h"
 #include "layers/graph_kernels.h"
@@ -62,6 +63,12 @@ data::Dataset load_configured_dataset(const DataConfig& config, const std::strin
 // UserError naming the config key for anything training cannot use.
 TrainingData prepare_data(const DataConfig& config, nn::ModelKind model, const std::string& config_source);
 
+// data.task: link: the dataset's undirected edges split by data.link and
+// data.split.seed (link_split.h) into `split`; td.graph is the training edges in both
+// directions (self-loops by data.self_loops, as prepare_data), the features as
+// prepare_data reads them; no labels or node split. UserErrors name the config key.
+TrainingData prepare_link_data(const DataConfig& config, nn::ModelKind model, const std::string& config_source,
+                               LinkSplit& split);
 // The split run `run` (from 1) trains on: td.splits unless data.split.per_run, which
 // draws a planetoid or random split from seed data.split.seed + run - 1. Checked as
 // prepare_data checks run 1's (UserError naming the config).

@@ -42,7 +42,7 @@ void ModelSelection::restore(const nlohmann::json& state, const std::string& sou
 bool ModelSelection::stop_early(int64_t epoch, const Printer& out) const {
   if (loop_.patience <= 0 || since_best_ < loop_.patience || epoch >= loop_.epochs) return false;
   out(fmt::format("Early stopping at epoch {}: no better validation {} in {} evaluations", epoch_str(epoch),
-                  loop_.select_by_loss ? "loss" : "accuracy", loop_.patience));
+                  loop_.select_by_loss ? "loss" : "score", loop_.patience));
   return true;
 }
 

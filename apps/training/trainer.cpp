@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "apps/training/link_prediction.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
 #include "apps/training/rgcn.h"
@@ -24,8 +25,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The kernel lines of a run's header (and of `strata eval` and `strata infer`): the batch, each
-// kernel's plan, and each GAT attention configuration's choice.
+}  // namespace
+
 void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
   if (c.runtime.kernels.backend == sc::Backend::Generated)
     out(
@@ -41,6 +42,8 @@ void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphK
     out(fmt::format("{:<11}{:<31} {:<3} {:<22} {:<36} {}", "", r.role, r.graph, r.program, r.plan.str(), r.cache));
   for (const std::string& line : k.attention_lines()) out(fmt::format("{:<11}{}", "", line));  // GAT
 }
+
+namespace {
 
 void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
   const TrainingConfig& c = ctx.config;
@@ -74,7 +77,9 @@ void print_header(Console& out, const Config& config, const Context& ctx, const 
   print_kernels([&out](const std::string& line) { out(line); }, c, *ctx.kernels);
 }
 
-json kernels_json(const nn::GraphKernels& k) {
+}  // namespace
+
+nlohmann::ordered_json kernels_json(const nn::GraphKernels& k) {
   json list = json::array();
   for (const nn::KernelRecord& r : k.records()) {
     list.push_back({{"role", r.role},
@@ -101,6 +106,8 @@ json kernels_json(const nn::GraphKernels& k) {
           {"kernels", list},
           {"attention", k.attention_lines()}};  // GAT
 }
+
+namespace {
 
 json dataset_json(const TrainingData& d) {
   return {{"name", d.name},
@@ -163,10 +170,6 @@ RunState::RunState(const Context& ctx, uint64_t seed) {
   optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
 }
 
-namespace {
-
-// The loss's value; a UserError naming the run, the epoch (and batch) and the first
-// layer with non-finite values when it is not finite.
 float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, int run, int64_t epoch,
                   const std::string& batch) {
   const float value = loss.value().data<float>()[0];
@@ -183,7 +186,6 @@ float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, in
       run, epoch_str(epoch), batch, std::isnan(value) ? "NaN" : "infinite", where, state.optimizer->lr());
 }
 
-// Backward from `loss`, then one optimizer step; returns the step's time.
 double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state) {
   tape.backward(loss);
   Timer opt;
@@ -193,6 +195,8 @@ double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state) {
   tape.clear();
   return ms;
 }
+
+namespace {
 
 // The rows `rows` of sparse input features, as their own matrix (a batch's input nodes).
 nn::SparseFeatures feature_rows(const nn::SparseFeatures& f, const std::vector<int64_t>& rows) {
@@ -346,6 +350,8 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
 Summary run_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
   // rgcn: its own loop over heterographs (apps/training/rgcn.h).
   if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print, resume);
+  // link prediction: its own loop over edge pairs (apps/training/link_prediction.h).
+  if (config.get_string("data.task") == "link") return run_link_training(config, config_name, print, resume);
   Context ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
@@ -714,6 +720,7 @@ void print_restored(const Printer& print, const RestoredRun& l) {
 
 EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
   if (config.get_string("model.name") == "rgcn") return run_rgcn_evaluation(config, checkpoint, print);  // rgcn
+  if (config.get_string("data.task") == "link") return run_link_evaluation(config, checkpoint, print);
   RestoredRun l;
   restore_run(l, config, checkpoint);
   l.ctx.build_kernels(*l.state->model, /*backward=*/false);
@@ -740,6 +747,10 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
 
 InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
   if (config.get_string("model.name") == "rgcn") return run_rgcn_inference(config, o, print);  // rgcn
+  STRATA_CHECK(config.get_string("data.task") != "link",
+               "strata infer predicts node classes, but {} trains link prediction (data.task: link); strata eval "
+               "--checkpoint scores its held-out edges",
+               config.source());
   RestoredRun l;
   restore_run(l, config, o.checkpoint);
   const TrainingData& d = l.ctx.data;

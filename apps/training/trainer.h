@@ -48,6 +48,12 @@ namespace strata::train {
 // Call before anything compiles or loads; the kernel cache reads the directory once.
 void apply_runtime(const RuntimeConfig& runtime);
 
+// The kernel lines of a run's header (and of `strata eval` and `strata infer`): the
+// batch, each kernel's plan, and each GAT attention configuration's choice.
+void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k);
+// kernels.json: every kernel's role, graph, program and plan, and the batch's times.
+nlohmann::ordered_json kernels_json(const nn::GraphKernels& k);
+
 // Data and kernels for one config: what every run of a session shares.
 struct Context {
   TrainingConfig config;
@@ -72,6 +78,14 @@ struct RunState {
   Rng sampler{0};  // batch order and sampled neighbours (training.batch_size > 0)
   RunState(const Context& ctx, uint64_t seed);
 };
+
+// The loss's value; a UserError naming the run, the epoch (and `batch`, e.g. ", batch
+// 3") and the first layer with non-finite values when it is not finite.
+float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, int run, int64_t epoch,
+                  const std::string& batch);
+// Backward from `loss`, then one optimizer step (and zeroed gradients, a cleared
+// tape); returns the step's time in ms.
+double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state);
 
 struct StepResult {
   double loss = 0;          // mini-batches: the mean over the epoch's training nodes

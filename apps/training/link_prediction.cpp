@@ -1,0 +1,503 @@
+#include "apps/training/link_prediction.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "apps/training/data.h"
+#include "apps/training/link_split.h"
+#include "apps/training/model_selection.h"
+#include "apps/training/resume_point.h"
+#include "apps/training/roc_auc.h"
+#include "apps/training/run_checkpoint.h"
+#include "apps/training/run_dir.h"
+#include "core/autograd_ops.h"
+#include "core/timer.h"
+#include "layers/pair_scores.h"
+
+namespace strata::train {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// What every run of a link-prediction session shares: the data (its num_classes is
+// the embedding width, model.hidden, so RunState builds an encoder), the split, the
+// metric, the full-graph kernels and the held-out pairs' kernels.
+struct LinkContext {
+  Context ctx;
+  LinkSplit split;
+  int64_t hits_k = 20;
+  bool by_rocauc = false;  // training.metric: rocauc (else Hits@K)
+  LabelledPairs val, test;
+  std::unique_ptr<nn::PairKernels> val_kernels, test_kernels;
+
+  int64_t width() const { return ctx.config.model.hidden; }
+  std::string metric_name() const { return by_rocauc ? "ROC-AUC" : fmt::format("Hits@{}", hits_k); }
+  std::string metric_key() const { return by_rocauc ? "rocauc" : fmt::format("hits@{}", hits_k); }
+};
+
+// training.link.hits_k, or the dataset's own K ("hits@20" from OGB's master.csv), else 20.
+int64_t resolve_hits_k(int64_t configured, const std::string& eval_metric) {
+  if (configured > 0) return configured;
+  if (eval_metric.starts_with("hits@")) {
+    try {
+      const int64_t k = std::stoll(eval_metric.substr(5));
+      if (k > 0) return k;
+    } catch (const std::exception&) {
+    }
+  }
+  return 20;
+}
+
+LinkContext prepare(const Config& config) {
+  LinkContext lc;
+  Context& ctx = lc.ctx;
+  ctx.config = typed(config);
+  const TrainingConfig& c = ctx.config;
+  ctx.data = prepare_link_data(c.data, c.model.kind, config.source(), lc.split);
+  ctx.data.num_classes = c.model.hidden;  // the encoder's output: embeddings of width model.hidden
+  lc.hits_k = resolve_hits_k(c.training.link_hits_k, ctx.data.eval_metric);
+  lc.by_rocauc = c.training.metric == "rocauc";
+  if (!lc.by_rocauc)
+    STRATA_CHECK(lc.split.val.size() >= lc.hits_k && lc.split.test.size() >= lc.hits_k,
+                 "{}: Hits@{} ranks each held-out edge against the {}-th best non-edge, but the split has {} "
+                 "validation and {} test non-edges; lower training.link.hits_k or raise data.link.val_ratio and "
+                 "test_ratio",
+                 config.source(), lc.hits_k, lc.hits_k, lc.split.val_negative.size(), lc.split.test_negative.size());
+  const int64_t n = ctx.data.num_nodes();
+  lc.val = labelled_pair_graph(n, lc.split.val, lc.split.val_negative);
+  lc.test = labelled_pair_graph(n, lc.split.test, lc.split.test_negative);
+  return lc;
+}
+
+void bind_held_out(LinkContext& lc) {
+  const sc::Backend backend = lc.ctx.config.runtime.kernels.backend;
+  lc.val_kernels =
+      std::make_unique<nn::PairKernels>(nn::bind_pair_kernels(lc.val.pairs, lc.width(), backend, /*backward=*/false));
+  lc.test_kernels =
+      std::make_unique<nn::PairKernels>(nn::bind_pair_kernels(lc.test.pairs, lc.width(), backend, /*backward=*/false));
+}
+
+Tensor label_column(const std::vector<int64_t>& labels) {
+  return Tensor::from_vector(labels).reshape({static_cast<int64_t>(labels.size()), 1});
+}
+Tensor all_rows(int64_t n) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;
+  return Tensor::from_vector(idx);
+}
+
+// The scores of one held-out set of pairs, ranked.
+struct PairEvaluation {
+  double hits = 0, rocauc = 0, loss = 0;
+  std::string hash;  // XXH3 of the scores in pair order
+};
+
+PairEvaluation rank_pairs(const nn::PairKernels& k, const LabelledPairs& lp, const ag::Var& h, int64_t hits_k) {
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const Tensor s = nn::pair_scores(tape, k, h).value();
+  const float* sp = s.data<float>();
+  std::vector<float> pos, neg;
+  double loss = 0;
+  for (int64_t q = 0; q < k.num_pairs(); ++q) {
+    const double z = sp[q];
+    const bool edge = lp.labels[q] == 1;
+    (edge ? pos : neg).push_back(sp[q]);
+    // Binary cross-entropy with logits, as bce_with_logits computes it.
+    loss += std::max(z, 0.0) - (edge ? z : 0.0) + std::log1p(std::exp(-std::abs(z)));
+  }
+  PairEvaluation e;
+  e.hits = static_cast<int64_t>(neg.size()) >= hits_k ? hits_at_k(pos, neg, hits_k) : 0.0;
+  const Tensor index = all_rows(k.num_pairs());
+  e.rocauc = mean_roc_auc(s, label_column(lp.labels), index).mean;
+  e.loss = loss / static_cast<double>(std::max<int64_t>(k.num_pairs(), 1));
+  e.hash = logits_hash(s, index);
+  return e;
+}
+
+struct LinkEvaluation {
+  PairEvaluation val, test;
+  double ms = 0;
+};
+
+LinkEvaluation evaluate_links(const LinkContext& lc, const nn::GnnModel& model) {
+  Timer t;
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const ag::Var h = model.forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
+  LinkEvaluation e;
+  e.val = rank_pairs(*lc.val_kernels, lc.val, h, lc.hits_k);
+  e.test = rank_pairs(*lc.test_kernels, lc.test, h, lc.hits_k);
+  e.ms = t.ms();
+  return e;
+}
+
+double score_of(const LinkContext& lc, const PairEvaluation& e) { return lc.by_rocauc ? e.rocauc : e.hits; }
+
+// One epoch: the training edges in steps, each with fresh non-edges.
+StepResult train_link_epoch(const LinkContext& lc, RunState& state, ag::Tape& tape, int run, int64_t epoch,
+                            const std::string& where) {
+  Timer t;
+  const TrainingConfig& c = lc.ctx.config;
+  const NodePairs& edges = lc.split.train;
+  const int64_t m = edges.size();
+  const int64_t step_edges = c.training.link_batch_pairs > 0 ? std::min(c.training.link_batch_pairs, m) : m;
+  std::vector<int64_t> order;
+  if (step_edges < m) order = state.sampler.permutation(m);
+  StepResult r;
+  double loss_sum = 0;
+  for (int64_t begin = 0; begin < m; begin += step_edges) {
+    const int64_t count = std::min(step_edges, m - begin);
+    Timer sampling;
+    NodePairs positive;
+    positive.u.reserve(static_cast<size_t>(count));
+    positive.v.reserve(static_cast<size_t>(count));
+    for (int64_t k = begin; k < begin + count; ++k) {
+      const int64_t e = order.empty() ? k : order[k];
+      positive.push(edges.u[e], edges.v[e]);
+    }
+    const NodePairs negative =
+        sample_non_edges(lc.ctx.data.graph, count * c.training.link_negatives, state.sampler, where);
+    const LabelledPairs lp = labelled_pair_graph(lc.ctx.data.num_nodes(), positive, negative);
+    const nn::PairKernels pk =
+        nn::bind_pair_kernels(lp.pairs, lc.width(), c.runtime.kernels.backend, /*backward=*/true);
+    r.sample_ms += sampling.ms();
+    tape.clear();
+    tape.set_training(true);
+    tape.set_grad_enabled(true);
+    const ag::Var h = state.model->forward(tape, *lc.ctx.kernels, lc.ctx.input(), state.dropout.next_u64());
+    ag::Var loss;
+    {
+      ag::Tape::Scope scope(tape, "decoder");
+      const ag::Var s = nn::pair_scores(tape, pk, h);
+      loss = ag::bce_with_logits(tape, s, label_column(lp.labels), all_rows(pk.num_pairs()));
+    }
+    const std::string batch = step_edges < m ? fmt::format(", step {}", begin / step_edges + 1) : "";
+    loss_sum += static_cast<double>(finite_loss(tape, loss, state, run, epoch, batch)) * static_cast<double>(count);
+    r.optimizer_ms += step_optimizer(tape, loss, state);
+    ++r.batches;
+  }
+  r.loss = loss_sum / static_cast<double>(m);
+  r.ms = t.ms();
+  return r;
+}
+
+void print_link_header(Console& out, const Config& config, const LinkContext& lc, const nn::GnnModel& model) {
+  const TrainingConfig& c = lc.ctx.config;
+  const TrainingData& d = lc.ctx.data;
+  bool first = true;
+  for (const std::string& line : config.summary_lines()) {
+    out(fmt::format("{:<11}{}", first ? "config" : "", line));
+    first = false;
+  }
+  out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
+                  data::cache_status_name(d.load.cache)));
+  const DegreeStats deg = d.graph.degree_stats();
+  out(
+      fmt::format("{:<11}{} nodes, {} message-passing edges; degree min {} / median {} / mean {:.2f} / max {}, {} "
+                  "without edges",
+                  "", commas(d.num_nodes()), commas(d.graph.nnz()), deg.min, deg.median, deg.mean, deg.max,
+                  commas(deg.empty_rows)));
+  out(fmt::format("{:<11}features {}; embeddings of width {} scored by their dot product", "", d.features_text,
+                  lc.width()));
+  out(fmt::format("{:<11}{}; {} non-edges per training edge every epoch; scored by {}{}", "", lc.split.origin(),
+                  c.training.link_negatives, lc.metric_name(),
+                  !lc.by_rocauc && c.training.link_hits_k == 0 && d.eval_metric.starts_with("hits@")
+                      ? " (the dataset's own: OGB's master.csv)"
+                      : ""));
+  for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
+  out(fmt::format("{:<11}{}", "model", model.describe()));
+  out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe(),
+                  c.optimizer.schedule.describe(c.training.epochs)));
+  print_runtime([&out](const std::string& line) { out(line); }, c);
+  print_kernels([&out](const std::string& line) { out(line); }, c, *lc.ctx.kernels);
+  out(
+      fmt::format("{:<11}pair scores: the SDDMM (dot) and, for training, two weighted SpMMs over each step's pairs "
+                  "and their transpose, plan templates bound per step",
+                  ""));
+}
+
+json evaluation_json(const PairEvaluation& e) { return {{"hits", e.hits}, {"rocauc", e.rocauc}, {"loss", e.loss}}; }
+
+struct LinkRun {
+  int run = 0;
+  uint64_t seed = 0;
+  int64_t best_epoch = 0, epochs = 0;
+  bool stopped_early = false;
+  LinkEvaluation best;
+  double mean_epoch_ms = 0, median_epoch_ms = 0, train_ms = 0, optimizer_ms = 0, sample_ms = 0;
+  ag::OpProfile profile;
+  std::string checkpoint;
+};
+
+
+}  // namespace
+
+Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
+  STRATA_CHECK(!resume,
+               "strata train --resume: link-prediction runs (data.task: link) write no resume points; start the run "
+               "again without --resume");
+  TrainingConfig typed_config = typed(config);
+  Console out{print};
+  OpenedRunDir opened = start_training_session(config, typed_config, config_name, out, false);
+  RunDirectory& dir = *opened.dir;
+  LinkContext lc = prepare(config);
+  const TrainingConfig& c = lc.ctx.config;
+  const std::string where = config.source();
+  RunState first(lc.ctx, c.training.seed);
+  lc.ctx.build_kernels(*first.model, /*backward=*/true);
+  bind_held_out(lc);
+  print_link_header(out, config, lc, *first.model);
+  const std::string model_text = first.model->describe();
+  const int64_t model_parameters = first.model->num_parameters();
+  out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
+  write_kernels_json(dir, kernels_json(*lc.ctx.kernels), false);
+
+  Summary summary;
+  summary.run_dir = dir.final_path().string();
+  std::vector<LinkRun> runs;
+  std::vector<double> tests, vals, epoch_means, epoch_medians;
+  for (int run = 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    RunState state = run == 1 ? std::move(first) : RunState(lc.ctx, seed);
+    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    LinkRun rr;
+    rr.run = run;
+    rr.seed = seed;
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    LinkEvaluation last;
+    ModelSelection selection(c.training);
+    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
+    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+      state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
+      const StepResult step = train_link_epoch(lc, state, tape, run, epoch, where);
+      epoch_ms.push_back(step.ms);
+      rr.optimizer_ms += step.optimizer_ms;
+      rr.sample_ms += step.sample_ms;
+      json m = {{"run", run},          {"epoch", epoch},        {"loss", step.loss},
+                {"epoch_ms", step.ms}, {"steps", step.batches}, {"sample_ms", step.sample_ms}};
+      if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        last = evaluate_links(lc, *state.model);
+        m["val"] = evaluation_json(last.val);
+        m["test"] = evaluation_json(last.test);
+        m["eval_ms"] = last.ms;
+        if (selection.offer(epoch, score_of(lc, last.val), last.val.loss)) {
+          rr.best = last;
+          rr.best_epoch = epoch;
+          if (c.output.checkpoint == CheckpointPolicy::Best) {
+            nn::refresh_snapshot(best_params, state.model->parameters());
+            nn::refresh_snapshot(best_optim, state.optimizer->state());
+          }
+        }
+      }
+      dir.append_metrics(m.dump());
+      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
+        out(fmt::format("Epoch {} | loss {:.4f} | val {} {:.4f} (ROC-AUC {:.4f}) | {:.2f} ms", epoch_str(epoch),
+                        step.loss, lc.metric_name(), score_of(lc, last.val), last.val.rocauc, step.ms));
+      rr.epochs = epoch;
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
+        rr.stopped_early = true;
+        break;
+      }
+    }
+    rr.profile = tape.profile();
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
+    rr.median_epoch_ms = median(epoch_ms);
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
+      const LinkEvaluation& at = best ? rr.best : last;
+      nn::Checkpoint ck;
+      ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
+                                {nn::model_kind_name(c.model.kind),
+                                 state.model->describe(),
+                                 {{"name", lc.ctx.data.name},
+                                  {"nodes", lc.ctx.data.num_nodes()},
+                                  {"in_features", lc.ctx.data.in_features()},
+                                  {"embedding", lc.width()}},
+                                 run,
+                                 seed,
+                                 best,
+                                 best ? rr.best_epoch : rr.epochs,
+                                 {{"val_acc", score_of(lc, at.val)},
+                                  {"test_acc", score_of(lc, at.test)},
+                                  {"val_loss", at.val.loss},
+                                  {"val_rocauc", at.val.rocauc},
+                                  {"test_rocauc", at.test.rocauc},
+                                  {"test_scores_hash", at.test.hash}}});
+      ck.meta["task"] = "link";
+      ck.meta["metric"] = lc.metric_key();  // what val_acc and test_acc hold
+      ck.meta["split_seed"] = lc.split.seed;
+      ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
+      ck.optimizer = best ? best_optim : state.optimizer->state();
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
+    }
+    out(fmt::format(
+        "Run {}/{}: best epoch {} | val {} {:.4f} | test {} {:.4f} (ROC-AUC {:.4f}) | {} epochs{}, "
+        "{:.2f} ms/epoch (median; {}; sampling and binding {:.0f} ms in all)",
+        run, c.training.runs, epoch_str(rr.best_epoch), lc.metric_name(), score_of(lc, rr.best.val), lc.metric_name(),
+        score_of(lc, rr.best.test), rr.best.test.rocauc, rr.epochs, rr.stopped_early ? " (early stop)" : "",
+        rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms), rr.sample_ms));
+    tests.push_back(score_of(lc, rr.best.test));
+    vals.push_back(score_of(lc, rr.best.val));
+    epoch_means.push_back(rr.mean_epoch_ms);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    RunResult result;
+    result.run = run;
+    result.seed = seed;
+    result.split_seed = lc.split.seed;
+    result.best_epoch = rr.best_epoch;
+    result.epochs = rr.epochs;
+    result.stopped_early = rr.stopped_early;
+    result.best.val_acc = score_of(lc, rr.best.val);
+    result.best.test_acc = score_of(lc, rr.best.test);
+    result.best.val_loss = rr.best.val.loss;
+    result.best.test_logits_hash = rr.best.test.hash;
+    result.mean_epoch_ms = rr.mean_epoch_ms;
+    result.median_epoch_ms = rr.median_epoch_ms;
+    result.profile = rr.profile;
+    result.optimizer_ms = rr.optimizer_ms;
+    result.train_ms = rr.train_ms;
+    result.checkpoint = rr.checkpoint;
+    summary.runs.push_back(std::move(result));
+    runs.push_back(std::move(rr));
+  }
+  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
+  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
+  summary.mean_epoch_ms = mean_std(epoch_means).first;
+  summary.median_epoch_ms = median(epoch_medians);
+  std::vector<double> aucs;
+  for (const LinkRun& r : runs) aucs.push_back(r.best.test.rocauc);
+  const auto [auc_mean, auc_std] = mean_std(aucs);
+  out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
+                  lc.metric_name(), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std,
+                  lc.by_rocauc ? "" : fmt::format("; ROC-AUC {:.4f} ± {:.4f}", auc_mean, auc_std), summary.val_mean,
+                  summary.val_std, summary.median_epoch_ms));
+
+  json run_list = json::array();
+  for (const LinkRun& r : runs)
+    run_list.push_back({{"run", r.run},
+                        {"seed", r.seed},
+                        {"best_epoch", r.best_epoch},
+                        {"epochs", r.epochs},
+                        {"stopped_early", r.stopped_early},
+                        {"val", evaluation_json(r.best.val)},
+                        {"test", evaluation_json(r.best.test)},
+                        {"test_scores_hash", r.best.test.hash},
+                        {"mean_epoch_ms", r.mean_epoch_ms},
+                        {"median_epoch_ms", r.median_epoch_ms},
+                        {"sample_ms", r.sample_ms},
+                        {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
+                        {"checkpoint", r.checkpoint}});
+  const TrainingData& d = lc.ctx.data;
+  json s = {{"config", config.source()},
+            {"provenance", provenance_json()},
+            {"config_hash", config.hash().hex()},
+            {"overrides", config.overrides()},
+            {"task", "link"},
+            {"dataset",
+             {{"name", d.name},
+              {"source", d.source},
+              {"nodes", d.num_nodes()},
+              {"message_passing_edges", d.graph.nnz()},
+              {"features", d.features_text},
+              {"split",
+               {{"seed", lc.split.seed},
+                {"train_edges", lc.split.train.size()},
+                {"val_edges", lc.split.val.size()},
+                {"test_edges", lc.split.test.size()}}}}},
+            {"model", model_text},
+            {"num_parameters", model_parameters},
+            {"runs", run_list},
+            {"metric", lc.metric_key()},  // what test_acc and val_acc hold
+            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
+            {"test_rocauc", {{"mean", auc_mean}, {"std", auc_std}}},
+            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
+            {"mean_epoch_ms", summary.mean_epoch_ms},
+            {"median_epoch_ms", summary.median_epoch_ms},
+            {"kernels",
+             {{"programs", lc.ctx.kernels->distinct_programs()},
+              {"compile_ms", lc.ctx.kernels->compile_ms()},
+              {"build_ms", lc.ctx.kernels->build_ms()},
+              {"file", "kernels.json"}}}};
+  dir.write("summary.json", s.dump(2) + "\n");
+  dir.write("log.txt", out.text());
+  commit_run_dir(dir, out);
+  return summary;
+}
+
+EvalReport run_link_evaluation(const Config& config, const std::filesystem::path& checkpoint, const Printer& print) {
+  TrainingConfig c = typed(config);
+  apply_runtime(c.runtime);
+  const nn::Checkpoint ck = nn::read_checkpoint(checkpoint);
+  const std::string file = checkpoint.string();
+  const json& meta = ck.meta;
+  STRATA_CHECK(meta.value("task", std::string()) == "link",
+               "checkpoint '{}' holds a node classifier, but the config trains link prediction (data.task: link); "
+               "evaluate it with the config it was trained with (its run dir's config.yaml)",
+               file);
+  check_config_matches_checkpoint(config, meta, file);
+  const uint64_t trained_seed = meta.value("split_seed", uint64_t{0});
+  STRATA_CHECK(trained_seed == c.data.split.seed,
+               "checkpoint '{}' was trained and tested on the link split of seed {}, but the config gives seed {} "
+               "(data.split.seed, {}); evaluate with the config the run dir holds (config.yaml)",
+               file, trained_seed, c.data.split.seed, config.origin("data.split.seed"));
+  LinkContext lc = prepare(config);
+  const std::string trained_model = meta.value("model", std::string());
+  STRATA_CHECK(trained_model == nn::model_kind_name(c.model.kind),
+               "architecture mismatch: checkpoint '{}' holds a {} model, but the config builds {} (model.name)", file,
+               trained_model.empty() ? "unknown" : trained_model, nn::model_kind_name(c.model.kind));
+  const json& d = meta.contains("dataset") ? meta["dataset"] : json::object();
+  STRATA_CHECK(d.value("nodes", int64_t{-1}) == lc.ctx.data.num_nodes(),
+               "checkpoint '{}' was trained on '{}' ({} nodes), but the config loads '{}' ({} nodes)", file,
+               d.value("name", std::string("?")), d.value("nodes", int64_t{-1}), lc.ctx.data.name,
+               lc.ctx.data.num_nodes());
+  RunState state(lc.ctx, c.training.seed);
+  nn::load_parameters(ck, state.model->parameters(), file);
+  lc.ctx.build_kernels(*state.model, /*backward=*/false);
+  bind_held_out(lc);
+  print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
+  print(fmt::format("{:<11}{}: {} nodes, {} message-passing edges, features {}; {}", "dataset", lc.ctx.data.name,
+                    commas(lc.ctx.data.num_nodes()), commas(lc.ctx.data.graph.nnz()), lc.ctx.data.features_text,
+                    lc.split.origin()));
+  print(fmt::format("{:<11}{}", "model", state.model->describe()));
+  print(fmt::format("{:<11}run {}, seed {}, {} epoch {}, backend {}", "checkpoint", meta.value("run", 0),
+                    meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
+                    epoch_str(meta.value("epoch", int64_t{0})), meta.value("backend", std::string("?"))));
+  print_runtime(print, lc.ctx.config);
+  print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
+  const LinkEvaluation e = evaluate_links(lc, *state.model);
+  EvalReport r;
+  r.eval.val_acc = score_of(lc, e.val);
+  r.eval.test_acc = score_of(lc, e.test);
+  r.eval.val_loss = e.val.loss;
+  r.eval.test_loss = e.test.loss;
+  r.eval.test_logits_hash = e.test.hash;
+  r.eval.ms = e.ms;
+  r.recorded_test_acc = meta.value("test_acc", -1.0);
+  r.recorded_logits_hash = meta.value("test_scores_hash", std::string());
+  const bool same_metric = meta.value("metric", std::string()) == lc.metric_key();
+  r.identical =
+      (!same_metric || r.eval.test_acc == r.recorded_test_acc) && r.eval.test_logits_hash == r.recorded_logits_hash;
+  print(fmt::format("Val {} {:.4f} (ROC-AUC {:.4f}, loss {:.4f})", lc.metric_name(), r.eval.val_acc, e.val.rocauc,
+                    e.val.loss));
+  print(fmt::format("Test {} {:.4f} (ROC-AUC {:.4f}; {}): {}", lc.metric_name(), r.eval.test_acc, e.test.rocauc,
+                    same_metric ? fmt::format("recorded {:.4f}", r.recorded_test_acc)
+                                : fmt::format("the run recorded {} {:.4f}", meta.value("metric", std::string("?")),
+                                              r.recorded_test_acc),
+                    r.identical ? "reproduced bit for bit (test scores XXH3 " + e.test.hash.substr(0, 16) + ")"
+                                : "DIFFERS from the recorded run (other threads, backend or build?)"));
+  return r;
+}
+
+}  // namespace strata::train

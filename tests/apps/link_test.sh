@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End-to-end checks of link prediction (data.task: link) through `strata train` and
+# `strata eval`: the console contract, the run dir, bit-exact evaluation of a
+# checkpoint, and the exit codes and messages of bad input (mode "error"); mode
+# "data" trains the shipped ogbl-ddi config briefly.
+# Usage: link_test.sh STRATA_BINARY unit|error|data SOURCE_DIR DATA_ROOT
+set -uo pipefail
+strata="$1"
+mode="$2"
+src="$3"
+data_root="${STRATA_DATA_ROOT:-$4}"
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+export STRATA_CACHE_DIR="${STRATA_CACHE_DIR:-$scratch/cache}"
+
+# The SBM graph of configs/graphsage_sbm.yaml as a link-prediction task.
+sbm="$src/configs/graphsage_sbm.yaml"
+link=(--set data.task=link --set training.epochs=12 --set training.runs=2 --set runtime.threads=2
+      --set output.log_every=4 --set training.link.hits_k=10)
+
+case "$mode" in
+  unit)
+    out="$("$strata" train "$sbm" "${link[@]}" --set output.run_dir="$scratch/run")"
+    expect_rc train $? 0
+    echo "$out"
+    expect header "$out" '^ +link split seed 0: 8,500 / 500 / 1,000 edges; 1 non-edges per training edge every epoch; scored by Hits@10$'
+    expect header "$out" '^ +2,000 nodes, 17,000 message-passing edges; degree min'
+    expect header "$out" '^model +graphsage: 2 layers 32 -> 32 -> 32 \(mean aggregator, root weight\)'
+    expect header "$out" '^features|embeddings of width 32 scored by their dot product'
+    expect header "$out" 'pair scores: the SDDMM \(dot\) and, for training, two weighted SpMMs'
+    expect epoch "$out" '^Epoch 0008 \| loss [0-9]+\.[0-9]{4} \| val Hits@10 [01]\.[0-9]{4} \(ROC-AUC 0\.[0-9]{4}\) \| [0-9]+\.[0-9]{2} ms$'
+    expect summary "$out" '^Run 2/2: best epoch 00[0-9]{2} \| val Hits@10 [01]\.[0-9]{4} \| test Hits@10 [01]\.[0-9]{4} \(ROC-AUC 0\.[0-9]{4}\) \| 12 epochs'
+    expect summary "$out" '^Test Hits@10 over 2 runs: [01]\.[0-9]{4} ± [0-9.]+; ROC-AUC 0\.[0-9]{4} ± [0-9.]+ \(val '
+    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
+      [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
+    done
+    [ "$(wc -l < "$scratch/run/metrics.jsonl")" -eq 24 ] || { echo "FAIL: metrics.jsonl line count"; fails=$((fails + 1)); }
+    summary="$(cat "$scratch/run/summary.json")"
+    expect summary.json "$summary" '"task": "link",'
+    expect summary.json "$summary" '"metric": "hits@10",'
+    expect summary.json "$summary" '"train_edges": 8500,'
+    expect metrics "$(head -1 "$scratch/run/metrics.jsonl")" '"val":\{"hits":[0-9.e+-]+,"rocauc":[0-9.e+-]+,"loss":'
+
+    # strata eval reproduces the recorded test score and scores bit for bit, from the run
+    # dir's config (and from the original config with the same overrides).
+    ev="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt")"
+    expect_rc eval $? 0
+    echo "$ev"
+    expect eval "$ev" '^Test Hits@10 [01]\.[0-9]{4} \(ROC-AUC 0\.[0-9]{4}; recorded [01]\.[0-9]{4}\): reproduced bit for bit'
+    recorded="$(grep -o 'test Hits@10 [01]\.[0-9]*' <<<"$(grep '^Run 2/2:' <<<"$out")" | cut -d' ' -f3)"
+    expect eval-score "$ev" "^Test Hits@10 $recorded "
+    ev2="$("$strata" eval "$sbm" "${link[@]}" --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
+    expect_rc eval-overrides $? 0
+    expect eval-overrides "$ev2" 'reproduced bit for bit'
+    # The reference backend scores the same pairs (other rounding: not bit for bit).
+    ref="$("$strata" eval "$sbm" "${link[@]}" --set runtime.backend=reference --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
+    expect_rc eval-reference $? 0
+    expect eval-reference "$ref" '^Test Hits@10 [01]\.[0-9]{4}'
+
+    # GCN and GAT encoders train too (GCN adds self-loops to the training edges).
+    gcn="$("$strata" train "$sbm" "${link[@]}" --set model.name=gcn --set training.runs=1 --set output.run_dir="$scratch/gcn")"
+    expect_rc gcn $? 0
+    expect gcn "$gcn" 'self-loops added: 17000 -> 19000 edges'
+    expect gcn "$gcn" '^Test Hits@10 over 1 run: '
+    gat="$("$strata" train "$sbm" "${link[@]}" --set model.name=gat --set model.hidden=4 --set model.gat.heads=2 \
+           --set training.runs=1 --set training.link.batch_pairs=4000 --set output.run_dir="$scratch/gat")"
+    expect_rc gat $? 0
+    expect gat "$gat" '^model +gat: 2 layers 32 -> 8 -> 4'
+    [ "$(grep -c '"steps":3,' "$scratch/gat/metrics.jsonl")" -eq 12 ] || {
+      echo "FAIL: gat: 8,500 training edges in steps of 4,000 should take 3 steps every epoch"; fails=$((fails + 1)); }
+    ;;
+  error)
+    err() {  # err NAME WANT_PATTERN ARGS...: strata exits 1 with the pattern on stderr, leaving no run dir
+      local name="$1" want="$2"
+      shift 2
+      local e
+      e="$("$strata" "$@" 2>&1 >/dev/null)"
+      expect_rc "$name" $? 1
+      expect "$name" "$e" "$want"
+    }
+    err key-without-link 'data.link.val_ratio is 0.2, but only data.task: link reads it \(data.task is .dataset.\)' \
+        train "$sbm" --set data.link.val_ratio=0.2 --set output.run_dir="$scratch/x"
+    err rgcn 'data.task is link, but model.name is rgcn' train "$sbm" --set data.task=link --set model.name=rgcn \
+        --set output.run_dir="$scratch/x"
+    err metric 'training.metric is accuracy, a node-classification score; link prediction' \
+        train "$sbm" --set data.task=link --set training.metric=accuracy --set output.run_dir="$scratch/x"
+    err batch 'training.batch_size 64 samples mini-batches of nodes for node classification; link prediction' \
+        train "$sbm" --set data.task=link --set training.batch_size=64 --set output.run_dir="$scratch/x"
+    err ratios 'data.link.val_ratio \(0.5\) \+ data.link.test_ratio \(0.5\) must be below 1' \
+        train "$sbm" --set data.task=link --set data.link.val_ratio=0.5 --set data.link.test_ratio=0.5 \
+        --set output.run_dir="$scratch/x"
+    err hits-k 'Hits@5000 ranks each held-out edge against the 5000-th best non-edge, but the split has 500 validation' \
+        train "$sbm" --set data.task=link --set training.link.hits_k=5000 --set output.run_dir="$scratch/x"
+    err directed 'data.undirected is false, but link prediction' \
+        train "$sbm" --set data.task=link --set data.undirected=false --set output.run_dir="$scratch/x"
+    err resume 'link-prediction runs \(data.task: link\) write no resume points' \
+        train "$sbm" --set data.task=link --set output.run_dir="$scratch/x" --resume
+    [ ! -e "$scratch/x" ] || { echo "FAIL: a refused run left $scratch/x"; fails=$((fails + 1)); }
+
+    # A trained link model, then what eval and infer refuse.
+    "$strata" train "$sbm" "${link[@]}" --set training.runs=1 --set training.epochs=2 \
+        --set output.run_dir="$scratch/run" >/dev/null
+    expect_rc train $? 0
+    ck="$scratch/run/checkpoints/run-01.ckpt"
+    err eval-seed 'was trained and tested on the link split of seed 0, but the config gives seed 3' \
+        eval "$scratch/run/config.yaml" --checkpoint "$ck" --set data.split.seed=3
+    err eval-node 'was trained with data.task=link, but the config gives dataset' eval "$sbm" --checkpoint "$ck"
+    err infer 'strata infer predicts node classes, but .* trains link prediction \(data.task: link\)' \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck"
+    node="$scratch/node"
+    "$strata" train "$sbm" --set training.epochs=2 --set output.run_dir="$node" >/dev/null
+    err eval-link-config 'holds a node classifier, but the config trains link prediction \(data.task: link\)' \
+        eval "$sbm" --set data.task=link --checkpoint "$node/checkpoints/run-01.ckpt"
+    ;;
+  data)
+    if [ ! -e "$data_root/ogb/ogbl_ddi/raw/edge.csv.gz" ]; then
+      echo "dataset file not found: $data_root/ogb/ogbl_ddi/raw/edge.csv.gz"
+      exit 77
+    fi
+    out="$("$strata" train "$src/configs/graphsage_ddi.yaml" --data-root "$data_root" --set training.epochs=3 \
+           --set training.eval_period=1 --set output.log_every=1 --set output.run_dir="$scratch/ddi")"
+    expect_rc ddi $? 0
+    echo "$out"
+    expect ddi "$out" '^ +link split seed 0: 907,725 / 53,395 / 106,791 edges; 1 non-edges per training edge every epoch; scored by Hits@20 \(the dataset.s own: OGB.s master.csv\)$'
+    expect ddi "$out" '^model +graphsage: 2 layers 4267 -> 256 -> 256'
+    # Three epochs of 14 steps already rank most held-out edges above random non-edges.
+    expect ddi "$out" '^Run 1/1: best epoch 000[1-3] \| val Hits@20 0\.[0-9]{4} \| test Hits@20 0\.[0-9]{4} \(ROC-AUC 0\.(8[5-9]|9[0-9])'
+    [ "$(grep -c '"steps":14,' "$scratch/ddi/metrics.jsonl")" -eq 3 ] || {
+      echo "FAIL: ddi: 907,725 training edges in steps of 65,536 should take 14 steps every epoch"; fails=$((fails + 1)); }
+    ev="$("$strata" eval "$src/configs/graphsage_ddi.yaml" --data-root "$data_root" --set training.epochs=3 \
+          --set training.eval_period=1 --set output.log_every=1 --checkpoint "$scratch/ddi/checkpoints/run-01.ckpt")"
+    expect_rc ddi-eval $? 0
+    expect ddi-eval "$ev" 'reproduced bit for bit'
+    ;;
+esac
+[ "$fails" -eq 0 ] && echo "PASS ($mode)"
+exit $((fails > 0))
