@@ -35,7 +35,7 @@ std::unique_ptr<sc::SpmmKernel> bind_weighted_spmm(const Graph& g, int64_t feat,
 
 }  // namespace
 
-PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward) {
+PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward, PairOp op) {
   STRATA_CHECK(pairs.num_rows() == pairs.num_cols(), "pair scores: the pair graph must be square, got {}",
                pairs.describe());
   STRATA_CHECK(feat > 0, "pair scores: embedding width must be positive, got {}", feat);
@@ -43,6 +43,11 @@ PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend back
   k.feat = feat;
   // Positions in P are the pairs' identity: drop any edge ids so Pᵀ's edge ids are P's positions.
   k.pairs = Graph::from_csr(pairs.num_rows(), pairs.num_cols(), pairs.indptr(), pairs.indices());
+  k.op = op;
+  if (op == PairOp::Product) {
+    if (backward) k.pairs_t = k.pairs.transpose();
+    return k;
+  }
   sc::SddmmOptions so;
   so.kind = sc::SddmmKind::Dot;
   so.feat = feat;
@@ -67,6 +72,7 @@ PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend back
 
 ag::Var pair_scores(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
   Timer t;
+  STRATA_ASSERT(k.score, "pair_scores: the pair graph was bound for products, not dot-product scores");
   STRATA_ASSERT(h.value().ndim() == 2 && h.dim(0) == k.pairs.num_rows() && h.dim(1) == k.feat,
                 "pair_scores: embeddings {} for {} nodes of width {}", shape_str(h.shape()), k.pairs.num_rows(),
                 k.feat);
@@ -108,6 +114,83 @@ ag::Var pair_scores(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
     };
   }
   tape.record("pair_scores", ag::OpCategory::Sparse, out, t.ms(), std::move(back));
+  return out;
+}
+
+namespace {
+
+// out[q] = x[r] ⊙ y[column q] for every stored pair q of row r of g, rows in parallel.
+template <typename Index>
+void product_rows(const Graph& g, const float* x, const float* y, int64_t f, float* out) {
+  const int64_t* indptr = g.indptr_data();
+  const Index* col = g.indices().data<Index>();
+  const int64_t rows = g.num_rows();
+#pragma omp parallel for schedule(dynamic, 64) if (g.nnz() * f >= ag::kParallelWork)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = indptr[r]; q < indptr[r + 1]; ++q) {
+      const float* a = x + r * f;
+      const float* b = y + static_cast<int64_t>(col[q]) * f;
+      float* o = out + q * f;
+      for (int64_t j = 0; j < f; ++j) o[j] = a[j] * b[j];
+    }
+}
+
+// out[r] += Σ over row r's stored pairs q of w[p(q)] ⊙ y[column q], where p(q) is
+// positions[q] (or q when positions is null); each row one thread's.
+template <typename Index>
+void gather_rows(const Graph& g, const float* w, const int64_t* positions, const float* y, int64_t f, float* out) {
+  const int64_t* indptr = g.indptr_data();
+  const Index* col = g.indices().data<Index>();
+  const int64_t rows = g.num_rows();
+#pragma omp parallel for schedule(dynamic, 64) if (g.nnz() * f >= ag::kParallelWork)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = out + r * f;
+    for (int64_t q = indptr[r]; q < indptr[r + 1]; ++q) {
+      const float* a = w + (positions ? positions[q] : q) * f;
+      const float* b = y + static_cast<int64_t>(col[q]) * f;
+      for (int64_t j = 0; j < f; ++j) o[j] += a[j] * b[j];
+    }
+  }
+}
+
+}  // namespace
+
+ag::Var pair_products(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
+  Timer t;
+  STRATA_ASSERT(h.value().ndim() == 2 && h.dim(0) == k.pairs.num_rows() && h.dim(1) == k.feat,
+                "pair_products: embeddings {} for {} nodes of width {}", shape_str(h.shape()), k.pairs.num_rows(),
+                k.feat);
+  const int64_t n = k.num_pairs(), f = k.feat;
+  Tensor z = ag::empty({n, f});
+  const float* hp = h.value().data<float>();
+  if (k.pairs.index_dtype() == DType::I32)
+    product_rows<int32_t>(k.pairs, hp, hp, f, z.data<float>());
+  else
+    product_rows<int64_t>(k.pairs, hp, hp, f, z.data<float>());
+  ag::Var out = ag::Var::result(std::move(z), tape.needs_grad({&h}));
+  STRATA_CHECK(!out.requires_grad() || !k.pairs_t.empty(),
+               "pair_products: a pass that needs gradients over a pair graph bound without its backward (for "
+               "evaluation); bind it with backward to train");
+  std::function<void()> back;
+  if (out.requires_grad()) {
+    const PairKernels* kp = &k;
+    back = [kp, h, out, f] {
+      Tensor dh = ag::zeros({kp->pairs.num_rows(), f});
+      const float* g = out.grad().data<float>();
+      const float* hv = h.value().data<float>();
+      const int64_t* to_p = kp->pairs_t.edge_ids().data<int64_t>();
+      // dh[u] += Σ dz[e] ⊙ h[v_e] over P's rows, then dh[v] += Σ dz[e] ⊙ h[u_e] over Pᵀ's rows.
+      if (kp->pairs.index_dtype() == DType::I32) {
+        gather_rows<int32_t>(kp->pairs, g, nullptr, hv, f, dh.data<float>());
+        gather_rows<int32_t>(kp->pairs_t, g, to_p, hv, f, dh.data<float>());
+      } else {
+        gather_rows<int64_t>(kp->pairs, g, nullptr, hv, f, dh.data<float>());
+        gather_rows<int64_t>(kp->pairs_t, g, to_p, hv, f, dh.data<float>());
+      }
+      h.accumulate_grad(dh, true);
+    };
+  }
+  tape.record("pair_products", ag::OpCategory::Other, out, t.ms(), std::move(back));
   return out;
 }
 

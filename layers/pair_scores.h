@@ -8,7 +8,14 @@
 //   backward  dh = P(ds) h  +  Pᵀ(ds) h            two weighted SpMMs, over P and Pᵀ,
 //                                                  with the score gradients as edge values
 //
-// Scores come in P's CSR position order. The pair graph changes every training
+// and, for OGB's MLP decoder (models/link_predictor.h), the pairs' element-wise products
+//
+//   forward   z[e, :] = h[u_e] ⊙ h[v_e]            plain loops over P's rows
+//   backward  dh[u] += Σ dz[e] ⊙ h[v_e], dh[v] += Σ dz[e] ⊙ h[u_e]   over the rows of P and Pᵀ
+//
+// (a gather with per-feature weights, which the compiler's ops do not express; each
+// output row is one thread's, so the loops are deterministic).
+// Scores and products come in P's CSR position order. The pair graph changes every training
 // epoch (fresh negative pairs), so its kernels use the plan templates, which do not
 // depend on the graph: after the first epoch a binding reuses the lowered and
 // compiled programs from the process's memo (sc::lower_memoized,
@@ -25,10 +32,15 @@
 
 namespace strata::nn {
 
+// What a pair graph is bound for: dot-product scores (the SDDMM and, with backward,
+// the two SpMMs), or element-wise products (plain loops; no kernels).
+enum class PairOp : uint8_t { Dot, Product };
+
 struct PairKernels {
   Graph pairs;    // P: rows u, columns v, N x N, no edge ids (positions are the pairs' order)
   Graph pairs_t;  // Pᵀ; its edge_ids() are positions in P
   int64_t feat = 0;
+  PairOp op = PairOp::Dot;
   std::unique_ptr<sc::SddmmKernel> score;          // s = SDDMM(h, h) over P
   std::unique_ptr<sc::SpmmKernel> grad_u, grad_v;  // weighted SpMMs over P and Pᵀ (null without backward)
   int64_t num_pairs() const { return pairs.nnz(); }
@@ -39,9 +51,14 @@ struct PairKernels {
 // through the memo (a program compiled before in this process is only bound);
 // Backend::Reference runs the plain loops. Without `backward` only the SDDMM is
 // bound (evaluation).
-PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward);
+// bound (evaluation). PairOp::Product binds no kernels: P (and Pᵀ with backward) only.
+PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward,
+                              PairOp op = PairOp::Dot);
 
-// Scores [num_pairs, 1] of the pairs for embeddings h [N, feat].
+// Scores [num_pairs, 1] of the pairs for embeddings h [N, feat] (PairOp::Dot).
 ag::Var pair_scores(ag::Tape& tape, const PairKernels& kernels, const ag::Var& h);
+
+// Element-wise products [num_pairs, feat] of the pairs' embeddings (either PairOp).
+ag::Var pair_products(ag::Tape& tape, const PairKernels& kernels, const ag::Var& h);
 
 }  // namespace strata::nn

@@ -68,6 +68,12 @@ struct ModelConfig {
   } gat;
   // ---- end GAT ----
   RgcnOptions rgcn;  // rgcn
+  // link prediction's decoder (model.link.*, models/link_predictor.h): the dot product,
+  // or an MLP of `layers` Linear maps over the pair's element-wise product.
+  struct Link {
+    bool mlp = false;
+    int layers = 3;
+  } link;
 };
 
 class GnnModel {

@@ -147,6 +147,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(key_bool("model.l2_normalize", "false", "L2-normalise each hidden representation"));
   s.push_back(key_bool("model.bias", "true", "learn a bias in every layer"));
   // ---- model.gat: GAT only ----
+  s.push_back(key_enum("model.link.predictor", "dot", {"dot", "mlp"},
+                       "link: the pair score from the two embeddings; dot: their dot product (the compiled SDDMM); "
+                       "mlp: OGB's LinkPredictor, an MLP over their element-wise product"));
+  s.push_back(key_int("model.link.predictor_layers", "3", 1, 16,
+                      "link, mlp: Linear layers of the predictor (model.hidden wide, relu and model.dropout between)"));
   s.push_back(key_int("model.gat.heads", "8", 1, 256, "gat: attention heads of each hidden layer"));
   s.push_back(key_int("model.gat.output_heads", "1", 1, 256, "gat: attention heads of the output layer (averaged)"));
   s.push_back(key_bool("model.gat.concat", "true", "gat: hidden layers concatenate their heads (false: average them)"));
@@ -834,6 +839,8 @@ TrainingConfig typed(const Config& c) {
                  c.origin("training.batch_size"), l.batch_size);
   }
 
+  t.model.link.mlp = c.get_string("model.link.predictor") == "mlp";
+  t.model.link.layers = static_cast<int>(c.get_int("model.link.predictor_layers"));
   l.link_negatives = c.get_int("training.link.negatives");
   l.link_batch_pairs = c.get_int("training.link.batch_pairs");
   l.link_hits_k = c.get_int("training.link.hits_k");
@@ -851,13 +858,18 @@ TrainingConfig typed(const Config& c) {
                  "{}: training.metric is {}, a node-classification score; link prediction (data.task: link) is "
                  "scored by auto (Hits@K, training.link.hits_k) or rocauc",
                  c.origin("training.metric"), l.metric);
+    STRATA_CHECK(t.model.link.mlp || c.text("model.link.predictor_layers") == "3",
+                 "{}: model.link.predictor_layers is {}, but only model.link.predictor: mlp reads it (the predictor "
+                 "is the dot product)",
+                 c.origin("model.link.predictor_layers"), t.model.link.layers);
     STRATA_CHECK(!t.data.edge_weights,
                  "{}: data.edge_weights: use is not read by link prediction (data.task: link), which aggregates over "
                  "the unweighted training edges; set data.edge_weights: ignore",
                  c.origin("data.edge_weights"));
   } else {
-    for (const char* key : {"data.link.val_ratio", "data.link.test_ratio", "training.link.negatives",
-                            "training.link.batch_pairs", "training.link.hits_k"}) {
+    for (const char* key :
+         {"data.link.val_ratio", "data.link.test_ratio", "model.link.predictor", "model.link.predictor_layers",
+          "training.link.negatives", "training.link.batch_pairs", "training.link.hits_k"}) {
       const KeySpec* k = find_key(key);
       STRATA_CHECK(!k || c.text(key) == k->default_value,
                    "{}: {} is {}, but only data.task: link reads it (data.task is '{}')", c.origin(key), key,

@@ -16,6 +16,7 @@
 #include "core/autograd_ops.h"
 #include "core/timer.h"
 #include "layers/pair_scores.h"
+#include "models/link_predictor.h"
 
 namespace strata::train {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // What every run of a link-prediction session shares: the data (its num_classes is
-// the embedding width, model.hidden, so RunState builds an encoder), the split, the
+// the embedding width, model.hidden: the encoder's output), the split, the
 // metric, the full-graph kernels and the held-out pairs' kernels.
 struct LinkContext {
   Context ctx;
@@ -36,6 +37,38 @@ struct LinkContext {
   int64_t width() const { return ctx.config.model.hidden; }
   std::string metric_name() const { return by_rocauc ? "ROC-AUC" : fmt::format("Hits@{}", hits_k); }
   std::string metric_key() const { return by_rocauc ? "rocauc" : fmt::format("hits@{}", hits_k); }
+};
+
+// A run's model (encoder and predictor), its optimizer over both, and its dropout and
+// sampling streams.
+struct LinkState {
+  std::unique_ptr<nn::GnnModel> encoder;
+  std::unique_ptr<nn::LinkPredictor> predictor;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  Rng dropout{0};
+  Rng sampler{0};  // step order and training non-edges
+
+  LinkState(const Context& ctx, uint64_t seed) {
+    const nn::ModelConfig& m = ctx.config.model;
+    Rng base(seed);
+    Rng init = base.fork(1);
+    dropout = base.fork(2);
+    sampler = base.fork(3);
+    Rng predictor_init = base.fork(4);
+    encoder = std::make_unique<nn::GnnModel>(m, ctx.data.in_features(), ctx.data.num_classes, init);
+    predictor =
+        std::make_unique<nn::LinkPredictor>(m.link.mlp ? nn::LinkPredictorKind::Mlp : nn::LinkPredictorKind::Dot,
+                                            m.hidden, m.link.layers, m.dropout, predictor_init);
+    optimizer = nn::make_optimizer(ctx.config.optimizer, parameters());
+  }
+  // The encoder's parameters, then the predictor's (the checkpoint's order).
+  std::vector<nn::Parameter> parameters() const {
+    std::vector<nn::Parameter> all = encoder->parameters();
+    const auto& p = predictor->parameters();
+    all.insert(all.end(), p.begin(), p.end());
+    return all;
+  }
+  int64_t num_parameters() const { return encoder->num_parameters() + nn::count_parameters(predictor->parameters()); }
 };
 
 // training.link.hits_k, or the dataset's own K ("hits@20" from OGB's master.csv), else 20.
@@ -72,12 +105,12 @@ LinkContext prepare(const Config& config) {
   return lc;
 }
 
-void bind_held_out(LinkContext& lc) {
+void bind_held_out(LinkContext& lc, const nn::LinkPredictor& predictor) {
   const sc::Backend backend = lc.ctx.config.runtime.kernels.backend;
-  lc.val_kernels =
-      std::make_unique<nn::PairKernels>(nn::bind_pair_kernels(lc.val.pairs, lc.width(), backend, /*backward=*/false));
-  lc.test_kernels =
-      std::make_unique<nn::PairKernels>(nn::bind_pair_kernels(lc.test.pairs, lc.width(), backend, /*backward=*/false));
+  lc.val_kernels = std::make_unique<nn::PairKernels>(
+      nn::bind_pair_kernels(lc.val.pairs, lc.width(), backend, /*backward=*/false, predictor.pair_op()));
+  lc.test_kernels = std::make_unique<nn::PairKernels>(
+      nn::bind_pair_kernels(lc.test.pairs, lc.width(), backend, /*backward=*/false, predictor.pair_op()));
 }
 
 Tensor label_column(const std::vector<int64_t>& labels) {
@@ -95,12 +128,13 @@ struct PairEvaluation {
   std::string hash;  // XXH3 of the scores in pair order
 };
 
-PairEvaluation rank_pairs(const nn::PairKernels& k, const LabelledPairs& lp, const ag::Var& h, int64_t hits_k) {
+PairEvaluation rank_pairs(const nn::PairKernels& k, const LabelledPairs& lp, const nn::LinkPredictor& predictor,
+                          const ag::Var& h, int64_t hits_k) {
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const Tensor s = nn::pair_scores(tape, k, h).value();
+  const Tensor s = predictor.forward(tape, k, h, 0).value();
   const float* sp = s.data<float>();
   std::vector<float> pos, neg;
   double loss = 0;
@@ -125,16 +159,16 @@ struct LinkEvaluation {
   double ms = 0;
 };
 
-LinkEvaluation evaluate_links(const LinkContext& lc, const nn::GnnModel& model) {
+LinkEvaluation evaluate_links(const LinkContext& lc, const LinkState& state) {
   Timer t;
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const ag::Var h = model.forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
+  const ag::Var h = state.encoder->forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
   LinkEvaluation e;
-  e.val = rank_pairs(*lc.val_kernels, lc.val, h, lc.hits_k);
-  e.test = rank_pairs(*lc.test_kernels, lc.test, h, lc.hits_k);
+  e.val = rank_pairs(*lc.val_kernels, lc.val, *state.predictor, h, lc.hits_k);
+  e.test = rank_pairs(*lc.test_kernels, lc.test, *state.predictor, h, lc.hits_k);
   e.ms = t.ms();
   return e;
 }
@@ -142,7 +176,7 @@ LinkEvaluation evaluate_links(const LinkContext& lc, const nn::GnnModel& model) 
 double score_of(const LinkContext& lc, const PairEvaluation& e) { return lc.by_rocauc ? e.rocauc : e.hits; }
 
 // One epoch: the training edges in steps, each with fresh non-edges.
-StepResult train_link_epoch(const LinkContext& lc, RunState& state, ag::Tape& tape, int run, int64_t epoch,
+StepResult train_link_epoch(const LinkContext& lc, LinkState& state, ag::Tape& tape, int run, int64_t epoch,
                             const std::string& where) {
   Timer t;
   const TrainingConfig& c = lc.ctx.config;
@@ -166,22 +200,24 @@ StepResult train_link_epoch(const LinkContext& lc, RunState& state, ag::Tape& ta
     const NodePairs negative =
         sample_non_edges(lc.ctx.data.graph, count * c.training.link_negatives, state.sampler, where);
     const LabelledPairs lp = labelled_pair_graph(lc.ctx.data.num_nodes(), positive, negative);
-    const nn::PairKernels pk =
-        nn::bind_pair_kernels(lp.pairs, lc.width(), c.runtime.kernels.backend, /*backward=*/true);
+    const nn::PairKernels pk = nn::bind_pair_kernels(lp.pairs, lc.width(), c.runtime.kernels.backend,
+                                                     /*backward=*/true, state.predictor->pair_op());
     r.sample_ms += sampling.ms();
     tape.clear();
     tape.set_training(true);
     tape.set_grad_enabled(true);
-    const ag::Var h = state.model->forward(tape, *lc.ctx.kernels, lc.ctx.input(), state.dropout.next_u64());
+    const uint64_t seed = state.dropout.next_u64();
+    const ag::Var h = state.encoder->forward(tape, *lc.ctx.kernels, lc.ctx.input(), seed);
+    const ag::Var s = state.predictor->forward(tape, pk, h, seed ^ 0x5bd1e995ULL);
     ag::Var loss;
     {
-      ag::Tape::Scope scope(tape, "decoder");
-      const ag::Var s = nn::pair_scores(tape, pk, h);
+      ag::Tape::Scope scope(tape, "loss");
       loss = ag::bce_with_logits(tape, s, label_column(lp.labels), all_rows(pk.num_pairs()));
     }
     const std::string batch = step_edges < m ? fmt::format(", step {}", begin / step_edges + 1) : "";
-    loss_sum += static_cast<double>(finite_loss(tape, loss, state, run, epoch, batch)) * static_cast<double>(count);
-    r.optimizer_ms += step_optimizer(tape, loss, state);
+    loss_sum +=
+        static_cast<double>(finite_loss(tape, loss, *state.optimizer, run, epoch, batch)) * static_cast<double>(count);
+    r.optimizer_ms += step_optimizer(tape, loss, *state.optimizer);
     ++r.batches;
   }
   r.loss = loss_sum / static_cast<double>(m);
@@ -189,7 +225,7 @@ StepResult train_link_epoch(const LinkContext& lc, RunState& state, ag::Tape& ta
   return r;
 }
 
-void print_link_header(Console& out, const Config& config, const LinkContext& lc, const nn::GnnModel& model) {
+void print_link_header(Console& out, const Config& config, const LinkContext& lc, const LinkState& state) {
   const TrainingConfig& c = lc.ctx.config;
   const TrainingData& d = lc.ctx.data;
   bool first = true;
@@ -205,23 +241,34 @@ void print_link_header(Console& out, const Config& config, const LinkContext& lc
                   "without edges",
                   "", commas(d.num_nodes()), commas(d.graph.nnz()), deg.min, deg.median, deg.mean, deg.max,
                   commas(deg.empty_rows)));
-  out(fmt::format("{:<11}features {}; embeddings of width {} scored by their dot product", "", d.features_text,
-                  lc.width()));
+  out(fmt::format("{:<11}features {}; embeddings of width {}", "", d.features_text, lc.width()));
   out(fmt::format("{:<11}{}; {} non-edges per training edge every epoch; scored by {}{}", "", lc.split.origin(),
                   c.training.link_negatives, lc.metric_name(),
                   !lc.by_rocauc && c.training.link_hits_k == 0 && d.eval_metric.starts_with("hits@")
                       ? " (the dataset's own: OGB's master.csv)"
                       : ""));
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
-  out(fmt::format("{:<11}{}", "model", model.describe()));
-  out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, model.parameters())->describe(),
+  out(fmt::format("{:<11}{}", "model", state.encoder->describe()));
+  out(fmt::format("{:<11}{}", "predictor", state.predictor->describe()));
+  out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, state.parameters())->describe(),
                   c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels([&out](const std::string& line) { out(line); }, c, *lc.ctx.kernels);
-  out(
-      fmt::format("{:<11}pair scores: the SDDMM (dot) and, for training, two weighted SpMMs over each step's pairs "
-                  "and their transpose, plan templates bound per step",
-                  ""));
+  out(fmt::format("{:<11}{}", "",
+                  c.model.link.mlp ? "pair products: plain loops over each step's pairs and their transpose"
+                                   : "pair scores: the SDDMM (dot) and, for training, two weighted SpMMs over each "
+                                     "step's pairs and their transpose, plan templates bound per step"));
+}
+
+// link_split.json: the held-out edges and non-edges (the training edges are the
+// graph's other undirected edges), so another implementation can score the same pairs
+// (benchmarks/reference/link_pyg.py).
+std::string split_json(const LinkSplit& s) {
+  auto pairs = [](const NodePairs& p) { return json{{"u", p.u}, {"v", p.v}}; };
+  const json j = {{"seed", s.seed},        {"train_edges", s.train.size()},
+                  {"val", pairs(s.val)},   {"val_negative", pairs(s.val_negative)},
+                  {"test", pairs(s.test)}, {"test_negative", pairs(s.test_negative)}};
+  return j.dump() + "\n";
 }
 
 json evaluation_json(const PairEvaluation& e) { return {{"hits", e.hits}, {"rocauc", e.rocauc}, {"loss", e.loss}}; }
@@ -251,14 +298,15 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
   LinkContext lc = prepare(config);
   const TrainingConfig& c = lc.ctx.config;
   const std::string where = config.source();
-  RunState first(lc.ctx, c.training.seed);
-  lc.ctx.build_kernels(*first.model, /*backward=*/true);
-  bind_held_out(lc);
-  print_link_header(out, config, lc, *first.model);
-  const std::string model_text = first.model->describe();
-  const int64_t model_parameters = first.model->num_parameters();
+  LinkState first(lc.ctx, c.training.seed);
+  lc.ctx.build_kernels(*first.encoder, /*backward=*/true);
+  bind_held_out(lc, *first.predictor);
+  print_link_header(out, config, lc, first);
+  const std::string model_text = first.encoder->describe() + "; predictor " + first.predictor->describe();
+  const int64_t model_parameters = first.num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   write_kernels_json(dir, kernels_json(*lc.ctx.kernels), false);
+  dir.write("link_split.json", split_json(lc.split));
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
@@ -266,7 +314,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
   std::vector<double> tests, vals, epoch_means, epoch_medians;
   for (int run = 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
-    RunState state = run == 1 ? std::move(first) : RunState(lc.ctx, seed);
+    LinkState state = run == 1 ? std::move(first) : LinkState(lc.ctx, seed);
     if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
     LinkRun rr;
     rr.run = run;
@@ -287,7 +335,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
       const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
       if (eval_now) {
-        last = evaluate_links(lc, *state.model);
+        last = evaluate_links(lc, state);
         m["val"] = evaluation_json(last.val);
         m["test"] = evaluation_json(last.test);
         m["eval_ms"] = last.ms;
@@ -295,7 +343,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
           rr.best = last;
           rr.best_epoch = epoch;
           if (c.output.checkpoint == CheckpointPolicy::Best) {
-            nn::refresh_snapshot(best_params, state.model->parameters());
+            nn::refresh_snapshot(best_params, state.parameters());
             nn::refresh_snapshot(best_optim, state.optimizer->state());
           }
         }
@@ -320,7 +368,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       nn::Checkpoint ck;
       ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
                                 {nn::model_kind_name(c.model.kind),
-                                 state.model->describe(),
+                                 model_text,
                                  {{"name", lc.ctx.data.name},
                                   {"nodes", lc.ctx.data.num_nodes()},
                                   {"in_features", lc.ctx.data.in_features()},
@@ -338,7 +386,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       ck.meta["task"] = "link";
       ck.meta["metric"] = lc.metric_key();  // what val_acc and test_acc hold
       ck.meta["split_seed"] = lc.split.seed;
-      ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
+      ck.model = best ? best_params : nn::snapshot_parameters(state.parameters());
       ck.optimizer = best ? best_optim : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
@@ -462,21 +510,22 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
                "checkpoint '{}' was trained on '{}' ({} nodes), but the config loads '{}' ({} nodes)", file,
                d.value("name", std::string("?")), d.value("nodes", int64_t{-1}), lc.ctx.data.name,
                lc.ctx.data.num_nodes());
-  RunState state(lc.ctx, c.training.seed);
-  nn::load_parameters(ck, state.model->parameters(), file);
-  lc.ctx.build_kernels(*state.model, /*backward=*/false);
-  bind_held_out(lc);
+  LinkState state(lc.ctx, c.training.seed);
+  nn::load_parameters(ck, state.parameters(), file);
+  lc.ctx.build_kernels(*state.encoder, /*backward=*/false);
+  bind_held_out(lc, *state.predictor);
   print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
   print(fmt::format("{:<11}{}: {} nodes, {} message-passing edges, features {}; {}", "dataset", lc.ctx.data.name,
                     commas(lc.ctx.data.num_nodes()), commas(lc.ctx.data.graph.nnz()), lc.ctx.data.features_text,
                     lc.split.origin()));
-  print(fmt::format("{:<11}{}", "model", state.model->describe()));
+  print(fmt::format("{:<11}{}", "model", state.encoder->describe()));
+  print(fmt::format("{:<11}{}", "predictor", state.predictor->describe()));
   print(fmt::format("{:<11}run {}, seed {}, {} epoch {}, backend {}", "checkpoint", meta.value("run", 0),
                     meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
                     epoch_str(meta.value("epoch", int64_t{0})), meta.value("backend", std::string("?"))));
   print_runtime(print, lc.ctx.config);
   print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
-  const LinkEvaluation e = evaluate_links(lc, *state.model);
+  const LinkEvaluation e = evaluate_links(lc, state);
   EvalReport r;
   r.eval.val_acc = score_of(lc, e.val);
   r.eval.test_acc = score_of(lc, e.test);

@@ -11,20 +11,24 @@
 namespace strata::train {
 namespace {
 
-// Whether column c is in row r of a graph with sorted columns.
-bool has_entry(const Graph& g, int64_t r, int64_t c) {
-  int64_t lo = g.row_begin(r), hi = g.row_end(r);
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    const int64_t col = g.column(mid);
-    if (col == c) return true;
-    if (col < c)
-      lo = mid + 1;
-    else
-      hi = mid;
+// Whether column c is in row r of a graph with sorted columns: a binary search over
+// the row's raw indices (Graph::column per probe dominated sampling).
+class EdgeLookup {
+ public:
+  explicit EdgeLookup(const Graph& g)
+      : indptr_(g.indptr_data()),
+        i32_(g.index_dtype() == DType::I32 ? g.indices().data<int32_t>() : nullptr),
+        i64_(g.index_dtype() == DType::I64 ? g.indices().data<int64_t>() : nullptr) {}
+  bool has(int64_t r, int64_t c) const {
+    return i32_ ? std::binary_search(i32_ + indptr_[r], i32_ + indptr_[r + 1], static_cast<int32_t>(c))
+                : std::binary_search(i64_ + indptr_[r], i64_ + indptr_[r + 1], c);
   }
-  return false;
-}
+
+ private:
+  const int64_t* indptr_;
+  const int32_t* i32_;
+  const int64_t* i64_;
+};
 
 NodePairs take(const NodePairs& all, const std::vector<int64_t>& order, int64_t begin, int64_t count) {
   NodePairs p;
@@ -86,6 +90,7 @@ NodePairs sample_non_edges(const Graph& known, int64_t count, Rng& rng, const st
   NodePairs p;
   p.u.reserve(static_cast<size_t>(count));
   p.v.reserve(static_cast<size_t>(count));
+  const EdgeLookup edges(known);
   const int64_t budget = 100 * count + 1000;
   int64_t draws = 0;
   while (p.size() < count) {
@@ -96,7 +101,7 @@ NodePairs sample_non_edges(const Graph& known, int64_t count, Rng& rng, const st
     ++draws;
     const auto u = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
     const auto v = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
-    if (u == v || has_entry(known, u, v) || has_entry(known, v, u)) continue;
+    if (u == v || edges.has(u, v) || edges.has(v, u)) continue;
     p.push(u, v);
   }
   return p;

@@ -170,7 +170,7 @@ RunState::RunState(const Context& ctx, uint64_t seed) {
   optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
 }
 
-float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, int run, int64_t epoch,
+float finite_loss(ag::Tape& tape, const ag::Var& loss, const nn::Optimizer& optimizer, int run, int64_t epoch,
                   const std::string& batch) {
   const float value = loss.value().data<float>()[0];
   if (std::isfinite(value)) return value;
@@ -183,14 +183,14 @@ float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, in
   STRATA_FAIL(
       "training diverged: run {}, epoch {}{}: the loss is {}; {}. Lower optimizer.lr (now {}) or check the "
       "input features",
-      run, epoch_str(epoch), batch, std::isnan(value) ? "NaN" : "infinite", where, state.optimizer->lr());
+      run, epoch_str(epoch), batch, std::isnan(value) ? "NaN" : "infinite", where, optimizer.lr());
 }
 
-double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state) {
+double step_optimizer(ag::Tape& tape, const ag::Var& loss, nn::Optimizer& optimizer) {
   tape.backward(loss);
   Timer opt;
-  state.optimizer->step();
-  state.optimizer->zero_grad();
+  optimizer.step();
+  optimizer.zero_grad();
   const double ms = opt.ms();
   tape.clear();
   return ms;
@@ -295,9 +295,9 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
       loss = classification_loss(tape, logits, batch_label_tensor, Tensor::from_vector(all));
     }
     const float value =
-        finite_loss(tape, loss, state, run, epoch,
+        finite_loss(tape, loss, *state.optimizer, run, epoch,
                     fmt::format(", batch {} of {}", r.batches + 1, (n + loop.batch_size - 1) / loop.batch_size));
-    r.optimizer_ms += step_optimizer(tape, loss, state);
+    r.optimizer_ms += step_optimizer(tape, loss, *state.optimizer);
     loss_sum += static_cast<double>(value) * static_cast<double>(b1 - b0);
     ++r.batches;
   }
@@ -322,8 +322,8 @@ StepResult train_step(const Context& ctx, RunState& state, ag::Tape& tape, int r
     loss = classification_loss(tape, logits, ctx.data.labels, ctx.data.splits.train);
   }
   StepResult r;
-  r.loss = finite_loss(tape, loss, state, run, epoch, "");
-  r.optimizer_ms = step_optimizer(tape, loss, state);
+  r.loss = finite_loss(tape, loss, *state.optimizer, run, epoch, "");
+  r.optimizer_ms = step_optimizer(tape, loss, *state.optimizer);
   r.batches = 1;
   r.ms = t.ms();
   return r;

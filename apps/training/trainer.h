@@ -81,11 +81,11 @@ struct RunState {
 
 // The loss's value; a UserError naming the run, the epoch (and `batch`, e.g. ", batch
 // 3") and the first layer with non-finite values when it is not finite.
-float finite_loss(ag::Tape& tape, const ag::Var& loss, const RunState& state, int run, int64_t epoch,
+float finite_loss(ag::Tape& tape, const ag::Var& loss, const nn::Optimizer& optimizer, int run, int64_t epoch,
                   const std::string& batch);
 // Backward from `loss`, then one optimizer step (and zeroed gradients, a cleared
 // tape); returns the step's time in ms.
-double step_optimizer(ag::Tape& tape, const ag::Var& loss, RunState& state);
+double step_optimizer(ag::Tape& tape, const ag::Var& loss, nn::Optimizer& optimizer);
 
 struct StepResult {
   double loss = 0;          // mini-batches: the mean over the epoch's training nodes

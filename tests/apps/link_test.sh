@@ -25,12 +25,13 @@ case "$mode" in
     expect header "$out" '^ +link split seed 0: 8,500 / 500 / 1,000 edges; 1 non-edges per training edge every epoch; scored by Hits@10$'
     expect header "$out" '^ +2,000 nodes, 17,000 message-passing edges; degree min'
     expect header "$out" '^model +graphsage: 2 layers 32 -> 32 -> 32 \(mean aggregator, root weight\)'
-    expect header "$out" '^features|embeddings of width 32 scored by their dot product'
+    expect header "$out" '^ +features dense \[2000, 32\]; embeddings of width 32$'
+    expect header "$out" '^predictor +dot product of the two embeddings$'
     expect header "$out" 'pair scores: the SDDMM \(dot\) and, for training, two weighted SpMMs'
     expect epoch "$out" '^Epoch 0008 \| loss [0-9]+\.[0-9]{4} \| val Hits@10 [01]\.[0-9]{4} \(ROC-AUC 0\.[0-9]{4}\) \| [0-9]+\.[0-9]{2} ms$'
     expect summary "$out" '^Run 2/2: best epoch 00[0-9]{2} \| val Hits@10 [01]\.[0-9]{4} \| test Hits@10 [01]\.[0-9]{4} \(ROC-AUC 0\.[0-9]{4}\) \| 12 epochs'
     expect summary "$out" '^Test Hits@10 over 2 runs: [01]\.[0-9]{4} ± [0-9.]+; ROC-AUC 0\.[0-9]{4} ± [0-9.]+ \(val '
-    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
+    for f in config.yaml metrics.jsonl summary.json kernels.json log.txt link_split.json checkpoints/run-01.ckpt checkpoints/run-02.ckpt; do
       [ -f "$scratch/run/$f" ] || { echo "FAIL: run dir lacks $f"; fails=$((fails + 1)); }
     done
     [ "$(wc -l < "$scratch/run/metrics.jsonl")" -eq 24 ] || { echo "FAIL: metrics.jsonl line count"; fails=$((fails + 1)); }
@@ -38,6 +39,17 @@ case "$mode" in
     expect summary.json "$summary" '"task": "link",'
     expect summary.json "$summary" '"metric": "hits@10",'
     expect summary.json "$summary" '"train_edges": 8500,'
+    python3 - "$scratch/run/link_split.json" <<'PY' || { echo "FAIL: link_split.json"; fails=$((fails + 1)); }
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["seed"] == 0 and s["train_edges"] == 8500, s.keys()
+for part, n in (("val", 500), ("val_negative", 500), ("test", 1000), ("test_negative", 1000)):
+    assert len(s[part]["u"]) == len(s[part]["v"]) == n, part
+held = {(min(u, v), max(u, v)) for part in ("val", "test") for u, v in zip(s[part]["u"], s[part]["v"])}
+assert len(held) == 1500, "held-out edges repeat"
+for part in ("val_negative", "test_negative"):
+    assert not held & {(min(u, v), max(u, v)) for u, v in zip(s[part]["u"], s[part]["v"])}, part
+PY
     expect metrics "$(head -1 "$scratch/run/metrics.jsonl")" '"val":\{"hits":[0-9.e+-]+,"rocauc":[0-9.e+-]+,"loss":'
 
     # strata eval reproduces the recorded test score and scores bit for bit, from the run
@@ -55,6 +67,17 @@ case "$mode" in
     ref="$("$strata" eval "$sbm" "${link[@]}" --set runtime.backend=reference --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
     expect_rc eval-reference $? 0
     expect eval-reference "$ref" '^Test Hits@10 [01]\.[0-9]{4}'
+
+    # OGB's MLP predictor over the pairs' element-wise products: its parameters are in the
+    # checkpoint, and eval reproduces it bit for bit.
+    mlp="$("$strata" train "$sbm" "${link[@]}" --set model.link.predictor=mlp --set model.link.predictor_layers=2 \
+           --set training.runs=1 --set output.run_dir="$scratch/mlp")"
+    expect_rc mlp $? 0
+    expect mlp "$mlp" '^predictor +mlp: \(h_u ⊙ h_v\) 32 -> 32 -> 1, relu, dropout 0\.5, 1,?089 parameters$'
+    expect mlp "$mlp" 'pair products: plain loops over each step'
+    ev3="$("$strata" eval "$scratch/mlp/config.yaml" --checkpoint "$scratch/mlp/checkpoints/run-01.ckpt")"
+    expect_rc mlp-eval $? 0
+    expect mlp-eval "$ev3" 'reproduced bit for bit'
 
     # GCN and GAT encoders train too (GCN adds self-loops to the training edges).
     gcn="$("$strata" train "$sbm" "${link[@]}" --set model.name=gcn --set training.runs=1 --set output.run_dir="$scratch/gcn")"
@@ -92,6 +115,8 @@ case "$mode" in
         train "$sbm" --set data.task=link --set training.link.hits_k=5000 --set output.run_dir="$scratch/x"
     err directed 'data.undirected is false, but link prediction' \
         train "$sbm" --set data.task=link --set data.undirected=false --set output.run_dir="$scratch/x"
+    err predictor-layers 'model.link.predictor_layers is 2, but only model.link.predictor: mlp reads it' \
+        train "$sbm" --set data.task=link --set model.link.predictor_layers=2 --set output.run_dir="$scratch/x"
     err resume 'link-prediction runs \(data.task: link\) write no resume points' \
         train "$sbm" --set data.task=link --set output.run_dir="$scratch/x" --resume
     [ ! -e "$scratch/x" ] || { echo "FAIL: a refused run left $scratch/x"; fails=$((fails + 1)); }
