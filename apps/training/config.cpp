@@ -858,6 +858,15 @@ TrainingConfig typed(const Config& c) {
                  "{}: training.metric is {}, a node-classification score; link prediction (data.task: link) is "
                  "scored by auto (Hits@K, training.link.hits_k) or rocauc",
                  c.origin("training.metric"), l.metric);
+    for (const char* key : {"data.split.kind", "data.split.file", "data.split.train_per_class", "data.split.val_size",
+                            "data.split.test_size", "data.split.train_ratio", "data.split.val_ratio",
+                            "data.split.per_run", "data.random_features", "data.random_classes"}) {
+      const KeySpec* k = find_key(key);
+      STRATA_CHECK(!k || c.text(key) == k->default_value,
+                   "{}: {} is {}, but link prediction (data.task: link) splits edges, not nodes: data.link.val_ratio "
+                   "and test_ratio size the held-out edges and data.split.seed draws them",
+                   c.origin(key), key, c.text(key));
+    }
     STRATA_CHECK(t.model.link.mlp || c.text("model.link.predictor_layers") == "3",
                  "{}: model.link.predictor_layers is {}, but only model.link.predictor: mlp reads it (the predictor "
                  "is the dot product)",

@@ -33,6 +33,7 @@ struct LinkContext {
   bool by_rocauc = false;  // training.metric: rocauc (else Hits@K)
   LabelledPairs val, test;
   std::unique_ptr<nn::PairKernels> val_kernels, test_kernels;
+  std::unique_ptr<EdgeSet> training_edges;  // what training non-edges avoid
 
   int64_t width() const { return ctx.config.model.hidden; }
   std::string metric_name() const { return by_rocauc ? "ROC-AUC" : fmt::format("Hits@{}", hits_k); }
@@ -94,12 +95,13 @@ LinkContext prepare(const Config& config) {
   lc.hits_k = resolve_hits_k(c.training.link_hits_k, ctx.data.eval_metric);
   lc.by_rocauc = c.training.metric == "rocauc";
   if (!lc.by_rocauc)
-    STRATA_CHECK(lc.split.val.size() >= lc.hits_k && lc.split.test.size() >= lc.hits_k,
+    STRATA_CHECK(lc.split.val_negative.size() >= lc.hits_k && lc.split.test_negative.size() >= lc.hits_k,
                  "{}: Hits@{} ranks each held-out edge against the {}-th best non-edge, but the split has {} "
                  "validation and {} test non-edges; lower training.link.hits_k or raise data.link.val_ratio and "
                  "test_ratio",
                  config.source(), lc.hits_k, lc.hits_k, lc.split.val_negative.size(), lc.split.test_negative.size());
   const int64_t n = ctx.data.num_nodes();
+  lc.training_edges = std::make_unique<EdgeSet>(ctx.data.graph);
   lc.val = labelled_pair_graph(n, lc.split.val, lc.split.val_negative);
   lc.test = labelled_pair_graph(n, lc.split.test, lc.split.test_negative);
   return lc;
@@ -198,7 +200,7 @@ StepResult train_link_epoch(const LinkContext& lc, LinkState& state, ag::Tape& t
       positive.push(edges.u[e], edges.v[e]);
     }
     const NodePairs negative =
-        sample_non_edges(lc.ctx.data.graph, count * c.training.link_negatives, state.sampler, where);
+        sample_non_edges(*lc.training_edges, count * c.training.link_negatives, state.sampler, where);
     const LabelledPairs lp = labelled_pair_graph(lc.ctx.data.num_nodes(), positive, negative);
     const nn::PairKernels pk = nn::bind_pair_kernels(lp.pairs, lc.width(), c.runtime.kernels.backend,
                                                      /*backward=*/true, state.predictor->pair_op());
@@ -350,8 +352,11 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       }
       dir.append_metrics(m.dump());
       if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
-        out(fmt::format("Epoch {} | loss {:.4f} | val {} {:.4f} (ROC-AUC {:.4f}) | {:.2f} ms", epoch_str(epoch),
-                        step.loss, lc.metric_name(), score_of(lc, last.val), last.val.rocauc, step.ms));
+        out(fmt::format("Epoch {} | loss {:.4f} | {} | {:.2f} ms", epoch_str(epoch), step.loss,
+                        rr.best_epoch == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
+                                           : fmt::format("val {} {:.4f} (ROC-AUC {:.4f})", lc.metric_name(),
+                                                         score_of(lc, last.val), last.val.rocauc),
+                        step.ms));
       rr.epochs = epoch;
       if (eval_now && selection.stop_early(epoch, out.printer())) {
         rr.stopped_early = true;

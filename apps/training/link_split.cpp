@@ -11,25 +11,6 @@
 namespace strata::train {
 namespace {
 
-// Whether column c is in row r of a graph with sorted columns: a binary search over
-// the row's raw indices (Graph::column per probe dominated sampling).
-class EdgeLookup {
- public:
-  explicit EdgeLookup(const Graph& g)
-      : indptr_(g.indptr_data()),
-        i32_(g.index_dtype() == DType::I32 ? g.indices().data<int32_t>() : nullptr),
-        i64_(g.index_dtype() == DType::I64 ? g.indices().data<int64_t>() : nullptr) {}
-  bool has(int64_t r, int64_t c) const {
-    return i32_ ? std::binary_search(i32_ + indptr_[r], i32_ + indptr_[r + 1], static_cast<int32_t>(c))
-                : std::binary_search(i64_ + indptr_[r], i64_ + indptr_[r + 1], c);
-  }
-
- private:
-  const int64_t* indptr_;
-  const int32_t* i32_;
-  const int64_t* i64_;
-};
-
 NodePairs take(const NodePairs& all, const std::vector<int64_t>& order, int64_t begin, int64_t count) {
   NodePairs p;
   p.u.reserve(static_cast<size_t>(count));
@@ -43,6 +24,29 @@ NodePairs take(const NodePairs& all, const std::vector<int64_t>& order, int64_t 
 std::string LinkSplit::origin() const {
   return fmt::format("link split seed {}: {} / {} / {} edges", seed, commas(train.size()), commas(val.size()),
                      commas(test.size()));
+}
+
+EdgeSet::EdgeSet(const Graph& g) : g_(g), n_(g.num_rows()) {
+  STRATA_ASSERT(g.num_rows() == g.num_cols() && g.columns_sorted(), "EdgeSet needs a square graph with sorted columns");
+  constexpr uint64_t kBitmapBytes = uint64_t{8} << 20;
+  const auto pairs = static_cast<uint64_t>(n_) * static_cast<uint64_t>(n_);
+  if (pairs / 8 > kBitmapBytes) return;
+  bits_.assign((pairs + 63) / 64, 0);
+  for (int64_t u = 0; u < n_; ++u)
+    for (int64_t p = g.row_begin(u); p < g.row_end(u); ++p) {
+      const uint64_t k = static_cast<uint64_t>(u) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(g.column(p));
+      bits_[k >> 6] |= uint64_t{1} << (k & 63);
+    }
+}
+
+bool EdgeSet::search(int64_t u, int64_t v) const {
+  const int64_t* indptr = g_.indptr_data();
+  if (g_.index_dtype() == DType::I32) {
+    const int32_t* col = g_.indices().data<int32_t>();
+    return std::binary_search(col + indptr[u], col + indptr[u + 1], static_cast<int32_t>(v));
+  }
+  const int64_t* col = g_.indices().data<int64_t>();
+  return std::binary_search(col + indptr[u], col + indptr[u + 1], v);
 }
 
 NodePairs undirected_edges(const Graph& g) {
@@ -77,20 +81,17 @@ LinkSplit split_links(const Graph& g, double val_ratio, double test_ratio, uint6
   s.val = take(all, order, 0, n_val);
   s.test = take(all, order, n_val, n_test);
   s.train = take(all, order, n_val + n_test, m - n_val - n_test);
-  const Graph full = symmetric_pair_graph(g.num_rows(), all);
+  const EdgeSet full(symmetric_pair_graph(g.num_rows(), all));
   s.val_negative = sample_non_edges(full, n_val, negative_rng, where);
   s.test_negative = sample_non_edges(full, n_test, negative_rng, where);
   return s;
 }
 
-NodePairs sample_non_edges(const Graph& known, int64_t count, Rng& rng, const std::string& where) {
-  STRATA_ASSERT(known.num_rows() == known.num_cols() && known.columns_sorted(),
-                "sample_non_edges needs a square graph with sorted columns");
-  const int64_t n = known.num_rows();
+NodePairs sample_non_edges(const EdgeSet& known, int64_t count, Rng& rng, const std::string& where) {
+  const int64_t n = known.num_nodes();
   NodePairs p;
   p.u.reserve(static_cast<size_t>(count));
   p.v.reserve(static_cast<size_t>(count));
-  const EdgeLookup edges(known);
   const int64_t budget = 100 * count + 1000;
   int64_t draws = 0;
   while (p.size() < count) {
@@ -101,7 +102,7 @@ NodePairs sample_non_edges(const Graph& known, int64_t count, Rng& rng, const st
     ++draws;
     const auto u = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
     const auto v = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
-    if (u == v || edges.has(u, v) || edges.has(v, u)) continue;
+    if (u == v || known.has(u, v) || known.has(v, u)) continue;
     p.push(u, v);
   }
   return p;

@@ -92,11 +92,36 @@ TEST(LinkSplit, NonEdgesOfACompleteGraphCannotBeDrawn) {
       }
   Rng rng(1);
   try {
-    sample_non_edges(graph_of(6, r, c), 3, rng, "cfg.yaml");
+    sample_non_edges(EdgeSet(graph_of(6, r, c)), 3, rng, "cfg.yaml");
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("cfg.yaml: could not draw 3 non-edges"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("too dense"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LinkSplit, EdgeSetAnswersAsTheGraphDoesWithBitsOrSearch) {
+  // 300 nodes fit the 8 MiB bitmap; 9000 nodes (81 M pairs, 10 MiB of bits) take the
+  // binary search.
+  for (int64_t n : {300, 9000}) {
+    std::vector<int64_t> r, c;
+    Rng rng(static_cast<uint64_t>(n));
+    std::set<Pair> edges;
+    for (int k = 0; k < 2000; ++k) {
+      const auto u = static_cast<int64_t>(rng.below(n)), v = static_cast<int64_t>(rng.below(n));
+      r.push_back(u);
+      c.push_back(v);
+      edges.insert({u, v});
+    }
+    const EdgeSet set(graph_of(n, r, c));
+    for (const Pair& e : edges) EXPECT_TRUE(set.has(e.first, e.second));
+    int64_t absent = 0;
+    for (int k = 0; k < 5000; ++k) {
+      const auto u = static_cast<int64_t>(rng.below(n)), v = static_cast<int64_t>(rng.below(n));
+      EXPECT_EQ(set.has(u, v), edges.count({u, v}) > 0) << n << ": " << u << "-" << v;
+      absent += edges.count({u, v}) ? 0 : 1;
+    }
+    EXPECT_GT(absent, 4000);
   }
 }
 
