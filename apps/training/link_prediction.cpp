@@ -286,7 +286,6 @@ struct LinkRun {
   std::string checkpoint;
 };
 
-
 }  // namespace
 
 Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
