@@ -1,9 +1,10 @@
-// `strata infer <config.yaml> --checkpoint <file> [--batch all|nodes.txt] [--out predictions.csv]`:
+// `strata infer <config.yaml> --checkpoint <file> [--batch all|nodes.txt | --pairs pairs.txt] [--out predictions.csv]`:
 // loads a model trained by `strata train` (GraphSAGE, GCN, GAT, or R-GCN entity
 // classification), compiles the forward kernels for the config's graph, runs
 // inference and writes the predictions (node id, name, predicted class, label and
 // correctness where known) atomically; prints the kernel plans, their compile /
-// tune time, the inference time and the accuracy on the labelled nodes of the batch.
+// tune time, the inference time and the accuracy on the labelled nodes of the batch. A
+// link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead.
 
 #include "apps/commands.h"
 #include "apps/config_args.h"
@@ -17,7 +18,7 @@ const RegisterCommand kInfer{Command{
     [](CLI::App& app) -> std::function<int()> {
       struct Args {
         ConfigArgs in;
-        std::string checkpoint, batch = "all", out;
+        std::string checkpoint, batch = "all", out, pairs;
       };
       auto args = std::make_shared<Args>();
       args->in.add_to(app, "the training config the checkpoint was trained with");
@@ -27,13 +28,18 @@ const RegisterCommand kInfer{Command{
       app.add_option("--batch", args->batch,
                      "'all' (every node; R-GCN: every node of the target type) or a file of node ids, one per "
                      "line ('#' comments)");
-      app.add_option("--out", args->out, "predictions CSV: node,name,predicted,predicted_class,label,correct");
+      app.add_option("--pairs", args->pairs,
+                     "link prediction: a file of node pairs to score, 'u v' or 'u,v' per line ('#' comments)");
+      app.add_option("--out", args->out,
+                     "predictions CSV: node,name,predicted,predicted_class,label,correct (link prediction: "
+                     "u,v,score,probability,known)");
       return [args] {
         const train::Config config = args->in.load();
         train::InferOptions o;
         o.checkpoint = args->checkpoint;
         o.batch = args->batch;
         o.out = args->out;
+        o.pairs = args->pairs;
         train::run_inference(config, o, print_line);
         return 0;
       };

@@ -21,6 +21,7 @@ struct InferOptions {
   fs::path checkpoint;
   std::string batch = "all";  // "all" or a file of node ids, one per line
   std::string out;            // predictions CSV ("" = none)
+  std::string pairs;          // link prediction: a file of node pairs to score
 };
 
 struct InferReport {

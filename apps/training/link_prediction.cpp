@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
@@ -14,6 +16,7 @@
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
 #include "core/autograd_ops.h"
+#include "core/file_util.h"
 #include "core/timer.h"
 #include "layers/pair_scores.h"
 #include "models/link_predictor.h"
@@ -488,23 +491,38 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
   return summary;
 }
 
-EvalReport run_link_evaluation(const Config& config, const std::filesystem::path& checkpoint, const Printer& print) {
+namespace {
+
+// A link-prediction checkpoint restored for `strata eval` and `strata infer`: the config's
+// data with the checkpoint's split, its encoder and predictor, the forward kernels and
+// the held-out pairs' kernels bound, after every check that the checkpoint belongs to
+// the config; the lines both commands print after their command line. Filled in place:
+// the bound kernels point into the data, which must not move afterwards.
+struct RestoredLink {
+  LinkContext lc;
+  std::unique_ptr<LinkState> state;
+  nn::Checkpoint ck;
+};
+
+void restore_link(RestoredLink& r, const Config& config, const std::filesystem::path& checkpoint,
+                  const std::string& command, const Printer& print) {
   TrainingConfig c = typed(config);
   apply_runtime(c.runtime);
-  const nn::Checkpoint ck = nn::read_checkpoint(checkpoint);
+  r.ck = nn::read_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
-  const json& meta = ck.meta;
+  const json& meta = r.ck.meta;
   STRATA_CHECK(meta.value("task", std::string()) == "link",
                "checkpoint '{}' holds a node classifier, but the config trains link prediction (data.task: link); "
-               "evaluate it with the config it was trained with (its run dir's config.yaml)",
-               file);
+               "{} it with the config it was trained with (its run dir's config.yaml)",
+               file, command);
   check_config_matches_checkpoint(config, meta, file);
   const uint64_t trained_seed = meta.value("split_seed", uint64_t{0});
   STRATA_CHECK(trained_seed == c.data.split.seed,
                "checkpoint '{}' was trained and tested on the link split of seed {}, but the config gives seed {} "
-               "(data.split.seed, {}); evaluate with the config the run dir holds (config.yaml)",
+               "(data.split.seed, {}); use the config the run dir holds (config.yaml)",
                file, trained_seed, c.data.split.seed, config.origin("data.split.seed"));
-  LinkContext lc = prepare(config);
+  r.lc = prepare(config);
+  LinkContext& lc = r.lc;
   const std::string trained_model = meta.value("model", std::string());
   STRATA_CHECK(trained_model == nn::model_kind_name(c.model.kind),
                "architecture mismatch: checkpoint '{}' holds a {} model, but the config builds {} (model.name)", file,
@@ -514,11 +532,12 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
                "checkpoint '{}' was trained on '{}' ({} nodes), but the config loads '{}' ({} nodes)", file,
                d.value("name", std::string("?")), d.value("nodes", int64_t{-1}), lc.ctx.data.name,
                lc.ctx.data.num_nodes());
-  LinkState state(lc.ctx, c.training.seed);
-  nn::load_parameters(ck, state.parameters(), file);
+  r.state = std::make_unique<LinkState>(lc.ctx, c.training.seed);
+  const LinkState& state = *r.state;
+  nn::load_parameters(r.ck, state.parameters(), file);
   lc.ctx.build_kernels(*state.encoder, /*backward=*/false);
   bind_held_out(lc, *state.predictor);
-  print(fmt::format("strata eval {} --checkpoint {}", config.source(), file));
+  print(fmt::format("strata {} {} --checkpoint {}", command, config.source(), file));
   print(fmt::format("{:<11}{}: {} nodes, {} message-passing edges, features {}; {}", "dataset", lc.ctx.data.name,
                     commas(lc.ctx.data.num_nodes()), commas(lc.ctx.data.graph.nnz()), lc.ctx.data.features_text,
                     lc.split.origin()));
@@ -529,6 +548,16 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
                     epoch_str(meta.value("epoch", int64_t{0})), meta.value("backend", std::string("?"))));
   print_runtime(print, lc.ctx.config);
   print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
+}
+
+}  // namespace
+
+EvalReport run_link_evaluation(const Config& config, const std::filesystem::path& checkpoint, const Printer& print) {
+  RestoredLink restored;
+  restore_link(restored, config, checkpoint, "eval", print);
+  const LinkContext& lc = restored.lc;
+  const LinkState& state = *restored.state;
+  const json& meta = restored.ck.meta;
   const LinkEvaluation e = evaluate_links(lc, state);
   EvalReport r;
   r.eval.val_acc = score_of(lc, e.val);
@@ -551,6 +580,113 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
                     r.identical ? "reproduced bit for bit (test scores XXH3 " + e.test.hash.substr(0, 16) + ")"
                                 : "DIFFERS from the recorded run (other threads, backend or build?)"));
   return r;
+}
+
+namespace {
+
+// The pairs of a --pairs file: "u v" or "u,v" per line, '#' starts a comment, blank
+// lines skipped; a bad line is a UserError naming the file and line.
+NodePairs read_pairs(const std::string& file, int64_t nodes) {
+  std::ifstream in(file);
+  STRATA_CHECK(in.good(), "--pairs '{}': cannot read the file (expected node pairs 'u v' or 'u,v', one per line)",
+               file);
+  NodePairs pairs;
+  std::string line;
+  for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
+    if (const size_t h = line.find('#'); h != std::string::npos) line.resize(h);
+    for (char& ch : line)
+      if (ch == ',' || ch == '\t' || ch == '\r') ch = ' ';
+    std::vector<int64_t> ids;
+    size_t at = 0;
+    bool bad = false;
+    while (at < line.size()) {
+      while (at < line.size() && line[at] == ' ') ++at;
+      if (at == line.size()) break;
+      const size_t end = std::min(line.find(' ', at), line.size());
+      int64_t v = 0;
+      const auto r = std::from_chars(line.data() + at, line.data() + end, v);
+      bad = bad || r.ec != std::errc() || r.ptr != line.data() + end;
+      ids.push_back(v);
+      at = end;
+    }
+    if (ids.empty() && !bad) continue;
+    STRATA_CHECK(!bad && ids.size() == 2, "{}:{}: expected a node pair 'u v' or 'u,v' (two integers), got '{}'", file,
+                 lineno, line);
+    for (int64_t v : ids)
+      STRATA_CHECK(v >= 0 && v < nodes, "{}:{}: node id {} is out of range: the graph has {} nodes (ids 0..{})", file,
+                   lineno, v, nodes, nodes - 1);
+    pairs.push(ids[0], ids[1]);
+  }
+  STRATA_CHECK(pairs.size() > 0, "{}: no node pairs ('u v' or 'u,v' per line; '#' starts a comment)", file);
+  return pairs;
+}
+
+}  // namespace
+
+InferReport run_link_inference(const Config& config, const InferOptions& o, const Printer& print) {
+  STRATA_CHECK(!o.pairs.empty(),
+               "strata infer: {} trains link prediction (data.task: link): name the node pairs to score with --pairs "
+               "FILE ('u v' per line)",
+               config.source());
+  STRATA_CHECK(o.batch == "all",
+               "strata infer: --batch names nodes to classify, but {} trains link prediction; --pairs names the "
+               "pairs to score",
+               config.source());
+  RestoredLink restored;
+  restore_link(restored, config, o.checkpoint, "infer", print);
+  const LinkContext& lc = restored.lc;
+  const LinkState& state = *restored.state;
+  const int64_t n = lc.ctx.data.num_nodes();
+  const NodePairs pairs = read_pairs(o.pairs, n);
+  Timer t;
+  // One pair graph of the pairs in file order: CSR positions map back through the edge ids.
+  CooOptions co;
+  co.source = o.pairs;
+  const Graph g = Graph::from_coo(n, n, Tensor::from_vector(pairs.u), Tensor::from_vector(pairs.v), co);
+  const Tensor position_of = g.edge_ids();  // file index of each CSR position
+  const nn::PairKernels k =
+      nn::bind_pair_kernels(g, lc.width(), lc.ctx.config.runtime.kernels.backend, false, state.predictor->pair_op());
+  ag::Tape tape;
+  tape.set_training(false);
+  tape.set_grad_enabled(false);
+  tape.set_profiling(false);
+  const ag::Var h = state.encoder->forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
+  const Tensor s = state.predictor->forward(tape, k, h, 0).value();
+  std::vector<float> score(static_cast<size_t>(pairs.size()));
+  for (int64_t q = 0; q < k.num_pairs(); ++q) score[position_of.data<int64_t>()[q]] = s.data<float>()[q];
+  InferReport report;
+  report.infer_ms = t.ms();
+  report.predicted = pairs.size();
+  report.build_ms = lc.ctx.kernels->build_ms();
+  report.compile_ms = lc.ctx.kernels->compile_ms();
+  // What the pair is in the run's split: a training edge, a held-out edge, or neither.
+  const EdgeSet val(symmetric_pair_graph(n, lc.split.val)), test(symmetric_pair_graph(n, lc.split.test));
+  int64_t known[4] = {0, 0, 0, 0};  // train, val, test, none
+  double probability_sum = 0;
+  std::string csv = "u,v,score,probability,known\n";
+  for (int64_t i = 0; i < pairs.size(); ++i) {
+    const int64_t u = pairs.u[i], v = pairs.v[i];
+    const int kind = u != v && lc.training_edges->has(u, v) ? 0 : val.has(u, v) ? 1 : test.has(u, v) ? 2 : 3;
+    ++known[kind];
+    const double z = score[i];
+    const double p = z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
+    probability_sum += p;
+    static const char* kKnown[] = {"train", "val", "test", ""};
+    csv += fmt::format("{},{},{:.6g},{:.6f},{}\n", u, v, score[i], p, kKnown[kind]);
+  }
+  if (!o.out.empty()) {
+    AtomicFile f(o.out);
+    f.write(csv);
+    f.commit();
+  }
+  print(fmt::format(
+      "Scored {} pairs in {:.1f} ms (kernels built in {:.1f} ms, compiler {:.1f} ms): {} training "
+      "edges, {} validation and {} test edges, {} others; mean probability {:.4f}",
+      commas(pairs.size()), report.infer_ms, report.build_ms, report.compile_ms, commas(known[0]), commas(known[1]),
+      commas(known[2]), commas(known[3]), probability_sum / static_cast<double>(pairs.size())));
+  print(o.out.empty() ? std::string("Scores not written (--out FILE writes u,v,score,probability,known)")
+                      : fmt::format("Scores written to {}", o.out));
+  return report;
 }
 
 }  // namespace strata::train

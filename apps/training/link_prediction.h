@@ -21,14 +21,15 @@
 // metrics.jsonl, summary.json, kernels.json, log.txt and checkpoints/run-NN.ckpt
 // (their header says "task": "link" and the split seed). `strata eval` rebuilds the
 // split from the config's seed and reproduces the recorded test score and the test
-// scores' digest bit for bit. Resuming an interrupted link run (`--resume`) and
-// `strata infer` (node classes) are refused with a message.
+// scores' digest bit for bit; `strata infer --pairs` scores node pairs of a file.
+// Resuming an interrupted link run (`--resume`) is refused with a message.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
 #include "apps/training/config.h"
+#include "apps/training/inference.h"
 #include "apps/training/run_report.h"
 #include "apps/training/trainer.h"
 
@@ -41,5 +42,11 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
 // scores again, compared with the checkpoint's (EvalReport's *_acc fields hold the
 // configured link metric).
 EvalReport run_link_evaluation(const Config& config, const std::filesystem::path& checkpoint, const Printer& print);
+
+// `strata infer --pairs FILE` for a link-prediction checkpoint: the node pairs of the
+// file ("u v" or "u,v" per line) scored by the restored model; options.out receives
+// u,v,score,probability,known (known: train, val or test when the pair is an edge of
+// the run's split), written atomically.
+InferReport run_link_inference(const Config& config, const InferOptions& options, const Printer& print);
 
 }  // namespace strata::train

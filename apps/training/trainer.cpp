@@ -747,10 +747,11 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
 
 InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
   if (config.get_string("model.name") == "rgcn") return run_rgcn_inference(config, o, print);  // rgcn
-  STRATA_CHECK(config.get_string("data.task") != "link",
-               "strata infer predicts node classes, but {} trains link prediction (data.task: link); strata eval "
-               "--checkpoint scores its held-out edges",
-               config.source());
+  if (config.get_string("data.task") == "link") return run_link_inference(config, o, print);
+  STRATA_CHECK(o.pairs.empty(),
+               "strata infer: --pairs scores node pairs with a link-prediction model, but {} trains a node "
+               "classifier (data.task: {}); --batch names the nodes to classify",
+               config.source(), config.get_string("data.task"));
   RestoredRun l;
   restore_run(l, config, o.checkpoint);
   const TrainingData& d = l.ctx.data;

@@ -63,6 +63,20 @@ PY
     ev2="$("$strata" eval "$sbm" "${link[@]}" --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
     expect_rc eval-overrides $? 0
     expect eval-overrides "$ev2" 'reproduced bit for bit'
+    # strata infer --pairs scores node pairs from a file; held-out edges are named as such.
+    read -r vu vv tu tv < <(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['val']['u'][0], s['val']['v'][0], s['test']['u'][0], s['test']['v'][0])" "$scratch/run/link_split.json")
+    printf '# pairs to score\n%s %s\n%s,%s\n\n7 7\n' "$vu" "$vv" "$tu" "$tv" > "$scratch/pairs.txt"
+    inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+           --pairs "$scratch/pairs.txt" --out "$scratch/scores.csv")"
+    expect_rc infer $? 0
+    expect infer "$inf" '^strata infer .*config.yaml --checkpoint .*run-01.ckpt$'
+    expect infer "$inf" '^Scored 3 pairs in [0-9.]+ ms .*: 0 training edges, 1 validation and 1 test edges, 1 others; mean probability 0\.[0-9]{4}$'
+    scores="$(cat "$scratch/scores.csv")"
+    expect scores.csv "$scores" '^u,v,score,probability,known$'
+    expect scores.csv "$scores" "^$vu,$vv,-?[0-9.e+-]+,[01]\.[0-9]{6},val$"
+    expect scores.csv "$scores" "^$tu,$tv,-?[0-9.e+-]+,[01]\.[0-9]{6},test$"
+    expect scores.csv "$scores" '^7,7,-?[0-9.e+-]+,[01]\.[0-9]{6},$'
+
     # The reference backend scores the same pairs (other rounding: not bit for bit).
     ref="$("$strata" eval "$sbm" "${link[@]}" --set runtime.backend=reference --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
     expect_rc eval-reference $? 0
@@ -131,12 +145,26 @@ PY
     err eval-seed 'was trained and tested on the link split of seed 0, but the config gives seed 3' \
         eval "$scratch/run/config.yaml" --checkpoint "$ck" --set data.split.seed=3
     err eval-node 'was trained with data.task=link, but the config gives dataset' eval "$sbm" --checkpoint "$ck"
-    err infer 'strata infer predicts node classes, but .* trains link prediction \(data.task: link\)' \
+    err infer-no-pairs 'trains link prediction \(data.task: link\): name the node pairs to score with --pairs' \
         infer "$scratch/run/config.yaml" --checkpoint "$ck"
+    printf '0 1\n2 x\n' > "$scratch/bad_pairs.txt"
+    err infer-bad-line "bad_pairs.txt:2: expected a node pair 'u v' or 'u,v' \\(two integers\\), got '2 x'" \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/bad_pairs.txt"
+    printf '0 1 2\n' > "$scratch/three.txt"
+    err infer-three "three.txt:1: expected a node pair" \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/three.txt"
+    printf '0 2000\n' > "$scratch/range.txt"
+    err infer-range 'range.txt:1: node id 2000 is out of range: the graph has 2000 nodes \(ids 0..1999\)' \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/range.txt" --out "$scratch/never.csv"
+    [ ! -e "$scratch/never.csv" ] || { echo "FAIL: a refused infer wrote its --out"; fails=$((fails + 1)); }
+    err infer-batch '--batch names nodes to classify, but .* trains link prediction' \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/range.txt" --batch "$scratch/range.txt"
     node="$scratch/node"
     "$strata" train "$sbm" --set training.epochs=2 --set output.run_dir="$node" >/dev/null
     err eval-link-config 'holds a node classifier, but the config trains link prediction \(data.task: link\)' \
         eval "$sbm" --set data.task=link --checkpoint "$node/checkpoints/run-01.ckpt"
+    err infer-node-pairs '--pairs scores node pairs with a link-prediction model, but .* trains a node classifier' \
+        infer "$sbm" --checkpoint "$node/checkpoints/run-01.ckpt" --pairs "$scratch/range.txt"
     ;;
   data)
     if [ ! -e "$data_root/ogb/ogbl_ddi/raw/edge.csv.gz" ]; then
