@@ -179,6 +179,10 @@ LinkEvaluation evaluate_links(const LinkContext& lc, const LinkState& state) {
 }
 
 double score_of(const LinkContext& lc, const PairEvaluation& e) { return lc.by_rocauc ? e.rocauc : e.hits; }
+// The score beside the selected one: "ROC-AUC 0.9285", or "Hits@20 0.0155" when runs select by ROC-AUC.
+std::string other_score(const LinkContext& lc, const PairEvaluation& e) {
+  return lc.by_rocauc ? fmt::format("Hits@{} {:.4f}", lc.hits_k, e.hits) : fmt::format("ROC-AUC {:.4f}", e.rocauc);
+}
 
 // One epoch: the training edges in steps, each with fresh non-edges.
 StepResult train_link_epoch(const LinkContext& lc, LinkState& state, ag::Tape& tape, int run, int64_t epoch,
@@ -356,8 +360,8 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
         out(fmt::format("Epoch {} | loss {:.4f} | {} | {:.2f} ms", epoch_str(epoch), step.loss,
                         rr.best_epoch == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
-                                           : fmt::format("val {} {:.4f} (ROC-AUC {:.4f})", lc.metric_name(),
-                                                         score_of(lc, last.val), last.val.rocauc),
+                                           : fmt::format("val {} {:.4f} ({})", lc.metric_name(), score_of(lc, last.val),
+                                                         other_score(lc, last.val)),
                         step.ms));
       rr.epochs = epoch;
       if (eval_now && selection.stop_early(epoch, out.printer())) {
@@ -398,10 +402,10 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     out(fmt::format(
-        "Run {}/{}: best epoch {} | val {} {:.4f} | test {} {:.4f} (ROC-AUC {:.4f}) | {} epochs{}, "
+        "Run {}/{}: best epoch {} | val {} {:.4f} | test {} {:.4f} ({}) | {} epochs{}, "
         "{:.2f} ms/epoch (median; {}; sampling and binding {:.0f} ms in all)",
         run, c.training.runs, epoch_str(rr.best_epoch), lc.metric_name(), score_of(lc, rr.best.val), lc.metric_name(),
-        score_of(lc, rr.best.test), rr.best.test.rocauc, rr.epochs, rr.stopped_early ? " (early stop)" : "",
+        score_of(lc, rr.best.test), other_score(lc, rr.best.test), rr.epochs, rr.stopped_early ? " (early stop)" : "",
         rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms), rr.sample_ms));
     tests.push_back(score_of(lc, rr.best.test));
     vals.push_back(score_of(lc, rr.best.val));
@@ -571,9 +575,9 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
   const bool same_metric = meta.value("metric", std::string()) == lc.metric_key();
   r.identical =
       (!same_metric || r.eval.test_acc == r.recorded_test_acc) && r.eval.test_logits_hash == r.recorded_logits_hash;
-  print(fmt::format("Val {} {:.4f} (ROC-AUC {:.4f}, loss {:.4f})", lc.metric_name(), r.eval.val_acc, e.val.rocauc,
+  print(fmt::format("Val {} {:.4f} ({}, loss {:.4f})", lc.metric_name(), r.eval.val_acc, other_score(lc, e.val),
                     e.val.loss));
-  print(fmt::format("Test {} {:.4f} (ROC-AUC {:.4f}; {}): {}", lc.metric_name(), r.eval.test_acc, e.test.rocauc,
+  print(fmt::format("Test {} {:.4f} ({}; {}): {}", lc.metric_name(), r.eval.test_acc, other_score(lc, e.test),
                     same_metric ? fmt::format("recorded {:.4f}", r.recorded_test_acc)
                                 : fmt::format("the run recorded {} {:.4f}", meta.value("metric", std::string("?")),
                                               r.recorded_test_acc),

@@ -77,6 +77,16 @@ PY
     expect scores.csv "$scores" "^$tu,$tv,-?[0-9.e+-]+,[01]\.[0-9]{6},test$"
     expect scores.csv "$scores" '^7,7,-?[0-9.e+-]+,[01]\.[0-9]{6},$'
 
+    # Runs that select by ROC-AUC name Hits@K beside it, and eval compares under the same metric.
+    auc="$("$strata" train "$sbm" "${link[@]}" --set training.metric=rocauc --set training.runs=1 \
+           --set output.run_dir="$scratch/auc")"
+    expect_rc auc $? 0
+    expect auc "$auc" '^Epoch 0008 \| loss [0-9]+\.[0-9]{4} \| val ROC-AUC 0\.[0-9]{4} \(Hits@10 [01]\.[0-9]{4}\) \| '
+    expect auc "$auc" '^Test ROC-AUC over 1 run: 0\.[0-9]{4} ± 0\.0000 \(val '
+    ev4="$("$strata" eval "$scratch/auc/config.yaml" --checkpoint "$scratch/auc/checkpoints/run-01.ckpt")"
+    expect_rc auc-eval $? 0
+    expect auc-eval "$ev4" '^Test ROC-AUC 0\.[0-9]{4} \(Hits@10 [01]\.[0-9]{4}; recorded 0\.[0-9]{4}\): reproduced bit for bit'
+
     # The reference backend scores the same pairs (other rounding: not bit for bit).
     ref="$("$strata" eval "$sbm" "${link[@]}" --set runtime.backend=reference --checkpoint "$scratch/run/checkpoints/run-01.ckpt")"
     expect_rc eval-reference $? 0
