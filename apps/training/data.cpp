@@ -289,6 +289,19 @@ data::Dataset load_configured_dataset(const DataConfig& c, const std::string& co
 
 namespace {
 
+// data.dataset loaded, its name, source and metric kept in `td`; a heterograph is refused
+// with `why_not` ("GraphSAGE, GCN and GAT train on homogeneous graphs ...").
+data::Dataset load_homogeneous(const DataConfig& c, const std::string& config_source, TrainingData& td,
+                               const std::string& why_not) {
+  data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
+  td.name = ds.name;
+  td.source = ds.source;
+  td.eval_metric = ds.eval_metric;
+  STRATA_CHECK(!ds.is_hetero(), "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); {}", config_source,
+               c.dataset, ds.format, why_not);
+  return ds;
+}
+
 // data.self_loops applied to the training graph (auto: add for GCN), with a note of what changed.
 Graph apply_self_loops(Graph g, SelfLoops loops, nn::ModelKind model, std::vector<std::string>& notes) {
   if (loops == SelfLoops::Auto) loops = model == nn::ModelKind::Gcn ? SelfLoops::Add : SelfLoops::Keep;
@@ -309,14 +322,9 @@ Graph apply_self_loops(Graph g, SelfLoops loops, nn::ModelKind model, std::vecto
 TrainingData prepare_data(const DataConfig& c, nn::ModelKind model, const std::string& config_source) {
   Timer total;
   TrainingData td;
-  const data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
-  td.name = ds.name;
-  td.source = ds.source;
-  td.eval_metric = ds.eval_metric;
-  STRATA_CHECK(!ds.is_hetero(),
-               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); GraphSAGE, GCN and GAT train on "
-               "homogeneous graphs (model.name: rgcn trains on heterogeneous ones)",
-               config_source, c.dataset, ds.format);
+  const data::Dataset ds = load_homogeneous(c, config_source, td,
+                                            "GraphSAGE, GCN and GAT train on homogeneous graphs (model.name: rgcn "
+                                            "trains on heterogeneous ones)");
   STRATA_CHECK(c.random_task || ((ds.task == data::Task::NodeClassification ||
                                   ds.task == data::Task::MultiLabelNodeClassification) &&
                                  ds.labels.defined()),
@@ -413,14 +421,8 @@ TrainingData prepare_link_data(const DataConfig& c, nn::ModelKind model, const s
                                LinkSplit& split) {
   Timer total;
   TrainingData td;
-  const data::Dataset ds = load_configured_dataset(c, config_source, &td.load);
-  td.name = ds.name;
-  td.source = ds.source;
-  td.eval_metric = ds.eval_metric;
-  STRATA_CHECK(!ds.is_hetero(),
-               "{}: dataset '{}' is heterogeneous (a typed graph, loaded as {}); link prediction (data.task: link) "
-               "trains on homogeneous graphs",
-               config_source, c.dataset, ds.format);
+  const data::Dataset ds =
+      load_homogeneous(c, config_source, td, "link prediction (data.task: link) trains on homogeneous graphs");
   STRATA_CHECK(ds.graph.num_rows() == ds.graph.num_cols(), "{}: dataset '{}' is not a square graph ({})", config_source,
                c.dataset, ds.graph.describe());
   STRATA_CHECK(c.undirected != Tristate::No,

@@ -121,11 +121,6 @@ void bind_held_out(LinkContext& lc, const nn::LinkPredictor& predictor) {
 Tensor label_column(const std::vector<int64_t>& labels) {
   return Tensor::from_vector(labels).reshape({static_cast<int64_t>(labels.size()), 1});
 }
-Tensor all_rows(int64_t n) {
-  std::vector<int64_t> idx(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) idx[i] = i;
-  return Tensor::from_vector(idx);
-}
 
 // The scores of one held-out set of pairs, ranked.
 struct PairEvaluation {
@@ -139,22 +134,17 @@ PairEvaluation rank_pairs(const nn::PairKernels& k, const LabelledPairs& lp, con
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const Tensor s = predictor.forward(tape, k, h, 0).value();
+  const ag::Var scores = predictor.forward(tape, k, h, 0);
+  const Tensor& s = scores.value();
   const float* sp = s.data<float>();
   std::vector<float> pos, neg;
-  double loss = 0;
-  for (int64_t q = 0; q < k.num_pairs(); ++q) {
-    const double z = sp[q];
-    const bool edge = lp.labels[q] == 1;
-    (edge ? pos : neg).push_back(sp[q]);
-    // Binary cross-entropy with logits, as bce_with_logits computes it.
-    loss += std::max(z, 0.0) - (edge ? z : 0.0) + std::log1p(std::exp(-std::abs(z)));
-  }
+  for (int64_t q = 0; q < k.num_pairs(); ++q) (lp.labels[q] == 1 ? pos : neg).push_back(sp[q]);
   PairEvaluation e;
   e.hits = static_cast<int64_t>(neg.size()) >= hits_k ? hits_at_k(pos, neg, hits_k) : 0.0;
-  const Tensor index = all_rows(k.num_pairs());
-  e.rocauc = mean_roc_auc(s, label_column(lp.labels), index).mean;
-  e.loss = loss / static_cast<double>(std::max<int64_t>(k.num_pairs(), 1));
+  const Tensor index = Tensor::arange(k.num_pairs());
+  const Tensor labels = label_column(lp.labels);
+  e.rocauc = mean_roc_auc(s, labels, index).mean;
+  e.loss = ag::bce_with_logits(tape, scores, labels, index).value().data<float>()[0];
   e.hash = logits_hash(s, index);
   return e;
 }
@@ -221,7 +211,7 @@ StepResult train_link_epoch(const LinkContext& lc, LinkState& state, ag::Tape& t
     ag::Var loss;
     {
       ag::Tape::Scope scope(tape, "loss");
-      loss = ag::bce_with_logits(tape, s, label_column(lp.labels), all_rows(pk.num_pairs()));
+      loss = ag::bce_with_logits(tape, s, label_column(lp.labels), Tensor::arange(pk.num_pairs()));
     }
     const std::string batch = step_edges < m ? fmt::format(", step {}", begin / step_edges + 1) : "";
     loss_sum +=
@@ -484,11 +474,7 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
             {"mean_epoch_ms", summary.mean_epoch_ms},
             {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels",
-             {{"programs", lc.ctx.kernels->distinct_programs()},
-              {"compile_ms", lc.ctx.kernels->compile_ms()},
-              {"build_ms", lc.ctx.kernels->build_ms()},
-              {"file", "kernels.json"}}}};
+            {"kernels", kernels_summary_json(*lc.ctx.kernels)}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
   commit_run_dir(dir, out);

@@ -107,6 +107,13 @@ nlohmann::ordered_json kernels_json(const nn::GraphKernels& k) {
           {"attention", k.attention_lines()}};  // GAT
 }
 
+nlohmann::ordered_json kernels_summary_json(const nn::GraphKernels& k) {
+  return {{"programs", k.distinct_programs()},
+          {"compile_ms", k.compile_ms()},
+          {"build_ms", k.build_ms()},
+          {"file", "kernels.json"}};
+}
+
 namespace {
 
 json dataset_json(const TrainingData& d) {
@@ -611,11 +618,7 @@ Summary run_training(const Config& config, const std::string& config_name, const
             {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
             {"mean_epoch_ms", summary.mean_epoch_ms},
             {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels",
-             {{"programs", ctx.kernels->distinct_programs()},
-              {"compile_ms", ctx.kernels->compile_ms()},
-              {"build_ms", ctx.kernels->build_ms()},
-              {"file", "kernels.json"}}}};
+            {"kernels", kernels_summary_json(*ctx.kernels)}};
   dir.write("summary.json", s.dump(2) + "\n");
   dir.write("log.txt", out.text());
   commit_run_dir(dir, out);

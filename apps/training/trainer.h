@@ -53,6 +53,8 @@ void apply_runtime(const RuntimeConfig& runtime);
 void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k);
 // kernels.json: every kernel's role, graph, program and plan, and the batch's times.
 nlohmann::ordered_json kernels_json(const nn::GraphKernels& k);
+// summary.json's "kernels": program count, compile and build times, and the kernels.json it details.
+nlohmann::ordered_json kernels_summary_json(const nn::GraphKernels& k);
 
 // Data and kernels for one config: what every run of a session shares.
 struct Context {
