@@ -283,37 +283,140 @@ struct LinkRun {
   std::string checkpoint;
 };
 
+// A run as summary.json's "runs" and the console's summary read it.
+RunResult run_result(const LinkContext& lc, const LinkRun& rr) {
+  RunResult r;
+  r.run = rr.run;
+  r.seed = rr.seed;
+  r.split_seed = lc.split.seed;
+  r.best_epoch = rr.best_epoch;
+  r.epochs = rr.epochs;
+  r.stopped_early = rr.stopped_early;
+  r.best.val_acc = score_of(lc, rr.best.val);
+  r.best.test_acc = score_of(lc, rr.best.test);
+  r.best.val_loss = rr.best.val.loss;
+  r.best.test_logits_hash = rr.best.test.hash;
+  r.mean_epoch_ms = rr.mean_epoch_ms;
+  r.median_epoch_ms = rr.median_epoch_ms;
+  r.profile = rr.profile;
+  r.optimizer_ms = rr.optimizer_ms;
+  r.train_ms = rr.train_ms;
+  r.checkpoint = rr.checkpoint;
+  return r;
+}
+
+// Evaluations and finished runs as a resume point keeps them (resume_point.h), and back.
+json pair_evaluation_state(const PairEvaluation& e) {
+  return {
+      {"hits", exact_json(e.hits)}, {"rocauc", exact_json(e.rocauc)}, {"loss", exact_json(e.loss)}, {"hash", e.hash}};
+}
+
+PairEvaluation pair_evaluation_from_state(const nlohmann::json& j, const std::string& file) {
+  PairEvaluation e;
+  e.hits = exact_double(j, "hits", file);
+  e.rocauc = exact_double(j, "rocauc", file);
+  e.loss = exact_double(j, "loss", file);
+  STRATA_CHECK(j.contains("hash") && j["hash"].is_string(), "resume point '{}': a link evaluation has no 'hash'", file);
+  e.hash = j["hash"].get<std::string>();
+  return e;
+}
+
+json link_evaluation_state(const LinkEvaluation& e) {
+  return {{"val", pair_evaluation_state(e.val)}, {"test", pair_evaluation_state(e.test)}, {"ms", exact_json(e.ms)}};
+}
+
+LinkEvaluation link_evaluation_from_state(const nlohmann::json& j, const std::string& file) {
+  STRATA_CHECK(j.is_object() && j.contains("val") && j.contains("test"),
+               "resume point '{}': a link evaluation is malformed (expected 'val' and 'test')", file);
+  LinkEvaluation e;
+  e.val = pair_evaluation_from_state(j["val"], file);
+  e.test = pair_evaluation_from_state(j["test"], file);
+  e.ms = exact_double(j, "ms", file);
+  return e;
+}
+
+// A finished run: what node runs keep (run_result_state), its link evaluations and its sampling time.
+json link_run_state(const LinkContext& lc, const LinkRun& rr) {
+  return {{"result", run_result_state(run_result(lc, rr))},
+          {"best", link_evaluation_state(rr.best)},
+          {"sample_ms", exact_json(rr.sample_ms)}};
+}
+
+LinkRun link_run_from_state(const nlohmann::json& j, const std::string& file) {
+  STRATA_CHECK(j.is_object() && j.contains("result") && j.contains("best"),
+               "resume point '{}' is malformed: a finished link run has no result", file);
+  const RunResult r = run_result_from_state(j["result"], file);
+  LinkRun rr;
+  rr.run = r.run;
+  rr.seed = r.seed;
+  rr.best_epoch = r.best_epoch;
+  rr.epochs = r.epochs;
+  rr.stopped_early = r.stopped_early;
+  rr.best = link_evaluation_from_state(j["best"], file);
+  rr.mean_epoch_ms = r.mean_epoch_ms;
+  rr.median_epoch_ms = r.median_epoch_ms;
+  rr.train_ms = r.train_ms;
+  rr.optimizer_ms = r.optimizer_ms;
+  rr.sample_ms = exact_double(j, "sample_ms", file);
+  rr.profile = r.profile;
+  rr.checkpoint = r.checkpoint;
+  return rr;
+}
+
 }  // namespace
 
 Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
-  STRATA_CHECK(!resume,
-               "strata train --resume: link-prediction runs (data.task: link) write no resume points; start the run "
-               "again without --resume");
   TrainingConfig typed_config = typed(config);
   Console out{print};
-  OpenedRunDir opened = start_training_session(config, typed_config, config_name, out, false);
+  OpenedRunDir opened = start_training_session(config, typed_config, config_name, out, resume);
   RunDirectory& dir = *opened.dir;
+  std::optional<ResumePoint>& resumed = opened.resumed;
   LinkContext lc = prepare(config);
   const TrainingConfig& c = lc.ctx.config;
   const std::string where = config.source();
   LinkState first(lc.ctx, c.training.seed);
+  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
+  const bool replay_tuned = replayed != nullptr;
+  if (replay_tuned) lc.ctx.config.runtime.kernels.plans = std::move(replayed);
   lc.ctx.build_kernels(*first.encoder, /*backward=*/true);
+  if (replay_tuned)
+    lc.ctx.kernels->set_note(
+        fmt::format("{} plans tuned by the interrupted session, replayed from its kernels.json (not tuned again)",
+                    lc.ctx.kernels->records().size()));
   bind_held_out(lc, *first.predictor);
   print_link_header(out, config, lc, first);
   const std::string model_text = first.encoder->describe() + "; predictor " + first.predictor->describe();
   const int64_t model_parameters = first.num_parameters();
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
-  write_kernels_json(dir, kernels_json(*lc.ctx.kernels), false);
+  write_kernels_json(dir, kernels_json(*lc.ctx.kernels), replay_tuned);
   dir.write("link_split.json", split_json(lc.split));
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
   std::vector<LinkRun> runs;
   std::vector<double> tests, vals, epoch_means, epoch_medians;
-  for (int run = 1; run <= c.training.runs; ++run) {
+  ResumeRecorder recorder(dir, config, out, c.output.resume_every);
+  std::optional<RunProgress> current;  // the run in progress at the resume point
+  auto finished = [&](LinkRun rr) {
+    tests.push_back(score_of(lc, rr.best.test));
+    vals.push_back(score_of(lc, rr.best.val));
+    epoch_means.push_back(rr.mean_epoch_ms);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    summary.runs.push_back(run_result(lc, rr));
+    runs.push_back(std::move(rr));
+  };
+  if (resumed) {
+    ResumedRuns from = resumed_runs(*resumed);
+    for (const json& entry : from.finished) finished(link_run_from_state(entry, resumed->file));
+    recorder.restore_finished(std::move(from.finished));
+    current = std::move(from.current);
+  }
+
+  for (int run = static_cast<int>(runs.size()) + 1; run <= c.training.runs; ++run) {
     const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
     LinkState state = run == 1 ? std::move(first) : LinkState(lc.ctx, seed);
-    if (c.training.runs > 1) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
     LinkRun rr;
     rr.run = run;
     rr.seed = seed;
@@ -322,7 +425,28 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
     LinkEvaluation last;
     ModelSelection selection(c.training);
     std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-    for (int64_t epoch = 1; epoch <= c.training.epochs; ++epoch) {
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      rr.sample_ms = current->sample_ms;
+      rr.best = link_evaluation_from_state(current->best, file);
+      last = link_evaluation_from_state(current->last, file);
+      state.dropout.restore_state(current->dropout, file);
+      state.sampler.restore_state(current->sampler, file);
+      selection.restore(current->selection, file);
+      tape.profile() = current->profile;
+      RunTensors best = restore_run_tensors(*resumed, state.parameters(), *state.optimizer);
+      best_params = std::move(best.best_params);
+      best_optim = std::move(best.best_optimizer);
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
+    }
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
       state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       const StepResult step = train_link_epoch(lc, state, tape, run, epoch, where);
       epoch_ms.push_back(step.ms);
@@ -357,6 +481,21 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       if (eval_now && selection.stop_early(epoch, out.printer())) {
         rr.stopped_early = true;
         break;
+      }
+      if (recorder.due(epoch, c.training.epochs)) {
+        RunProgress progress{run,
+                             epoch,
+                             rr.best_epoch,
+                             epoch_ms,
+                             rr.optimizer_ms,
+                             link_evaluation_state(rr.best),
+                             link_evaluation_state(last),
+                             state.dropout.state(),
+                             state.sampler.state(),
+                             selection.state(),
+                             tape.profile(),
+                             rr.sample_ms};
+        recorder.save(progress, state.parameters(), *state.optimizer, best_params, best_optim);
       }
     }
     rr.profile = tape.profile();
@@ -397,29 +536,8 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
         run, c.training.runs, epoch_str(rr.best_epoch), lc.metric_name(), score_of(lc, rr.best.val), lc.metric_name(),
         score_of(lc, rr.best.test), other_score(lc, rr.best.test), rr.epochs, rr.stopped_early ? " (early stop)" : "",
         rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms), rr.sample_ms));
-    tests.push_back(score_of(lc, rr.best.test));
-    vals.push_back(score_of(lc, rr.best.val));
-    epoch_means.push_back(rr.mean_epoch_ms);
-    epoch_medians.push_back(rr.median_epoch_ms);
-    RunResult result;
-    result.run = run;
-    result.seed = seed;
-    result.split_seed = lc.split.seed;
-    result.best_epoch = rr.best_epoch;
-    result.epochs = rr.epochs;
-    result.stopped_early = rr.stopped_early;
-    result.best.val_acc = score_of(lc, rr.best.val);
-    result.best.test_acc = score_of(lc, rr.best.test);
-    result.best.val_loss = rr.best.val.loss;
-    result.best.test_logits_hash = rr.best.test.hash;
-    result.mean_epoch_ms = rr.mean_epoch_ms;
-    result.median_epoch_ms = rr.median_epoch_ms;
-    result.profile = rr.profile;
-    result.optimizer_ms = rr.optimizer_ms;
-    result.train_ms = rr.train_ms;
-    result.checkpoint = rr.checkpoint;
-    summary.runs.push_back(std::move(result));
-    runs.push_back(std::move(rr));
+    recorder.finish_run(link_run_state(lc, rr));
+    finished(std::move(rr));
   }
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);

@@ -114,6 +114,7 @@ json progress_state(const RunProgress& p) {
           {"best_epoch", p.best_epoch},
           {"epoch_ms", p.epoch_ms},
           {"optimizer_ms", exact_json(p.optimizer_ms)},
+          {"sample_ms", exact_json(p.sample_ms)},
           {"best", p.best},
           {"last", p.last},
           {"dropout", p.dropout},
@@ -139,6 +140,7 @@ RunProgress progress_from_state(const nlohmann::json& j, const std::string& sour
     STRATA_FAIL("resume point '{}': the run in progress is malformed ({})", source, e.what());
   }
   p.optimizer_ms = exact_double(j, "optimizer_ms", source);
+  if (j.contains("sample_ms")) p.sample_ms = exact_double(j, "sample_ms", source);  // not in points before link runs
   STRATA_CHECK(p.run >= 1 && p.epoch >= 1 && static_cast<int64_t>(p.epoch_ms.size()) == p.epoch,
                "resume point '{}': the run in progress is malformed (run {}, epoch {}, {} epoch times)", source, p.run,
                p.epoch, p.epoch_ms.size());

@@ -1,6 +1,6 @@
 // Resume points: what `strata train CONFIG --resume` continues an interrupted run from.
 //
-// While a session trains, its driver (trainer.cpp, rgcn.cpp) writes resume.ckpt into
+// While a session trains, its driver (trainer.cpp, rgcn.cpp, link_prediction.cpp) writes resume.ckpt into
 // the run's staging folder every output.resume_every epochs and after each finished
 // run: the run in progress's parameters, optimizer state and best-epoch snapshot, its
 // dropout stream, model-selection counters and epoch times, the finished runs'
@@ -10,6 +10,9 @@
 // it, cuts metrics.jsonl back to the resume point and goes on from the next epoch:
 // the metrics, checkpoints and summary come out as an uninterrupted run's would
 // (timings aside), since every random draw and every kernel is deterministic.
+//
+// Link-prediction runs (link_prediction.cpp) keep the same points; their sampling
+// stream also draws each step's non-edges.
 //
 // The file uses the checkpoint format (models/checkpoint.h: versioned header,
 // checksum, written atomically) with "format": "strata-resume" in its meta, so a
@@ -102,6 +105,7 @@ struct RunProgress {
   std::string sampler;                // Rng::state() of the mini-batch stream (R-GCN: none)
   nlohmann::ordered_json selection;   // ModelSelection::state()
   ag::OpProfile profile;
+  double sample_ms = 0;  // link prediction: drawing non-edges and binding each step's kernels
 };
 
 // The tensors of a run in progress: parameters and optimizer state now and at the

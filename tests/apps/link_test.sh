@@ -143,8 +143,6 @@ PY
         train "$sbm" --set data.task=link --set model.link.predictor_layers=2 --set output.run_dir="$scratch/x"
     err node-split 'data.split.kind is planetoid, but link prediction \(data.task: link\) splits edges, not nodes' \
         train "$sbm" --set data.task=link --set data.split.kind=planetoid --set output.run_dir="$scratch/x"
-    err resume 'link-prediction runs \(data.task: link\) write no resume points' \
-        train "$sbm" --set data.task=link --set output.run_dir="$scratch/x" --resume
     [ ! -e "$scratch/x" ] || { echo "FAIL: a refused run left $scratch/x"; fails=$((fails + 1)); }
 
     # A trained link model, then what eval and infer refuse.

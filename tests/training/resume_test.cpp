@@ -249,6 +249,41 @@ TEST_F(ResumeTest, RgcnRunResumedMidRunEndsAsTheUninterruptedRun) {
   }
 }
 
+// Link prediction: the sampling stream (step order and each step's non-edges) and the
+// MLP decoder's parameters continue where they stopped; eval_period 2 puts the resume
+// point (epoch 8, resume_every 4) between evaluations, and the kill falls before the next
+// evaluation at epoch 10.
+TEST_F(ResumeTest, LinkRunResumedMidRunEndsAsTheUninterruptedRun) {
+  const Config c =
+      config(kSbm, {"data.task=link", "training.epochs=12", "training.eval_period=2", "training.link.hits_k=10",
+                    "training.link.batch_pairs=500", "model.link.predictor=mlp", "model.link.predictor_layers=2"});
+  train(c, {{"mid-run", {"Run 2/2 (seed 1)", "Epoch 0009"}}, {"between-runs", {"Run 2/2 (seed 1)"}}});
+  fs::rename(run_dir(), dir_ / "ref");
+  const fs::path ref = dir_ / "ref";
+  for (const std::string snapshot : {"mid-run", "between-runs"}) {
+    SCOPED_TRACE(snapshot);
+    interrupted_at(snapshot);
+    train(c, {}, true);
+    EXPECT_TRUE(printed("resuming the run that process"));
+    if (snapshot == "mid-run") {
+      EXPECT_TRUE(printed("Run 2/2 (seed 1): resumed after epoch 0008"));
+    }
+    EXPECT_EQ(metrics_without_times(ref / "metrics.jsonl"), metrics_without_times(run_dir() / "metrics.jsonl"));
+    for (const char* f : {"checkpoints/run-01.ckpt", "checkpoints/run-02.ckpt", "link_split.json", "config.yaml"})
+      EXPECT_TRUE(read_file(ref / f) == read_file(run_dir() / f)) << f << " differs";
+    const auto a = nlohmann::json::parse(read_file(ref / "summary.json"));
+    const auto b = nlohmann::json::parse(read_file(run_dir() / "summary.json"));
+    for (const char* key : {"test_acc", "val_acc", "test_rocauc", "metric"}) EXPECT_EQ(a[key], b[key]) << key;
+    ASSERT_EQ(a["runs"].size(), 2u);
+    ASSERT_EQ(b["runs"].size(), 2u);
+    for (int r = 0; r < 2; ++r)
+      for (const char* key : {"run", "seed", "best_epoch", "epochs", "val", "test", "test_scores_hash", "checkpoint"})
+        EXPECT_EQ(a["runs"][r][key], b["runs"][r][key]) << "run " << r + 1 << " " << key;
+    EXPECT_FALSE(fs::exists(run_dir() / train::kResumeFile));
+    fs::remove_all(run_dir());
+  }
+}
+
 TEST_F(ResumeTest, TunedRunsResumeOnTheInterruptedSessionsChoices) {
   // Tuning again could choose other kernels, whose sums round differently from the
   // epochs already run: a resumed run replays the interrupted session's kernels.json.
