@@ -17,12 +17,21 @@ class UserError : public std::runtime_error {
   explicit UserError(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// The machine has not the memory an input asks for (a buffer that does not fit, a
+// failed allocation): a UserError, kept apart so a driver can add what it was doing
+// (the config, the run and epoch) to the message.
+class OutOfMemoryError : public UserError {
+ public:
+  explicit OutOfMemoryError(const std::string& msg) : UserError(msg) {}
+};
+
 class InternalError : public std::logic_error {
  public:
   explicit InternalError(const std::string& msg) : std::logic_error(msg) {}
 };
 
 [[noreturn]] void throw_user_error(const std::string& msg);
+[[noreturn]] void throw_out_of_memory(const std::string& msg);
 [[noreturn]] void throw_internal_error(const char* file, int line, const char* cond,
                                        const std::string& msg);
 

@@ -36,10 +36,11 @@ int64_t available_host_bytes() {
 void check_host_bytes(double bytes, const std::string& what) {
   if (bytes < static_cast<double>(kCheckedAllocationBytes)) return;
   const int64_t available = available_host_bytes();
-  STRATA_CHECK(available < 0 || bytes <= static_cast<double>(available),
-               "out of host memory: {} needs about {:.1f} GiB, more than the {:.1f} GiB this machine has available "
-               "(MemAvailable + SwapFree in /proc/meminfo)",
-               what, bytes / (1 << 30), static_cast<double>(available) / (1 << 30));
+  if (available >= 0 && bytes > static_cast<double>(available))
+    throw_out_of_memory(
+        fmt::format("out of host memory: {} needs about {:.1f} GiB, more than the {:.1f} GiB this machine has "
+                    "available (MemAvailable + SwapFree in /proc/meminfo)",
+                    what, bytes / (1 << 30), static_cast<double>(available) / (1 << 30)));
 }
 
 void* allocate_host(size_t bytes, size_t alignment) {
@@ -47,16 +48,17 @@ void* allocate_host(size_t bytes, size_t alignment) {
   // pages are touched; refuse it here instead, with a message.
   if (bytes >= kCheckedAllocationBytes) {
     const int64_t available = available_host_bytes();
-    STRATA_CHECK(available < 0 || static_cast<int64_t>(bytes) <= available,
-                 "out of host memory: a buffer of {:.1f} GiB does not fit in the {:.1f} GiB this machine has "
-                 "available (MemAvailable + SwapFree in /proc/meminfo); use a smaller graph or feature size",
-                 static_cast<double>(bytes) / (1 << 30), static_cast<double>(available) / (1 << 30));
+    if (available >= 0 && static_cast<int64_t>(bytes) > available)
+      throw_out_of_memory(
+          fmt::format("out of host memory: a buffer of {:.1f} GiB does not fit in the {:.1f} GiB this machine has "
+                      "available (MemAvailable + SwapFree in /proc/meminfo); use a smaller graph or feature size",
+                      static_cast<double>(bytes) / (1 << 30), static_cast<double>(available) / (1 << 30)));
   }
   const bool huge = bytes >= kHugePageThreshold && huge_pages_enabled();
   const size_t align = huge ? kHugePageBytes : alignment;
   const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
-  STRATA_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
+  if (p == nullptr) throw_out_of_memory(fmt::format("out of host memory allocating {} bytes", bytes));
   // Advice only: where the kernel has transparent huge pages off, this fails
   // harmlessly and the memory is ordinary pages.
   if (huge) madvise(p, rounded, MADV_HUGEPAGE);

@@ -89,6 +89,19 @@ float finite_loss(ag::Tape& tape, const ag::Var& loss, const nn::Optimizer& opti
 // tape); returns the step's time in ms.
 double step_optimizer(ag::Tape& tape, const ag::Var& loss, nn::Optimizer& optimizer);
 
+// Where a session's loop is, for an error raised inside it.
+struct LoopPosition {
+  int run = 0;
+  int64_t epoch = 0;
+  const char* phase = "training";  // or "evaluation"
+};
+// Out of host memory: a UserError with the error's text, the config, where the loop
+// was (run 0: before the first epoch; `nodes` unused) and the key that sizes a layer's
+// buffers (a row of model.hidden floats per node); `more` adds a driver's own remedy
+// (", or ...").
+[[noreturn]] void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at,
+                                        int64_t nodes, const std::string& more);
+
 struct StepResult {
   double loss = 0;          // mini-batches: the mean over the epoch's training nodes
   double ms = 0;            // forward + backward + optimizer step (mini-batches: also sampling and kernel binding)

@@ -13,6 +13,7 @@
 #include "apps/training/data.h"
 #include "apps/training/split_file.h"
 #include "core/file_util.h"
+#include "core/host_memory.h"
 #include "tests/support/test_support.h"
 
 namespace strata {
@@ -578,6 +579,43 @@ TEST_F(TrainerErrorTest, DivergingLossNamesEpochAndLayerAndWritesNothing) {
     EXPECT_NE(msg.find("the first non-finite values appeared in layer 'layers."), std::string::npos) << msg;
     EXPECT_NE(msg.find("Lower optimizer.lr (now 1e+30)"), std::string::npos) << msg;
   }
+  expect_only({});
+}
+
+TEST_F(TrainerErrorTest, OutOfMemoryNamesTheConfigTheRunAndTheWidth) {
+  // A hidden layer of nodes × 65,536 floats, a quarter more than the machine has
+  // available: refused at its allocation (host_memory.h), and the error says where
+  // the run was and which key sized it. The reference backend: nothing to compile.
+  const int64_t available = available_host_bytes();
+  ASSERT_GE(available, 0) << "/proc/meminfo has no MemAvailable: the allocation check would be off";
+  const int64_t nodes = available / 4 / 65536 * 5 / 4 + 1000;
+  const std::vector<std::string> sets = {
+      fmt::format("data.dataset=sbm:nodes={},classes=4,avg_degree=2,feature_dim=4,seed=3", nodes), "model.hidden=65536",
+      "runtime.backend=reference", "training.runs=1"};
+  expect_user_error([&] { train(config(kSbm, sets)); },
+                    {"test.yaml: run 1, epoch 0001 (training): out of host memory: a buffer of",
+                     fmt::format("a layer's buffers hold a row per node ({} nodes) of model.hidden = 65536 floats "
+                                 "(model.hidden: --set model.hidden=65536): lower it, or train on sampled mini-batches "
+                                 "(training.batch_size)",
+                                 train::commas(nodes))});
+  // Link prediction's encoder ends in a hidden × hidden layer: 8192 wide here, whose
+  // weights fit where nodes × 8192 does not.
+  const int64_t link_nodes = available / 4 / 8192 * 5 / 4 + 1000;
+  expect_user_error(
+      [&] {
+        train(config(kSbm,
+                     {fmt::format("data.dataset=sbm:nodes={},classes=4,avg_degree=2,feature_dim=4,seed=3", link_nodes),
+                      "model.hidden=8192", "runtime.backend=reference", "training.runs=1", "data.task=link"}));
+      },
+      {"test.yaml: run 1, epoch 0001 (training): out of host memory: a buffer of", "of model.hidden = 8192 floats",
+       "or score fewer pairs per step (training.link.batch_pairs)"});
+  // Before the first epoch: one-hot inputs make the first layer's weights nodes × 65,536.
+  std::vector<std::string> one_hot = sets;
+  one_hot.push_back("data.node_features=one_hot");
+  expect_user_error([&] { train(config(kSbm, one_hot)); },
+                    {"test.yaml: before the first epoch (data, parameters, kernels): out of host memory: a buffer of",
+                     "model.hidden = 65536 (--set model.hidden=65536) sets the width of the weights and of each "
+                     "layer's buffers: lower it"});
   expect_only({});
 }
 
