@@ -46,6 +46,12 @@ PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend back
   k.op = op;
   if (op == PairOp::Product) {
     if (backward) k.pairs_t = k.pairs.transpose();
+    if (backend == sc::Backend::Generated && k.pairs.nnz() > 0) {
+      sc::GatSpec spec;  // F heads of one feature: z[e, h] = h[u, h] h[v, h]
+      spec.heads = feat;
+      spec.feat = 1;
+      k.products = std::make_unique<sc::GatKernels>(k.pairs, spec, backend, std::nullopt, sc::GatKernelSet::Training);
+    }
     return k;
   }
   sc::SddmmOptions so;
@@ -119,6 +125,8 @@ ag::Var pair_scores(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
 
 namespace {
 
+// The reference path's loops (Backend::Reference, or a pair graph without pairs).
+
 // out[q] = x[r] ⊙ y[column q] for every stored pair q of row r of g, rows in parallel.
 template <typename Index>
 void product_rows(const Graph& g, const float* x, const float* y, int64_t f, float* out) {
@@ -160,13 +168,18 @@ ag::Var pair_products(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
   STRATA_ASSERT(h.value().ndim() == 2 && h.dim(0) == k.pairs.num_rows() && h.dim(1) == k.feat,
                 "pair_products: embeddings {} for {} nodes of width {}", shape_str(h.shape()), k.pairs.num_rows(),
                 k.feat);
-  const int64_t n = k.num_pairs(), f = k.feat;
+  const int64_t n = k.num_pairs(), f = k.feat, nodes = k.pairs.num_rows();
   Tensor z = ag::empty({n, f});
   const float* hp = h.value().data<float>();
-  if (k.pairs.index_dtype() == DType::I32)
+  if (k.products) {
+    ag::SerialIfSmall serial(n * f);
+    const Tensor h3 = h.value().reshape({nodes, f, 1});  // F heads of one feature
+    k.products->attention_grad(h3, h3, z);
+  } else if (k.pairs.index_dtype() == DType::I32) {
     product_rows<int32_t>(k.pairs, hp, hp, f, z.data<float>());
-  else
+  } else {
     product_rows<int64_t>(k.pairs, hp, hp, f, z.data<float>());
+  }
   ag::Var out = ag::Var::result(std::move(z), tape.needs_grad({&h}));
   STRATA_CHECK(!out.requires_grad() || !k.pairs_t.empty(),
                "pair_products: a pass that needs gradients over a pair graph bound without its backward (for "
@@ -174,7 +187,24 @@ ag::Var pair_products(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
   std::function<void()> back;
   if (out.requires_grad()) {
     const PairKernels* kp = &k;
-    back = [kp, h, out, f] {
+    back = [kp, h, out, n, f, nodes] {
+      if (kp->products) {
+        // dh[u] = Σ dz[e] ⊙ h[v_e] over P, dh[v] = Σ dz[e] ⊙ h[u_e] over Pᵀ, then their sum.
+        const Tensor h3 = h.value().reshape({nodes, f, 1});
+        Tensor dh = ag::empty({nodes, f, 1}), dh_v = ag::empty({nodes, f, 1});
+        {
+          ag::SerialIfSmall serial(n * f);
+          kp->products->aggregate(out.grad(), h3, dh);
+          kp->products->aggregate_transposed(out.grad(), h3, dh_v);
+        }
+        float* a = dh.data<float>();
+        const float* b = dh_v.data<float>();
+        const int64_t total = dh.numel();
+#pragma omp parallel for schedule(static) if (total >= ag::kParallelWork)
+        for (int64_t i = 0; i < total; ++i) a[i] += b[i];
+        h.accumulate_grad(dh.reshape({nodes, f}), true);
+        return;
+      }
       Tensor dh = ag::zeros({kp->pairs.num_rows(), f});
       const float* g = out.grad().data<float>();
       const float* hv = h.value().data<float>();
@@ -190,7 +220,8 @@ ag::Var pair_products(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
       h.accumulate_grad(dh, true);
     };
   }
-  tape.record("pair_products", ag::OpCategory::Other, out, t.ms(), std::move(back));
+  tape.record("pair_products", k.products ? ag::OpCategory::Sparse : ag::OpCategory::Other, out, t.ms(),
+              std::move(back));
   return out;
 }
 

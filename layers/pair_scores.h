@@ -10,11 +10,14 @@
 //
 // and, for OGB's MLP decoder (models/link_predictor.h), the pairs' element-wise products
 //
-//   forward   z[e, :] = h[u_e] ⊙ h[v_e]            plain loops over P's rows
-//   backward  dh[u] += Σ dz[e] ⊙ h[v_e], dh[v] += Σ dz[e] ⊙ h[u_e]   over the rows of P and Pᵀ
+//   forward   z[e, :] = h[u_e] ⊙ h[v_e]            a per-head SDDMM over P
+//   backward  dh[u] += Σ dz[e] ⊙ h[v_e],            per-head weighted aggregations over P
+//             dh[v] += Σ dz[e] ⊙ h[u_e]             and over Pᵀ (through its edge-id map)
 //
-// (a gather with per-feature weights, which the compiler's ops do not express; each
-// output row is one thread's, so the loops are deterministic).
+// where each of the F features is one head of one feature: the compiler's GAT programs
+// (sparse_compiler/ops/attention_programs.h: gat_sddmm, gat_aggregate and its edge-id
+// variant) with H = F heads, bound as sc::GatKernels. Backend::Reference runs plain
+// loops instead (each output row one thread's, so they are deterministic).
 // Scores and products come in P's CSR position order. The pair graph changes every training
 // epoch (fresh negative pairs), so its kernels use the plan templates, which do not
 // depend on the graph: after the first epoch a binding reuses the lowered and
@@ -27,13 +30,14 @@
 
 #include "core/autograd.h"
 #include "core/graph.h"
+#include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 
 namespace strata::nn {
 
 // What a pair graph is bound for: dot-product scores (the SDDMM and, with backward,
-// the two SpMMs), or element-wise products (plain loops; no kernels).
+// the two SpMMs), or element-wise products (the per-head SDDMM and aggregations).
 enum class PairOp : uint8_t { Dot, Product };
 
 struct PairKernels {
@@ -43,6 +47,8 @@ struct PairKernels {
   PairOp op = PairOp::Dot;
   std::unique_ptr<sc::SddmmKernel> score;          // s = SDDMM(h, h) over P
   std::unique_ptr<sc::SpmmKernel> grad_u, grad_v;  // weighted SpMMs over P and Pᵀ (null without backward)
+  // PairOp::Product, generated backend: F heads of one feature over P (null: plain loops).
+  std::unique_ptr<sc::GatKernels> products;
   int64_t num_pairs() const { return pairs.nnz(); }
 };
 
@@ -50,8 +56,8 @@ struct PairKernels {
 // any, are dropped) for embeddings of width `feat`. Backend::Generated compiles
 // through the memo (a program compiled before in this process is only bound);
 // Backend::Reference runs the plain loops. Without `backward` only the SDDMM is
-// bound (evaluation).
-// bound (evaluation). PairOp::Product binds no kernels: P (and Pᵀ with backward) only.
+// bound (evaluation). PairOp::Product binds the per-head kernels (forward and backward
+// alike: they compile once per process) and, with backward, Pᵀ for the reference loops.
 PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward,
                               PairOp op = PairOp::Dot);
 

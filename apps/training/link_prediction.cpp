@@ -254,9 +254,13 @@ void print_link_header(Console& out, const Config& config, const LinkContext& lc
   print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels([&out](const std::string& line) { out(line); }, c, *lc.ctx.kernels);
   out(fmt::format("{:<11}{}", "",
-                  c.model.link.mlp ? "pair products: plain loops over each step's pairs and their transpose"
-                                   : "pair scores: the SDDMM (dot) and, for training, two weighted SpMMs over each "
-                                     "step's pairs and their transpose, plan templates bound per step"));
+                  c.model.link.mlp
+                      ? (c.runtime.kernels.backend == sc::Backend::Generated
+                             ? "pair products: a per-head SDDMM (one head per feature) and, for training, two "
+                               "per-head aggregations over each step's pairs and their transpose, bound per step"
+                             : "pair products: plain loops over each step's pairs and their transpose (reference)")
+                      : "pair scores: the SDDMM (dot) and, for training, two weighted SpMMs over each step's pairs "
+                        "and their transpose, plan templates bound per step"));
 }
 
 // link_split.json: the held-out edges and non-edges (the training edges are the

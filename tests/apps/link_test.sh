@@ -98,7 +98,7 @@ PY
            --set training.runs=1 --set output.run_dir="$scratch/mlp")"
     expect_rc mlp $? 0
     expect mlp "$mlp" '^predictor +mlp: \(h_u ⊙ h_v\) 32 -> 32 -> 1, relu, dropout 0\.5, 1,?089 parameters$'
-    expect mlp "$mlp" 'pair products: plain loops over each step'
+    expect mlp "$mlp" 'pair products: a per-head SDDMM \(one head per feature\) and, for training, two per-head aggregations'
     ev3="$("$strata" eval "$scratch/mlp/config.yaml" --checkpoint "$scratch/mlp/checkpoints/run-01.ckpt")"
     expect_rc mlp-eval $? 0
     expect mlp-eval "$ev3" 'reproduced bit for bit'

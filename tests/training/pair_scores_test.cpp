@@ -123,7 +123,8 @@ TEST_P(PairScoresTest, ProductsAreElementWiseAndTheirBackwardMatchesFiniteDiffer
   const int64_t n = 9, f = 5;
   const Graph g = pair_graph(n, hand_pairs(n), GetParam().index);
   const nn::PairKernels k = nn::bind_pair_kernels(g, f, GetParam().backend, /*backward=*/true, nn::PairOp::Product);
-  EXPECT_EQ(k.score, nullptr);  // products bind no kernels
+  EXPECT_EQ(k.score, nullptr);                                                     // no dot-product SDDMM
+  EXPECT_EQ(k.products != nullptr, GetParam().backend == sc::Backend::Generated);  // F heads of one feature
   Rng rng(8);
   const Tensor h = Tensor::uniform({n, f}, -1, 1, rng);
   Tape t;
@@ -139,6 +140,44 @@ TEST_P(PairScoresTest, ProductsAreElementWiseAndTheirBackwardMatchesFiniteDiffer
       check_gradients([&](Tape& tt, const std::vector<Var>& v) { return nn::pair_products(tt, k, v[0]); },
                       {Tensor::uniform({n, f}, -1, 1, rng)}, {true});
   EXPECT_EQ(checked, n * f);
+}
+
+TEST_P(PairScoresTest, ProductsAndTheirGradientOnARandomPairGraphMatchFloat64Loops) {
+  // 300 nodes (ten in no pair as u), 2,000 random pairs, an odd width, a seeded
+  // upstream gradient: values and the gradient against float64 loops; a second pair
+  // graph bound afterwards (the kernels come from the memo) too.
+  const int64_t n = 300, f = 37;
+  Rng rng(11);
+  for (int graph = 0; graph < 2; ++graph) {
+    Pairs p;
+    for (int64_t e = 0; e < 2000; ++e) {
+      p.u.push_back(static_cast<int64_t>(rng.below(n - 10)));
+      p.v.push_back(static_cast<int64_t>(rng.below(n)));
+    }
+    const Graph g = pair_graph(n, p, GetParam().index);
+    const nn::PairKernels k = nn::bind_pair_kernels(g, f, GetParam().backend, /*backward=*/true, nn::PairOp::Product);
+    const Tensor h = Tensor::uniform({n, f}, -1, 1, rng);
+    const Tensor dz = Tensor::uniform({k.num_pairs(), f}, -1, 1, rng);
+    Tape t;
+    const Var hv = Var::parameter(h, "h");
+    const Var z = nn::pair_products(t, k, hv);
+    t.backward(z, dz);
+    std::vector<double> want(static_cast<size_t>(n * f), 0.0);
+    const float* hp = h.data<float>();
+    const float* gp = dz.data<float>();
+    for (int64_t u = 0; u < n; ++u)
+      for (int64_t q = k.pairs.row_begin(u); q < k.pairs.row_end(u); ++q) {
+        const int64_t v = k.pairs.column(q);
+        for (int64_t j = 0; j < f; ++j) {
+          EXPECT_FLOAT_EQ(z.value().data<float>()[q * f + j], hp[u * f + j] * hp[v * f + j]);
+          want[u * f + j] += static_cast<double>(gp[q * f + j]) * hp[v * f + j];
+          want[v * f + j] += static_cast<double>(gp[q * f + j]) * hp[u * f + j];
+        }
+      }
+    const float* got = hv.grad().data<float>();
+    for (int64_t i = 0; i < n * f; ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::abs(want[i])) << "element " << i;
+  }
 }
 
 TEST_P(PairScoresTest, MlpPredictorGradientsMatchFiniteDifferences) {
