@@ -338,6 +338,16 @@ RunTensors restore_run_tensors(ResumePoint& point, const std::vector<nn::Paramet
   return t;
 }
 
+RunTensors restore_run_in_progress(const RunProgress& p, ResumePoint& point, Rng& dropout, Rng* sampler,
+                                   ModelSelection& selection, ag::Tape& tape, const std::vector<nn::Parameter>& params,
+                                   nn::Optimizer& optimizer) {
+  dropout.restore_state(p.dropout, point.file);
+  if (sampler) sampler->restore_state(p.sampler, point.file);
+  selection.restore(p.selection, point.file);
+  tape.profile() = p.profile;
+  return restore_run_tensors(point, params, optimizer);
+}
+
 json exact_json(double v) {
   if (std::isfinite(v)) return v;
   return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";

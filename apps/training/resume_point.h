@@ -29,10 +29,12 @@
 #include <vector>
 
 #include "apps/training/config.h"
+#include "apps/training/model_selection.h"
 #include "apps/training/run_dir.h"
 #include "apps/training/run_report.h"
 #include "apps/training/trainer.h"
 #include "core/autograd.h"
+#include "core/rng.h"
 #include "core/tensor.h"
 #include "layers/parameter.h"
 #include "models/optimizer.h"
@@ -151,6 +153,13 @@ ResumedRuns resumed_runs(const ResumePoint& point);
 // Loads the run in progress's tensors into the driver's model and optimizer and
 // returns the best epoch's snapshots; a missing or mis-shaped tensor is named.
 RunTensors restore_run_tensors(ResumePoint& point, const std::vector<nn::Parameter>& params, nn::Optimizer& optimizer);
+
+// What every driver restores of the run in progress `p` besides its own evaluations
+// and counters: the dropout stream (and the sampling stream, where the driver has
+// one), model selection, the time profile, and the tensors (restore_run_tensors).
+RunTensors restore_run_in_progress(const RunProgress& p, ResumePoint& point, Rng& dropout, Rng* sampler,
+                                   ModelSelection& selection, ag::Tape& tape, const std::vector<nn::Parameter>& params,
+                                   nn::Optimizer& optimizer);
 
 // Doubles in a resume point round-trip exactly: finite values as JSON numbers (17
 // significant digits), the others as "inf", "-inf" and "nan".

@@ -431,10 +431,9 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         rr.optimizer_ms = current->optimizer_ms;
         best = rgcn_eval_from_state(current->best, file);
         last = rgcn_eval_from_state(current->last, file);
-        dropout.restore_state(current->dropout, file);
-        selection.restore(current->selection, file);
-        tape.profile() = current->profile;
-        best_params = restore_run_tensors(*resumed, model->parameters(), *opt).best_params;
+        best_params =
+            restore_run_in_progress(*current, *resumed, dropout, nullptr, selection, tape, model->parameters(), *opt)
+                .best_params;
         out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
                         epoch_str(current->epoch)));
         current.reset();

@@ -488,11 +488,8 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
         rr.optimizer_ms = current->optimizer_ms;
         rr.best = evaluation_from_state(current->best, file);
         last = evaluation_from_state(current->last, file);
-        state.dropout.restore_state(current->dropout, file);
-        state.sampler.restore_state(current->sampler, file);
-        selection.restore(current->selection, file);
-        tape.profile() = current->profile;
-        RunTensors best = restore_run_tensors(*resumed, state.model->parameters(), *state.optimizer);
+        RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
+                                                  state.model->parameters(), *state.optimizer);
         best_params = std::move(best.best_params);
         best_optim = std::move(best.best_optimizer);
         out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
