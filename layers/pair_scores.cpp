@@ -50,7 +50,7 @@ PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend back
       sc::GatSpec spec;  // F heads of one feature: z[e, h] = h[u, h] h[v, h]
       spec.heads = feat;
       spec.feat = 1;
-      k.products = std::make_unique<sc::GatKernels>(k.pairs, spec, backend, std::nullopt, sc::GatKernelSet::Training);
+      k.products = std::make_unique<sc::GatKernels>(k.pairs, spec, backend, std::nullopt, sc::GatKernelSet::Products);
     }
     return k;
   }

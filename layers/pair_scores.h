@@ -57,7 +57,8 @@ struct PairKernels {
 // through the memo (a program compiled before in this process is only bound);
 // Backend::Reference runs the plain loops. Without `backward` only the SDDMM is
 // bound (evaluation). PairOp::Product binds the per-head kernels (forward and backward
-// alike: they compile once per process) and, with backward, Pᵀ for the reference loops.
+// alike, sc::GatKernelSet::Products: they compile once per process) and, with backward,
+// Pᵀ for the reference loops.
 PairKernels bind_pair_kernels(const Graph& pairs, int64_t feat, sc::Backend backend, bool backward,
                               PairOp op = PairOp::Dot);
 

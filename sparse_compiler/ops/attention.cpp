@@ -108,6 +108,7 @@ bool compiled_on_first_use(int which) { return which == kFusedTwoPass || which =
 // The forwards: all an inference set holds. The fused forward that keeps scores and
 // attention exists only for a backward to read them.
 bool in_set(GatKernelSet set, int which) {
+  if (set == GatKernelSet::Products) return which == kSddmm || which == kAggregate || which == kAggregateT;
   return set == GatKernelSet::Training || which == kScore || which == kSoftmax || which == kAggregate ||
          which == kFusedTwoPass || which == kFusedOnline;
 }
@@ -165,7 +166,17 @@ Kernel scheduled_memoized(const GatSpec& spec, const GatSpec& st, int which, con
 
 }  // namespace
 
-const char* gat_kernel_set_name(GatKernelSet s) { return s == GatKernelSet::Inference ? "inference" : "training"; }
+const char* gat_kernel_set_name(GatKernelSet s) {
+  switch (s) {
+    case GatKernelSet::Inference:
+      return "inference";
+    case GatKernelSet::Training:
+      return "training";
+    case GatKernelSet::Products:
+      return "products";
+  }
+  return "?";
+}
 
 struct GatKernels::Impl {
   std::vector<CompiledKernel> compiled;  // Generated, by Which; empty entries until compiled
@@ -260,7 +271,9 @@ std::string GatKernels::code_key() const {
 
 std::string GatKernels::describe() const {
   return fmt::format("gat {} ({}{})", spec_.suffix(), backend_name(backend_),
-                     set_ == GatKernelSet::Inference ? ", forwards only" : "");
+                     set_ == GatKernelSet::Inference  ? ", forwards only"
+                     : set_ == GatKernelSet::Products ? ", per-head products"
+                                                      : "");
 }
 
 void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
@@ -268,10 +281,11 @@ void GatKernels::run(int which, KernelArgs& args, bool transposed) const {
   args.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices());
   args.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
   if (transposed) args.buffer("eid", At_eid_);
-  STRATA_CHECK(in_set(set_, which),
-               "gat: the {} kernel is not in this {} kernel set (forwards only); build the layer's kernels for "
-               "training to run its backward",
-               kKernelNames[which], gat_kernel_set_name(set_));
+  STRATA_CHECK(in_set(set_, which), "gat: the {} kernel is not in this {} kernel set{}", kKernelNames[which],
+               gat_kernel_set_name(set_),
+               set_ == GatKernelSet::Inference
+                   ? " (forwards only); build the layer's kernels for training to run its backward"
+                   : " (the per-head SDDMM and aggregations only)");
   if (backend_ == Backend::Generated) {
     if (compiled_on_first_use(which))
       std::call_once(impl_->deferred_once, [&] {

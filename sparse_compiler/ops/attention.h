@@ -27,10 +27,12 @@ namespace strata::sc {
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs);
 
 // Which kernels a GatKernels compiles: the forwards only (evaluation and inference
-// run no backward), or the forwards and every backward piece (training). Calling a
-// piece the set lacks is an error that names it.
-enum class GatKernelSet : uint8_t { Inference, Training };
-const char* gat_kernel_set_name(GatKernelSet s);  // "inference", "training"
+// run no backward), or the forwards and every backward piece (training), or the
+// per-head SDDMM (attention_grad) and the two aggregations alone (products: with one
+// feature per head, the element-wise products of node pairs and their gradient,
+// layers/pair_scores.h). Calling a piece the set lacks is an error that names it.
+enum class GatKernelSet : uint8_t { Inference, Training, Products };
+const char* gat_kernel_set_name(GatKernelSet s);  // "inference", "training", "products"
 
 class GatKernels {
  public:

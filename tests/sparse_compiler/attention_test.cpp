@@ -303,6 +303,43 @@ TEST(GatKernels, InferenceSetRunsTheForwardsOfTheTrainingSetAndRefusesTheBackwar
   }
 }
 
+// The products set (layers/pair_scores.h) holds the per-head SDDMM and the two
+// aggregations: the same results bit for bit as a training set's, the rest refused.
+TEST(GatKernels, ProductsSetRunsTheSddmmAndAggregationsOfTheTrainingSet) {
+  const Graph A = graphs().front().second;
+  const GatSpec spec{6, 1, 0.2, A.index_dtype()};
+  for (Backend backend : {Backend::Generated, Backend::Reference}) {
+    SCOPED_TRACE(backend_name(backend));
+    GatKernels train(A, spec, backend), products(A, spec, backend, std::nullopt, GatKernelSet::Products);
+    EXPECT_EQ(products.describe(), fmt::format("gat h6_f1_s0.2_i32 ({}, per-head products)", backend_name(backend)));
+    EXPECT_EQ(products.code_key(), train.code_key());
+    Rng rng(12);
+    const int64_t n = A.num_rows(), nnz = A.nnz();
+    const Tensor X = Tensor::uniform({n, 6, 1}, -1, 1, rng), G = Tensor::uniform({nnz, 6}, -1, 1, rng);
+    auto run = [&](const GatKernels& k) {
+      Tensor Z = Tensor::empty({nnz, 6}, DType::F32), Y = Tensor::empty({n, 6, 1}, DType::F32),
+             Yt = Tensor::empty({n, 6, 1}, DType::F32);
+      k.attention_grad(X, X, Z);
+      k.aggregate(G, X, Y);
+      k.aggregate_transposed(G, X, Yt);
+      return std::vector<Tensor>{Z, Y, Yt};
+    };
+    const std::vector<Tensor> a = run(products), b = run(train);
+    for (size_t t = 0; t < a.size(); ++t)
+      EXPECT_EQ(std::memcmp(a[t].data<float>(), b[t].data<float>(), a[t].numel() * sizeof(float)), 0) << "output " << t;
+    // Z[e, h] = X[i, h] X[j, h] in A's CSR order.
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t e = A.row_begin(i); e < A.row_end(i); ++e)
+        for (int64_t h = 0; h < 6; ++h)
+          ASSERT_FLOAT_EQ(a[0].data<float>()[e * 6 + h],
+                          X.data<float>()[i * 6 + h] * X.data<float>()[A.column(e) * 6 + h]);
+    Tensor XL = Tensor::zeros({n, 6}, DType::F32), E = Tensor::empty({nnz, 6}, DType::F32);
+    testing::expect_user_error([&] { products.score(XL, XL, E); },
+                               {"gat: the score kernel is not in this products kernel set (the per-head SDDMM and "
+                                "aggregations only)"});
+  }
+}
+
 TEST(GatKernels, RowsGatheredThroughAnIndexArePrefetched) {
   GatSpec s{8, 8, 0.2, DType::I32};
   CpuKnobs k;
