@@ -19,6 +19,15 @@ std::string spmm_key(const sc::SpmmSpec& spec, const sc::SpmmPlan& plan) {
   return "spmm\n" + spec.name() + "\n" + plan.to_json();
 }
 
+// a += b, element-wise (the two halves of a pair gradient: over P and over Pᵀ).
+void add_in_place(Tensor& a, const Tensor& b) {
+  float* x = a.data<float>();
+  const float* y = b.data<float>();
+  const int64_t total = a.numel();
+#pragma omp parallel for schedule(static) if (total >= ag::kParallelWork)
+  for (int64_t i = 0; i < total; ++i) x[i] += y[i];
+}
+
 std::unique_ptr<sc::SpmmKernel> bind_weighted_spmm(const Graph& g, int64_t feat, sc::Backend backend) {
   sc::SpmmOptions o;
   o.feat = feat;
@@ -111,11 +120,7 @@ ag::Var pair_scores(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
         kp->grad_u->run_into(h.value(), dh, ds);      // dh[u] = Σ_e ds[e] h[v_e]
         kp->grad_v->run_into(h.value(), dh_v, ds_t);  // dh[v] = Σ_e ds[e] h[u_e]
       }
-      float* a = dh.data<float>();
-      const float* b = dh_v.data<float>();
-      const int64_t total = dh.numel();
-#pragma omp parallel for schedule(static) if (total >= ag::kParallelWork)
-      for (int64_t i = 0; i < total; ++i) a[i] += b[i];
+      add_in_place(dh, dh_v);
       h.accumulate_grad(dh, true);
     };
   }
@@ -197,11 +202,7 @@ ag::Var pair_products(ag::Tape& tape, const PairKernels& k, const ag::Var& h) {
           kp->products->aggregate(out.grad(), h3, dh);
           kp->products->aggregate_transposed(out.grad(), h3, dh_v);
         }
-        float* a = dh.data<float>();
-        const float* b = dh_v.data<float>();
-        const int64_t total = dh.numel();
-#pragma omp parallel for schedule(static) if (total >= ag::kParallelWork)
-        for (int64_t i = 0; i < total; ++i) a[i] += b[i];
+        add_in_place(dh, dh_v);
         h.accumulate_grad(dh.reshape({nodes, f}), true);
         return;
       }

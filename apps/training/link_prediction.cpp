@@ -369,13 +369,16 @@ LinkRun link_run_from_state(const nlohmann::json& j, const std::string& file) {
 
 }  // namespace
 
-Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
+Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
+                          LoopPosition& position) {
   TrainingConfig typed_config = typed(config);
   Console out{print};
   OpenedRunDir opened = start_training_session(config, typed_config, config_name, out, resume);
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
   LinkContext lc = prepare(config);
+  position.nodes = lc.ctx.data.num_nodes();
+  position.remedy = ", or score fewer pairs per step (training.link.batch_pairs)";
   const TrainingConfig& c = lc.ctx.config;
   const std::string where = config.source();
   LinkState first(lc.ctx, c.training.seed);
@@ -416,139 +419,134 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
     current = std::move(from.current);
   }
 
-  LoopPosition at;  // for an out-of-memory error
-  try {
-    for (int run = static_cast<int>(runs.size()) + 1; run <= c.training.runs; ++run) {
-      const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
-      at = {run, 0, "training"};
-      LinkState state = run == 1 ? std::move(first) : LinkState(lc.ctx, seed);
-      const bool continuing = current.has_value();
-      if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
-      LinkRun rr;
-      rr.run = run;
-      rr.seed = seed;
-      ag::Tape tape;
-      std::vector<double> epoch_ms;
-      LinkEvaluation last;
-      ModelSelection selection(c.training);
-      std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-      int64_t first_epoch = 1;
-      if (continuing) {  // the run in progress at the resume point, restored
-        const std::string& file = resumed->file;
-        first_epoch = current->epoch + 1;
-        rr.best_epoch = current->best_epoch;
-        epoch_ms = current->epoch_ms;
-        rr.optimizer_ms = current->optimizer_ms;
-        rr.sample_ms = current->sample_ms;
-        rr.best = link_evaluation_from_state(current->best, file);
-        last = link_evaluation_from_state(current->last, file);
-        RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
-                                                  state.parameters(), *state.optimizer);
-        best_params = std::move(best.best_params);
-        best_optim = std::move(best.best_optimizer);
-        out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                        epoch_str(current->epoch)));
-        current.reset();
-      }
-      for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
-        state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
-        at.epoch = epoch;
-        at.phase = "training";
-        const StepResult step = train_link_epoch(lc, state, tape, run, epoch, where);
-        epoch_ms.push_back(step.ms);
-        rr.optimizer_ms += step.optimizer_ms;
-        rr.sample_ms += step.sample_ms;
-        json m = {{"run", run},          {"epoch", epoch},        {"loss", step.loss},
-                  {"epoch_ms", step.ms}, {"steps", step.batches}, {"sample_ms", step.sample_ms}};
-        if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
-        const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
-        if (eval_now) {
-          at.phase = "evaluation";
-          last = evaluate_links(lc, state);
-          m["val"] = evaluation_json(last.val);
-          m["test"] = evaluation_json(last.test);
-          m["eval_ms"] = last.ms;
-          if (selection.offer(epoch, score_of(lc, last.val), last.val.loss)) {
-            rr.best = last;
-            rr.best_epoch = epoch;
-            if (c.output.checkpoint == CheckpointPolicy::Best) {
-              nn::refresh_snapshot(best_params, state.parameters());
-              nn::refresh_snapshot(best_optim, state.optimizer->state());
-            }
+  for (int run = static_cast<int>(runs.size()) + 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    position.run = run;
+    position.epoch = 0;
+    LinkState state = run == 1 ? std::move(first) : LinkState(lc.ctx, seed);
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    LinkRun rr;
+    rr.run = run;
+    rr.seed = seed;
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    LinkEvaluation last;
+    ModelSelection selection(c.training);
+    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      rr.sample_ms = current->sample_ms;
+      rr.best = link_evaluation_from_state(current->best, file);
+      last = link_evaluation_from_state(current->last, file);
+      RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
+                                                state.parameters(), *state.optimizer);
+      best_params = std::move(best.best_params);
+      best_optim = std::move(best.best_optimizer);
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
+    }
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+      state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
+      position.epoch = epoch;
+      position.phase = "training";
+      const StepResult step = train_link_epoch(lc, state, tape, run, epoch, where);
+      epoch_ms.push_back(step.ms);
+      rr.optimizer_ms += step.optimizer_ms;
+      rr.sample_ms += step.sample_ms;
+      json m = {{"run", run},          {"epoch", epoch},        {"loss", step.loss},
+                {"epoch_ms", step.ms}, {"steps", step.batches}, {"sample_ms", step.sample_ms}};
+      if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        position.phase = "evaluation";
+        last = evaluate_links(lc, state);
+        m["val"] = evaluation_json(last.val);
+        m["test"] = evaluation_json(last.test);
+        m["eval_ms"] = last.ms;
+        if (selection.offer(epoch, score_of(lc, last.val), last.val.loss)) {
+          rr.best = last;
+          rr.best_epoch = epoch;
+          if (c.output.checkpoint == CheckpointPolicy::Best) {
+            nn::refresh_snapshot(best_params, state.parameters());
+            nn::refresh_snapshot(best_optim, state.optimizer->state());
           }
         }
-        dir.append_metrics(m.dump());
-        if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
-          out(fmt::format("Epoch {} | loss {:.4f} | {} | {:.2f} ms", epoch_str(epoch), step.loss,
-                          rr.best_epoch == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
-                                             : fmt::format("val {} {:.4f} ({})", lc.metric_name(),
-                                                           score_of(lc, last.val), other_score(lc, last.val)),
-                          step.ms));
-        rr.epochs = epoch;
-        if (eval_now && selection.stop_early(epoch, out.printer())) {
-          rr.stopped_early = true;
-          break;
-        }
-        if (recorder.due(epoch, c.training.epochs)) {
-          RunProgress progress{run,
-                               epoch,
-                               rr.best_epoch,
-                               epoch_ms,
-                               rr.optimizer_ms,
-                               link_evaluation_state(rr.best),
-                               link_evaluation_state(last),
-                               state.dropout.state(),
-                               state.sampler.state(),
-                               selection.state(),
-                               tape.profile(),
-                               rr.sample_ms};
-          recorder.save(progress, state.parameters(), *state.optimizer, best_params, best_optim);
-        }
       }
-      rr.profile = tape.profile();
-      for (double ms : epoch_ms) rr.train_ms += ms;
-      rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-      rr.median_epoch_ms = median(epoch_ms);
-      if (c.output.checkpoint != CheckpointPolicy::None) {
-        const bool best = c.output.checkpoint == CheckpointPolicy::Best;
-        const LinkEvaluation& at = best ? rr.best : last;
-        nn::Checkpoint ck;
-        ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
-                                  {nn::model_kind_name(c.model.kind),
-                                   model_text,
-                                   {{"name", lc.ctx.data.name},
-                                    {"nodes", lc.ctx.data.num_nodes()},
-                                    {"in_features", lc.ctx.data.in_features()},
-                                    {"embedding", lc.width()}},
-                                   run,
-                                   seed,
-                                   best,
-                                   best ? rr.best_epoch : rr.epochs,
-                                   {{"val_acc", score_of(lc, at.val)},
-                                    {"test_acc", score_of(lc, at.test)},
-                                    {"val_loss", at.val.loss},
-                                    {"val_rocauc", at.val.rocauc},
-                                    {"test_rocauc", at.test.rocauc},
-                                    {"test_scores_hash", at.test.hash}}});
-        ck.meta["task"] = "link";
-        ck.meta["metric"] = lc.metric_key();  // what val_acc and test_acc hold
-        ck.meta["split_seed"] = lc.split.seed;
-        ck.model = best ? best_params : nn::snapshot_parameters(state.parameters());
-        ck.optimizer = best ? best_optim : state.optimizer->state();
-        rr.checkpoint = write_run_checkpoint(dir, run, ck);
+      dir.append_metrics(m.dump());
+      if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
+        out(fmt::format("Epoch {} | loss {:.4f} | {} | {:.2f} ms", epoch_str(epoch), step.loss,
+                        rr.best_epoch == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
+                                           : fmt::format("val {} {:.4f} ({})", lc.metric_name(), score_of(lc, last.val),
+                                                         other_score(lc, last.val)),
+                        step.ms));
+      rr.epochs = epoch;
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
+        rr.stopped_early = true;
+        break;
       }
-      out(fmt::format(
-          "Run {}/{}: best epoch {} | val {} {:.4f} | test {} {:.4f} ({}) | {} epochs{}, "
-          "{:.2f} ms/epoch (median; {}; sampling and binding {:.0f} ms in all)",
-          run, c.training.runs, epoch_str(rr.best_epoch), lc.metric_name(), score_of(lc, rr.best.val), lc.metric_name(),
-          score_of(lc, rr.best.test), other_score(lc, rr.best.test), rr.epochs, rr.stopped_early ? " (early stop)" : "",
-          rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms), rr.sample_ms));
-      recorder.finish_run(link_run_state(lc, rr));
-      finished(std::move(rr));
+      if (recorder.due(epoch, c.training.epochs)) {
+        RunProgress progress{run,
+                             epoch,
+                             rr.best_epoch,
+                             epoch_ms,
+                             rr.optimizer_ms,
+                             link_evaluation_state(rr.best),
+                             link_evaluation_state(last),
+                             state.dropout.state(),
+                             state.sampler.state(),
+                             selection.state(),
+                             tape.profile(),
+                             rr.sample_ms};
+        recorder.save(progress, state.parameters(), *state.optimizer, best_params, best_optim);
+      }
     }
-  } catch (const OutOfMemoryError& e) {
-    rethrow_out_of_memory(e, config, at, lc.ctx.data.num_nodes(),
-                          ", or score fewer pairs per step (training.link.batch_pairs)");
+    rr.profile = tape.profile();
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
+    rr.median_epoch_ms = median(epoch_ms);
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
+      const LinkEvaluation& at = best ? rr.best : last;
+      nn::Checkpoint ck;
+      ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
+                                {nn::model_kind_name(c.model.kind),
+                                 model_text,
+                                 {{"name", lc.ctx.data.name},
+                                  {"nodes", lc.ctx.data.num_nodes()},
+                                  {"in_features", lc.ctx.data.in_features()},
+                                  {"embedding", lc.width()}},
+                                 run,
+                                 seed,
+                                 best,
+                                 best ? rr.best_epoch : rr.epochs,
+                                 {{"val_acc", score_of(lc, at.val)},
+                                  {"test_acc", score_of(lc, at.test)},
+                                  {"val_loss", at.val.loss},
+                                  {"val_rocauc", at.val.rocauc},
+                                  {"test_rocauc", at.test.rocauc},
+                                  {"test_scores_hash", at.test.hash}}});
+      ck.meta["task"] = "link";
+      ck.meta["metric"] = lc.metric_key();  // what val_acc and test_acc hold
+      ck.meta["split_seed"] = lc.split.seed;
+      ck.model = best ? best_params : nn::snapshot_parameters(state.parameters());
+      ck.optimizer = best ? best_optim : state.optimizer->state();
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
+    }
+    out(fmt::format(
+        "Run {}/{}: best epoch {} | val {} {:.4f} | test {} {:.4f} ({}) | {} epochs{}, "
+        "{:.2f} ms/epoch (median; {}; sampling and binding {:.0f} ms in all)",
+        run, c.training.runs, epoch_str(rr.best_epoch), lc.metric_name(), score_of(lc, rr.best.val), lc.metric_name(),
+        score_of(lc, rr.best.test), other_score(lc, rr.best.test), rr.epochs, rr.stopped_early ? " (early stop)" : "",
+        rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms), rr.sample_ms));
+    recorder.finish_run(link_run_state(lc, rr));
+    finished(std::move(rr));
   }
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);

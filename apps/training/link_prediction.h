@@ -35,8 +35,9 @@
 
 namespace strata::train {
 
-// `strata train` for a config with data.task: link.
-Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume);
+// `strata train` for a config with data.task: link; keeps `position` where it is (trainer.h).
+Summary run_link_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
+                          LoopPosition& position);
 
 // `strata eval` for a checkpoint of a link-prediction run: the validation and test
 // scores again, compared with the checkpoint's (EvalReport's *_acc fields hold the

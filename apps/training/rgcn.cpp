@@ -342,7 +342,8 @@ RgcnEvaluation rgcn_eval_from_state(const nlohmann::json& j, const std::string& 
 
 }  // namespace
 
-Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
+                          LoopPosition& position) {
   RgcnContext ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
@@ -351,6 +352,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   RunDirectory& dir = *opened.dir;
   std::optional<ResumePoint>& resumed = opened.resumed;
   ctx.data = prepare_rgcn_data(c.data, c.model, config.source());
+  position.nodes = ctx.data.num_nodes();
   ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
   check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
                        ctx.data.name);
@@ -404,152 +406,140 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     recorder.restore_finished(std::move(from.finished));
     current = std::move(from.current);
   }
-  LoopPosition at;  // for an out-of-memory error
-  try {
-    for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
-      const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
-      at = {run, 0, "training"};
-      std::unique_ptr<nn::RgcnModel> model = run == 1 ? std::move(first) : ctx.make_model(seed);
-      std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer(c.optimizer, model->parameters());
-      Rng dropout = Rng(seed).fork(2);
-      const bool continuing = current.has_value();
-      if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
-      RunResult rr;
-      rr.run = run;
-      rr.seed = seed;
-      ag::Tape tape;
-      std::vector<double> epoch_ms;
-      RgcnEvaluation last, best;
-      ModelSelection selection(c.training);
-      std::vector<std::pair<std::string, Tensor>> best_params;
-      int64_t first_epoch = 1;
-      if (continuing) {  // the run in progress at the resume point, restored
-        const std::string& file = resumed->file;
-        first_epoch = current->epoch + 1;
-        rr.best_epoch = current->best_epoch;
-        epoch_ms = current->epoch_ms;
-        rr.optimizer_ms = current->optimizer_ms;
-        best = rgcn_eval_from_state(current->best, file);
-        last = rgcn_eval_from_state(current->last, file);
-        best_params =
-            restore_run_in_progress(*current, *resumed, dropout, nullptr, selection, tape, model->parameters(), *opt)
-                .best_params;
-        out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                        epoch_str(current->epoch)));
-        current.reset();
-      }
-      for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
-        at.epoch = epoch;
-        at.phase = "training";
-        Timer t;
-        opt->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
-        tape.clear();
-        tape.set_training(true);
-        const ag::Var logits = model->forward(tape, *ctx.kernels, ctx.data.types, dropout.next_u64());
-        ag::Var loss;
-        {
-          ag::Tape::Scope scope(tape, "loss");
-          loss = classification_loss(tape, logits, ctx.data.labels, ctx.data.splits.train);
-        }
-        const float value = loss.value().data<float>()[0];
-        STRATA_CHECK(std::isfinite(value),
-                     "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})", run,
-                     epoch_str(epoch), c.optimizer.lr);
-        tape.backward(loss);
-        Timer step;
-        opt->step();
-        opt->zero_grad();
-        rr.optimizer_ms += step.ms();
-        tape.clear();
-        const double ms = t.ms();
-        epoch_ms.push_back(ms);
-        json m = {{"run", run}, {"epoch", epoch}, {"loss", value}, {"epoch_ms", ms}};
-        const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
-        if (eval_now) {
-          at.phase = "evaluation";
-          last = evaluate_rgcn(ctx, *model);
-          m["train_acc"] = last.train_acc;
-          m["val_acc"] = last.val_acc;
-          m["test_acc"] = last.test_acc;
-          m["val_loss"] = last.val_loss;
-          if (selection.offer(epoch, last.val_acc, last.val_loss)) {
-            best = last;
-            rr.best_epoch = epoch;
-            if (c.output.checkpoint == CheckpointPolicy::Best) nn::refresh_snapshot(best_params, model->parameters());
-          }
-        }
-        dir.append_metrics(m.dump());
-        log_epoch(c.output, out.printer(), epoch, value, last.train_acc, last.val_acc, ms);
-        rr.epochs = epoch;
-        if (eval_now && selection.stop_early(epoch, out.printer())) {
-          rr.stopped_early = true;
-          break;
-        }
-        if (recorder.due(epoch, c.training.epochs))
-          recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, rgcn_eval_state(best),
-                         rgcn_eval_state(last), dropout.state(), "", selection.state(), tape.profile()},
-                        model->parameters(), *opt, best_params, {});
-      }
-      rr.median_epoch_ms = median(epoch_ms);
-      rr.profile = tape.profile();
-      for (double ms : epoch_ms) rr.train_ms += ms;
-      rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-      rr.best.train_acc = best.train_acc;
-      rr.best.val_acc = best.val_acc;
-      rr.best.val_loss = best.val_loss;
-      rr.best.test_acc = best.test_acc;
-      rr.best.test_logits_hash = best.test_logits_hash;
-      if (c.output.checkpoint != CheckpointPolicy::None) {
-        const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
-        const RgcnEvaluation& at = use_best ? best : last;
-        nn::Checkpoint ck;
-        ck.meta = checkpoint_meta(
-            config, c.runtime.kernels.backend,
-            {"rgcn",
-             model->describe(),
-             {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"classes", ctx.data.num_classes}},
-             run,
-             seed,
-             use_best,
-             use_best ? rr.best_epoch : rr.epochs,
-             {{"train_acc", at.train_acc},
-              {"val_acc", at.val_acc},
-              {"test_acc", at.test_acc},
-              {"test_macro_f1", at.test_macro_f1},
-              {"test_logits_hash", at.test_logits_hash}}});
-        ck.meta["graph"] = meta_graph(ctx.data);
-        ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
-        ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
-        rr.checkpoint = write_run_checkpoint(dir, run, ck);
-      }
-      out(
-          fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
-                      "epochs, {:.2f} ms/epoch (median; {})",
-                      run, c.training.runs, epoch_str(rr.best_epoch), best.train_acc, best.val_acc, best.test_acc,
-                      best.test_macro_f1, rr.epochs, rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
-      tests.push_back(best.test_acc);
-      vals.push_back(best.val_acc);
-      f1s.push_back(best.test_macro_f1);
-      epoch_medians.push_back(rr.median_epoch_ms);
-      epoch_means.push_back(rr.mean_epoch_ms);
-      runs.push_back({{"run", run},
-                      {"seed", seed},
-                      {"best_epoch", rr.best_epoch},
-                      {"epochs", rr.epochs},
-                      {"train_acc", best.train_acc},
-                      {"val_acc", best.val_acc},
-                      {"test_acc", best.test_acc},
-                      {"test_macro_f1", best.test_macro_f1},
-                      {"mean_epoch_ms", rr.mean_epoch_ms},
-                      {"median_epoch_ms", rr.median_epoch_ms},
-                      {"time", profile_json(rr.profile, rr.optimizer_ms, rr.train_ms)},
-                      {"checkpoint", rr.checkpoint}});
-      recorder.finish_run(
-          {{"result", run_result_state(rr)}, {"test_macro_f1", exact_json(best.test_macro_f1)}, {"row", runs.back()}});
-      summary.runs.push_back(std::move(rr));
+  for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    position.run = run;
+    position.epoch = 0;
+    std::unique_ptr<nn::RgcnModel> model = run == 1 ? std::move(first) : ctx.make_model(seed);
+    std::unique_ptr<nn::Optimizer> opt = nn::make_optimizer(c.optimizer, model->parameters());
+    Rng dropout = Rng(seed).fork(2);
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
+    RunResult rr;
+    rr.run = run;
+    rr.seed = seed;
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    RgcnEvaluation last, best;
+    ModelSelection selection(c.training);
+    std::vector<std::pair<std::string, Tensor>> best_params;
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      best = rgcn_eval_from_state(current->best, file);
+      last = rgcn_eval_from_state(current->last, file);
+      best_params =
+          restore_run_in_progress(*current, *resumed, dropout, nullptr, selection, tape, model->parameters(), *opt)
+              .best_params;
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
     }
-  } catch (const OutOfMemoryError& e) {
-    rethrow_out_of_memory(e, config, at, ctx.data.num_nodes(), "");
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+      position.epoch = epoch;
+      position.phase = "training";
+      Timer t;
+      opt->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
+      tape.clear();
+      tape.set_training(true);
+      const ag::Var logits = model->forward(tape, *ctx.kernels, ctx.data.types, dropout.next_u64());
+      ag::Var loss;
+      {
+        ag::Tape::Scope scope(tape, "loss");
+        loss = classification_loss(tape, logits, ctx.data.labels, ctx.data.splits.train);
+      }
+      const float value = loss.value().data<float>()[0];
+      STRATA_CHECK(std::isfinite(value), "training diverged: run {}, epoch {}: the loss is not finite; lower optimizer.lr (now {})",
+                   run, epoch_str(epoch), c.optimizer.lr);
+      tape.backward(loss);
+      Timer step;
+      opt->step();
+      opt->zero_grad();
+      rr.optimizer_ms += step.ms();
+      tape.clear();
+      const double ms = t.ms();
+      epoch_ms.push_back(ms);
+      json m = {{"run", run}, {"epoch", epoch}, {"loss", value}, {"epoch_ms", ms}};
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        position.phase = "evaluation";
+        last = evaluate_rgcn(ctx, *model);
+        m["train_acc"] = last.train_acc;
+        m["val_acc"] = last.val_acc;
+        m["test_acc"] = last.test_acc;
+        m["val_loss"] = last.val_loss;
+        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
+          best = last;
+          rr.best_epoch = epoch;
+          if (c.output.checkpoint == CheckpointPolicy::Best) nn::refresh_snapshot(best_params, model->parameters());
+        }
+      }
+      dir.append_metrics(m.dump());
+      log_epoch(c.output, out.printer(), epoch, value, last.train_acc, last.val_acc, ms);
+      rr.epochs = epoch;
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
+        rr.stopped_early = true;
+        break;
+      }
+      if (recorder.due(epoch, c.training.epochs))
+        recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, rgcn_eval_state(best),
+                       rgcn_eval_state(last), dropout.state(), "", selection.state(), tape.profile()},
+                      model->parameters(), *opt, best_params, {});
+    }
+    rr.median_epoch_ms = median(epoch_ms);
+    rr.profile = tape.profile();
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
+    rr.best.train_acc = best.train_acc;
+    rr.best.val_acc = best.val_acc;
+    rr.best.val_loss = best.val_loss;
+    rr.best.test_acc = best.test_acc;
+    rr.best.test_logits_hash = best.test_logits_hash;
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
+      const RgcnEvaluation& at = use_best ? best : last;
+      nn::Checkpoint ck;
+      ck.meta = checkpoint_meta(
+          config, c.runtime.kernels.backend,
+          {"rgcn", model->describe(),
+           {{"name", ctx.data.name}, {"nodes", ctx.data.num_nodes()}, {"classes", ctx.data.num_classes}}, run, seed,
+           use_best, use_best ? rr.best_epoch : rr.epochs,
+           {{"train_acc", at.train_acc}, {"val_acc", at.val_acc}, {"test_acc", at.test_acc},
+            {"test_macro_f1", at.test_macro_f1}, {"test_logits_hash", at.test_logits_hash}}});
+      ck.meta["graph"] = meta_graph(ctx.data);
+      ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
+      ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
+    }
+    out(
+        fmt::format("Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f} (macro-F1 {:.4f}) | {} "
+                    "epochs, {:.2f} ms/epoch (median; {})",
+                    run, c.training.runs, epoch_str(rr.best_epoch), best.train_acc, best.val_acc, best.test_acc,
+                    best.test_macro_f1, rr.epochs, rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
+    tests.push_back(best.test_acc);
+    vals.push_back(best.val_acc);
+    f1s.push_back(best.test_macro_f1);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    epoch_means.push_back(rr.mean_epoch_ms);
+    runs.push_back({{"run", run},
+                    {"seed", seed},
+                    {"best_epoch", rr.best_epoch},
+                    {"epochs", rr.epochs},
+                    {"train_acc", best.train_acc},
+                    {"val_acc", best.val_acc},
+                    {"test_acc", best.test_acc},
+                    {"test_macro_f1", best.test_macro_f1},
+                    {"mean_epoch_ms", rr.mean_epoch_ms},
+                    {"median_epoch_ms", rr.median_epoch_ms},
+                    {"time", profile_json(rr.profile, rr.optimizer_ms, rr.train_ms)},
+                    {"checkpoint", rr.checkpoint}});
+    recorder.finish_run(
+        {{"result", run_result_state(rr)}, {"test_macro_f1", exact_json(best.test_macro_f1)}, {"row", runs.back()}});
+    summary.runs.push_back(std::move(rr));
   }
   std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
   std::tie(summary.val_mean, summary.val_std) = mean_std(vals);

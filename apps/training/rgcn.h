@@ -75,7 +75,9 @@ struct RgcnEvaluation {
 };
 RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model);
 
-Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume);
+// `strata train` for model.name: rgcn; keeps `position` where it is (trainer.h).
+Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
+                          LoopPosition& position);
 EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print);
 
 // `strata infer`: the checkpoint's model on the config's graph (the batch: target-type

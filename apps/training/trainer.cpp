@@ -177,8 +177,7 @@ RunState::RunState(const Context& ctx, uint64_t seed) {
   optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
 }
 
-void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at, int64_t nodes,
-                           const std::string& more) {
+void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at) {
   const std::string hidden = fmt::format("model.hidden = {}{}", config.text("model.hidden"),
                                          config.get_string("model.name") == "gat"
                                              ? fmt::format(" × model.gat.heads = {}", config.text("model.gat.heads"))
@@ -191,8 +190,8 @@ void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, cons
   throw UserError(fmt::format(
       "{}: run {}, epoch {} ({}): {}; a layer's buffers hold a row per node ({} nodes) of {} floats (model.hidden: "
       "{}): lower it{}",
-      config.source(), at.run, epoch_str(at.epoch), at.phase, e.what(), commas(nodes), hidden,
-      config.origin("model.hidden"), more));
+      config.source(), at.run, epoch_str(at.epoch), at.phase, e.what(), commas(at.nodes), hidden,
+      config.origin("model.hidden"), at.remedy));
 }
 
 float finite_loss(ag::Tape& tape, const ag::Var& loss, const nn::Optimizer& optimizer, int run, int64_t epoch,
@@ -374,7 +373,8 @@ Evaluation evaluate(const Context& ctx, const nn::GnnModel& model) {
 
 namespace {
 
-Summary run_node_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
+Summary run_node_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
+                          LoopPosition& position) {
   Context ctx;
   ctx.config = typed(config);
   const TrainingConfig& c = ctx.config;
@@ -384,6 +384,9 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
   std::optional<ResumePoint>& resumed = opened.resumed;
 
   ctx.data = prepare_data(c.data, c.model.kind, config.source());
+  position.nodes = ctx.data.num_nodes();
+  position.remedy = ctx.sampling() ? ", or sample smaller mini-batches (training.batch_size, training.fanouts)"
+                             : ", or train on sampled mini-batches (training.batch_size)";
   ctx.metric = configured_metric(config, ctx.data.labels, ctx.data.eval_metric, ctx.data.name);
   check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
                        ctx.data.name);
@@ -453,148 +456,141 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
     current = std::move(from.current);
   }
 
-  LoopPosition at;  // for an out-of-memory error
-  try {
-    for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
-      const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
-      at = {run, 0, "training"};
-      RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
-      const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
-      if (new_split) {
-        ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
-        check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
-                             ctx.data.name);
-        dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
+  for (int run = static_cast<int>(summary.runs.size()) + 1; run <= c.training.runs; ++run) {
+    const uint64_t seed = c.training.seed + static_cast<uint64_t>(run - 1);
+    position.run = run;
+    position.epoch = 0;
+    RunState state = run == 1 ? std::move(first) : RunState(ctx, seed);
+    const bool new_split = run > 1 && c.data.split.per_run && !ctx.data.split_is_fixed();
+    if (new_split) {
+      ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), run);
+      check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
+                           ctx.data.name);
+      dir.write(fmt::format("split_run{}.json", run), split_json(ctx.data.splits));
+    }
+    const bool continuing = current.has_value();
+    if (c.training.runs > 1 && !continuing)
+      out(fmt::format("Run {}/{} (seed {}{})", run, c.training.runs, seed,
+                      c.data.split.per_run ? fmt::format(", split {}", ctx.data.splits.origin) : ""));
+    RunResult rr;
+    rr.run = run;
+    rr.seed = seed;
+    rr.split_seed = c.data.split.seed_for_run(run);
+    ag::Tape tape;
+    std::vector<double> epoch_ms;
+    Evaluation last;
+    ModelSelection selection(c.training);
+    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
+    int64_t first_epoch = 1;
+    if (continuing) {  // the run in progress at the resume point, restored
+      const std::string& file = resumed->file;
+      first_epoch = current->epoch + 1;
+      rr.best_epoch = current->best_epoch;
+      epoch_ms = current->epoch_ms;
+      rr.optimizer_ms = current->optimizer_ms;
+      rr.best = evaluation_from_state(current->best, file);
+      last = evaluation_from_state(current->last, file);
+      RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
+                                                state.model->parameters(), *state.optimizer);
+      best_params = std::move(best.best_params);
+      best_optim = std::move(best.best_optimizer);
+      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
+                      epoch_str(current->epoch)));
+      current.reset();
+    }
+    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+      state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
+      position.epoch = epoch;
+      position.phase = "training";
+      const StepResult step = train_step(ctx, state, tape, run, epoch);
+      epoch_ms.push_back(step.ms);
+      rr.optimizer_ms += step.optimizer_ms;
+      json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
+      if (ctx.sampling()) {
+        m["batches"] = step.batches;
+        m["sample_ms"] = step.sample_ms;
       }
-      const bool continuing = current.has_value();
-      if (c.training.runs > 1 && !continuing)
-        out(fmt::format("Run {}/{} (seed {}{})", run, c.training.runs, seed,
-                        c.data.split.per_run ? fmt::format(", split {}", ctx.data.splits.origin) : ""));
-      RunResult rr;
-      rr.run = run;
-      rr.seed = seed;
-      rr.split_seed = c.data.split.seed_for_run(run);
-      ag::Tape tape;
-      std::vector<double> epoch_ms;
-      Evaluation last;
-      ModelSelection selection(c.training);
-      std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-      int64_t first_epoch = 1;
-      if (continuing) {  // the run in progress at the resume point, restored
-        const std::string& file = resumed->file;
-        first_epoch = current->epoch + 1;
-        rr.best_epoch = current->best_epoch;
-        epoch_ms = current->epoch_ms;
-        rr.optimizer_ms = current->optimizer_ms;
-        rr.best = evaluation_from_state(current->best, file);
-        last = evaluation_from_state(current->last, file);
-        RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
-                                                  state.model->parameters(), *state.optimizer);
-        best_params = std::move(best.best_params);
-        best_optim = std::move(best.best_optimizer);
-        out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                        epoch_str(current->epoch)));
-        current.reset();
-      }
-      for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
-        state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
-        at.epoch = epoch;
-        at.phase = "training";
-        const StepResult step = train_step(ctx, state, tape, run, epoch);
-        epoch_ms.push_back(step.ms);
-        rr.optimizer_ms += step.optimizer_ms;
-        json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
-        if (ctx.sampling()) {
-          m["batches"] = step.batches;
-          m["sample_ms"] = step.sample_ms;
-        }
-        if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
-        const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
-        if (eval_now) {
-          at.phase = "evaluation";
-          last = evaluate(ctx, *state.model);
-          m["train_acc"] = last.train_acc;
-          m["val_acc"] = last.val_acc;
-          m["test_acc"] = last.test_acc;
-          m["train_loss"] = last.train_loss;
-          m["val_loss"] = last.val_loss;
-          m["eval_ms"] = last.ms;
-          if (selection.offer(epoch, last.val_acc, last.val_loss)) {
-            rr.best = last;
-            rr.best_epoch = epoch;
-            if (c.output.checkpoint == CheckpointPolicy::Best) {
-              nn::refresh_snapshot(best_params, state.model->parameters());
-              nn::refresh_snapshot(best_optim, state.optimizer->state());
-            }
+      if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
+      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      if (eval_now) {
+        position.phase = "evaluation";
+        last = evaluate(ctx, *state.model);
+        m["train_acc"] = last.train_acc;
+        m["val_acc"] = last.val_acc;
+        m["test_acc"] = last.test_acc;
+        m["train_loss"] = last.train_loss;
+        m["val_loss"] = last.val_loss;
+        m["eval_ms"] = last.ms;
+        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
+          rr.best = last;
+          rr.best_epoch = epoch;
+          if (c.output.checkpoint == CheckpointPolicy::Best) {
+            nn::refresh_snapshot(best_params, state.model->parameters());
+            nn::refresh_snapshot(best_optim, state.optimizer->state());
           }
         }
-        dir.append_metrics(m.dump());
-        log_epoch(c.output, out.printer(), epoch, step.loss, last.train_acc, last.val_acc, step.ms);
-        rr.epochs = epoch;
-        if (eval_now && selection.stop_early(epoch, out.printer())) {
-          rr.stopped_early = true;
-          break;
-        }
-        if (recorder.due(epoch, c.training.epochs))
-          recorder.save(
-              {run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best), evaluation_state(last),
-               state.dropout.state(), state.sampler.state(), selection.state(), tape.profile()},
-              state.model->parameters(), *state.optimizer, best_params, best_optim);
       }
-      rr.profile = tape.profile();
-      for (double ms : epoch_ms) rr.train_ms += ms;
-      rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-      rr.median_epoch_ms = median(epoch_ms);
-
-      if (c.output.checkpoint != CheckpointPolicy::None) {
-        const bool best = c.output.checkpoint == CheckpointPolicy::Best;
-        const Evaluation& at = best ? rr.best : last;
-        nn::Checkpoint ck;
-        ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
-                                  {nn::model_kind_name(c.model.kind),
-                                   state.model->describe(),
-                                   {{"name", ctx.data.name},
-                                    {"nodes", ctx.data.num_nodes()},
-                                    {"in_features", ctx.data.in_features()},
-                                    {"classes", ctx.data.num_classes},
-                                    {"multilabel", ctx.data.multilabel()}},
-                                   run,
-                                   seed,
-                                   best,
-                                   best ? rr.best_epoch : rr.epochs,
-                                   {{"train_acc", at.train_acc},
-                                    {"val_acc", at.val_acc},
-                                    {"test_acc", at.test_acc},
-                                    {"test_macro_f1", at.test_macro_f1},
-                                    {"val_loss", at.val_loss},
-                                    {"test_logits_hash", at.test_logits_hash}}});
-        ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
-        if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
-        if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
-        ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
-        ck.optimizer = best ? best_optim : state.optimizer->state();
-        rr.checkpoint = write_run_checkpoint(dir, run, ck);
+      dir.append_metrics(m.dump());
+      log_epoch(c.output, out.printer(), epoch, step.loss, last.train_acc, last.val_acc, step.ms);
+      rr.epochs = epoch;
+      if (eval_now && selection.stop_early(epoch, out.printer())) {
+        rr.stopped_early = true;
+        break;
       }
-      // Multi-label runs add macro-F1, as HGB reports them (single-label lines stay as they were).
-      const std::string macro =
-          ctx.data.multilabel() ? fmt::format(" (macro-F1 {:.4f})", rr.best.test_macro_f1) : std::string();
-      out(fmt::format(
-          "Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f}{} | {} epochs{}, {:.2f} ms/epoch "
-          "(median; {})",
-          run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, macro,
-          rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms,
-          time_shares(rr.profile, rr.train_ms)));
-      tests.push_back(rr.best.test_acc);
-      vals.push_back(rr.best.val_acc);
-      epoch_means.push_back(rr.mean_epoch_ms);
-      epoch_medians.push_back(rr.median_epoch_ms);
-      recorder.finish_run(run_result_state(rr));
-      summary.runs.push_back(std::move(rr));
+      if (recorder.due(epoch, c.training.epochs))
+        recorder.save(
+            {run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best), evaluation_state(last),
+             state.dropout.state(), state.sampler.state(), selection.state(), tape.profile()},
+            state.model->parameters(), *state.optimizer, best_params, best_optim);
     }
-  } catch (const OutOfMemoryError& e) {
-    rethrow_out_of_memory(e, config, at, ctx.data.num_nodes(),
-                          ctx.sampling() ? ", or sample smaller mini-batches (training.batch_size, training.fanouts)"
-                                         : ", or train on sampled mini-batches (training.batch_size)");
+    rr.profile = tape.profile();
+    for (double ms : epoch_ms) rr.train_ms += ms;
+    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
+    rr.median_epoch_ms = median(epoch_ms);
+
+    if (c.output.checkpoint != CheckpointPolicy::None) {
+      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
+      const Evaluation& at = best ? rr.best : last;
+      nn::Checkpoint ck;
+      ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
+                                {nn::model_kind_name(c.model.kind),
+                                 state.model->describe(),
+                                 {{"name", ctx.data.name},
+                                  {"nodes", ctx.data.num_nodes()},
+                                  {"in_features", ctx.data.in_features()},
+                                  {"classes", ctx.data.num_classes},
+                                  {"multilabel", ctx.data.multilabel()}},
+                                 run,
+                                 seed,
+                                 best,
+                                 best ? rr.best_epoch : rr.epochs,
+                                 {{"train_acc", at.train_acc},
+                                  {"val_acc", at.val_acc},
+                                  {"test_acc", at.test_acc},
+                                  {"test_macro_f1", at.test_macro_f1},
+                                  {"val_loss", at.val_loss},
+                                  {"test_logits_hash", at.test_logits_hash}}});
+      ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
+      if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
+      if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
+      ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
+      ck.optimizer = best ? best_optim : state.optimizer->state();
+      rr.checkpoint = write_run_checkpoint(dir, run, ck);
+    }
+    // Multi-label runs add macro-F1, as HGB reports them (single-label lines stay as they were).
+    const std::string macro =
+        ctx.data.multilabel() ? fmt::format(" (macro-F1 {:.4f})", rr.best.test_macro_f1) : std::string();
+    out(fmt::format(
+        "Run {}/{}: best epoch {} | train {:.4f} | val {:.4f} | test {:.4f}{} | {} epochs{}, {:.2f} ms/epoch "
+        "(median; {})",
+        run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, macro,
+        rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
+    tests.push_back(rr.best.test_acc);
+    vals.push_back(rr.best.val_acc);
+    epoch_means.push_back(rr.mean_epoch_ms);
+    epoch_medians.push_back(rr.median_epoch_ms);
+    recorder.finish_run(run_result_state(rr));
+    summary.runs.push_back(std::move(rr));
   }
   // summary.json names the last run's split; a session resumed after its last run trained none.
   if (c.data.split.per_run && !ctx.data.split_is_fixed() && c.training.runs > 1)
@@ -653,14 +649,15 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
 }  // namespace
 
 Summary run_training(const Config& config, const std::string& config_name, const Printer& print, bool resume) {
+  LoopPosition at;  // each driver's position, for an out-of-memory error
   try {
     // rgcn: its own loop over heterographs (apps/training/rgcn.h).
-    if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print, resume);
+    if (config.get_string("model.name") == "rgcn") return run_rgcn_training(config, config_name, print, resume, at);
     // link prediction: its own loop over edge pairs (apps/training/link_prediction.h).
-    if (config.get_string("data.task") == "link") return run_link_training(config, config_name, print, resume);
-    return run_node_training(config, config_name, print, resume);
-  } catch (const OutOfMemoryError& e) {  // before the first epoch: the loops name their own position
-    rethrow_out_of_memory(e, config, LoopPosition{}, 0, "");
+    if (config.get_string("data.task") == "link") return run_link_training(config, config_name, print, resume, at);
+    return run_node_training(config, config_name, print, resume, at);
+  } catch (const OutOfMemoryError& e) {
+    rethrow_out_of_memory(e, config, at);
   }
 }
 

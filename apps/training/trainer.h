@@ -89,18 +89,19 @@ float finite_loss(ag::Tape& tape, const ag::Var& loss, const nn::Optimizer& opti
 // tape); returns the step's time in ms.
 double step_optimizer(ag::Tape& tape, const ag::Var& loss, nn::Optimizer& optimizer);
 
-// Where a session's loop is, for an error raised inside it.
+// Where a `strata train` session is, for an out-of-memory error raised in it: the
+// driver fills it in (run 0: before the first epoch) and run_training reports it.
 struct LoopPosition {
   int run = 0;
   int64_t epoch = 0;
   const char* phase = "training";  // or "evaluation"
+  int64_t nodes = 0;               // the graph's, once loaded
+  std::string remedy;              // the driver's own, ", or ..."
 };
-// Out of host memory: a UserError with the error's text, the config, where the loop
-// was (run 0: before the first epoch; `nodes` unused) and the key that sizes a layer's
-// buffers (a row of model.hidden floats per node); `more` adds a driver's own remedy
-// (", or ...").
-[[noreturn]] void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at,
-                                        int64_t nodes, const std::string& more);
+// Out of host memory: a UserError with the error's text, the config, where the
+// session was, and the key that sizes a layer's buffers (a row of model.hidden floats
+// per node).
+[[noreturn]] void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at);
 
 struct StepResult {
   double loss = 0;          // mini-batches: the mean over the epoch's training nodes
