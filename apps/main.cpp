@@ -5,6 +5,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_limits.h"
 #include "core/provenance.h"
 
 namespace strata::apps {
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    (void)memory_headroom();  // a bad STRATA_MEMORY_LIMIT is refused now, not at the first large buffer
     return run ? run() : 0;
   } catch (const UserError& e) {
     std::fprintf(stderr, "strata: error: %s\n", e.what());

@@ -110,8 +110,8 @@ class HostPool {
 size_t host_block_class(size_t bytes) {
   bytes = std::max<size_t>(bytes, 1);
   // Buffers of a gigabyte and more are not rounded up to a class: an eighth more of
-  // them may be what the machine does not have (host_memory.h checks these sizes).
-  if (bytes >= kCheckedAllocationBytes) return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  // them may be what the machine does not have.
+  if (bytes >= kUnclassedBlockBytes) return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   // Eight classes per power of two: at most 12.5% above the request.
   const int top = std::bit_width(bytes) - 1;
   const size_t step = top >= 3 ? size_t{1} << (top - 3) : 1;

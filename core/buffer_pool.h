@@ -23,6 +23,8 @@
 namespace strata {
 
 inline constexpr size_t kPooledBytes = size_t{64} << 10;
+// From here up a block is rounded to whole huge pages only, not to a size class.
+inline constexpr size_t kUnclassedBlockBytes = size_t{1} << 30;
 
 struct HostBlock {
   void* data = nullptr;

@@ -1,7 +1,9 @@
 // core/: the runtime's foundations, used by every other folder.
 //   tensor.h        Tensor (dtype, shape, device, 64-byte aligned storage, Eigen views)
 //   buffer_pool.h   the pool host tensors of 64 KiB and more are recycled through
-//   host_memory.h   host allocation: huge-page advice, refusing what the machine lacks
+//   host_memory.h   host allocation: huge-page advice, refusing what the process may not have
+//   memory_limits.h what the process may still allocate: the machine, its memory cgroup,
+//                   STRATA_MEMORY_LIMIT
 //   graph.h         Graph (CSR, 64-bit offsets, int32/int64 indices, edge ids, transpose)
 //   hetero_graph.h  HeteroGraph (typed nodes and relations, flattened view)
 //   error.h         UserError / InternalError and the STRATA_CHECK / STRATA_ASSERT macros

@@ -3,7 +3,9 @@
 namespace strata {
 
 void throw_user_error(const std::string& msg) { throw UserError(msg); }
-void throw_out_of_memory(const std::string& msg) { throw OutOfMemoryError(msg); }
+void throw_out_of_memory(const std::string& fact, const std::string& remedy) {
+  throw OutOfMemoryError(fact, remedy);
+}
 
 void throw_internal_error(const char* file, int line, const char* cond, const std::string& msg) {
   throw InternalError(fmt::format("internal error at {}:{}: check '{}' failed: {}", file, line,

@@ -19,10 +19,16 @@ class UserError : public std::runtime_error {
 
 // The machine has not the memory an input asks for (a buffer that does not fit, a
 // failed allocation): a UserError, kept apart so a driver can add what it was doing
-// (the config, the run and epoch) to the message.
+// (the config, the run and epoch) to the message. what() is the fact, then the
+// generic remedy; a driver that knows a better remedy replaces it, using fact().
 class OutOfMemoryError : public UserError {
  public:
-  explicit OutOfMemoryError(const std::string& msg) : UserError(msg) {}
+  explicit OutOfMemoryError(const std::string& fact, const std::string& remedy = "")
+      : UserError(remedy.empty() ? fact : fact + "; " + remedy), fact_(fact) {}
+  const std::string& fact() const { return fact_; }
+
+ private:
+  std::string fact_;
 };
 
 class InternalError : public std::logic_error {
@@ -31,7 +37,7 @@ class InternalError : public std::logic_error {
 };
 
 [[noreturn]] void throw_user_error(const std::string& msg);
-[[noreturn]] void throw_out_of_memory(const std::string& msg);
+[[noreturn]] void throw_out_of_memory(const std::string& fact, const std::string& remedy = "");
 [[noreturn]] void throw_internal_error(const char* file, int line, const char* cond,
                                        const std::string& msg);
 

@@ -14,20 +14,23 @@ namespace strata {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kHugePageThreshold = size_t{4} << 20;
 
-// Allocations from this size up are checked against the memory the machine has
-// available before they are made.
-constexpr size_t kCheckedAllocationBytes = size_t{1} << 30;
+// Allocations from this size up are checked against what the process may still
+// allocate (memory_limits.h: the machine, its memory cgroup, STRATA_MEMORY_LIMIT)
+// before they are made; reading those costs ~30 us, touching 64 MiB ~10 ms.
+constexpr size_t kCheckedAllocationBytes = size_t{64} << 20;
 
-// At least `bytes` (rounded up to the alignment), never null (throws UserError,
-// also for a buffer of kCheckedAllocationBytes or more that exceeds
-// available_host_bytes()).
+// At least `bytes` (rounded up to the alignment), never null (throws
+// OutOfMemoryError, also for a buffer of kCheckedAllocationBytes or more that
+// exceeds available_host_bytes()).
 void* allocate_host(size_t bytes, size_t alignment);
 void free_host(void* p);
 
-// MemAvailable + SwapFree from /proc/meminfo, in bytes; -1 where unknown.
+// What this process may still allocate, in bytes (memory_headroom(): the least of
+// MemAvailable + SwapFree, the memory cgroup's limit less its use, and
+// STRATA_MEMORY_LIMIT less this process's resident set); -1 where unknown.
 int64_t available_host_bytes();
 
-// Throws a UserError naming `what` when `bytes` (an estimate of what a step is
+// Throws an OutOfMemoryError naming `what` when `bytes` (an estimate of what a step is
 // about to allocate, possibly in many pieces) exceeds available_host_bytes(): a
 // loader or generator given absurd sizes refuses them instead of swapping or
 // being killed. Below kCheckedAllocationBytes nothing is checked.

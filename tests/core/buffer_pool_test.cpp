@@ -21,7 +21,7 @@ TEST(HostBufferPool, SizeClassesAreAtMostAnEighthAboveTheRequest) {
   // From 4 MiB up, whole huge pages.
   EXPECT_EQ(host_block_class(kHugePageThreshold + 1), kHugePageThreshold + kHugePageBytes);
   // From 1 GiB up, only to whole huge pages.
-  EXPECT_EQ(host_block_class(kCheckedAllocationBytes + 1), kCheckedAllocationBytes + kHugePageBytes);
+  EXPECT_EQ(host_block_class(kUnclassedBlockBytes + 1), kUnclassedBlockBytes + kHugePageBytes);
   EXPECT_EQ(host_block_class(size_t{3} << 30), size_t{3} << 30);
   for (size_t b = kPooledBytes; b < (size_t{64} << 20); b = b * 9 / 8 + 4093) {
     const size_t c = host_block_class(b);
