@@ -177,20 +177,38 @@ RunState::RunState(const Context& ctx, uint64_t seed) {
   optimizer = nn::make_optimizer(ctx.config.optimizer, model->parameters());
 }
 
+namespace {
+// "model.hidden = 64" (GAT: "× model.gat.heads = 8"): the width of a layer's rows.
+std::string hidden_width(const Config& config) {
+  return fmt::format("model.hidden = {}{}", config.text("model.hidden"),
+                     config.get_string("model.name") == "gat"
+                         ? fmt::format(" × model.gat.heads = {}", config.text("model.gat.heads"))
+                         : "");
+}
+
+// Out of host memory in `strata eval` / `strata infer` (`command`) of `checkpoint`:
+// the whole graph's forward pass, whose width the checkpoint fixes.
+[[noreturn]] void rethrow_restored_out_of_memory(const OutOfMemoryError& e, const Config& config,
+                                                 const std::string& command, const fs::path& checkpoint) {
+  throw UserError(fmt::format(
+      "{}: strata {} --checkpoint {}: {}; the forward pass runs over the whole graph (whatever the batch), a row per "
+      "node of {} floats in each layer, and the checkpoint fixes that width: free memory, or run where more is "
+      "available",
+      config.source(), command, checkpoint.string(), e.fact(), hidden_width(config)));
+}
+}  // namespace
+
 void rethrow_out_of_memory(const OutOfMemoryError& e, const Config& config, const LoopPosition& at) {
-  const std::string hidden = fmt::format("model.hidden = {}{}", config.text("model.hidden"),
-                                         config.get_string("model.name") == "gat"
-                                             ? fmt::format(" × model.gat.heads = {}", config.text("model.gat.heads"))
-                                             : "");
+  const std::string hidden = hidden_width(config);
   if (at.run == 0)
     throw UserError(fmt::format(
         "{}: before the first epoch (data, parameters, kernels): {}; {} ({}) sets the width of the weights and of "
         "each layer's buffers: lower it",
-        config.source(), e.what(), hidden, config.origin("model.hidden")));
+        config.source(), e.fact(), hidden, config.origin("model.hidden")));
   throw UserError(fmt::format(
       "{}: run {}, epoch {} ({}): {}; a layer's buffers hold a row per node ({} nodes) of {} floats (model.hidden: "
       "{}): lower it{}",
-      config.source(), at.run, epoch_str(at.epoch), at.phase, e.what(), commas(at.nodes), hidden,
+      config.source(), at.run, epoch_str(at.epoch), at.phase, e.fact(), commas(at.nodes), hidden,
       config.origin("model.hidden"), at.remedy));
 }
 
@@ -757,7 +775,8 @@ void print_restored(const Printer& print, const RestoredRun& l) {
 
 }  // namespace
 
-EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+namespace {
+EvalReport evaluate_checkpoint(const Config& config, const fs::path& checkpoint, const Printer& print) {
   if (config.get_string("model.name") == "rgcn") return run_rgcn_evaluation(config, checkpoint, print);  // rgcn
   if (config.get_string("data.task") == "link") return run_link_evaluation(config, checkpoint, print);
   RestoredRun l;
@@ -784,7 +803,7 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
   return r;
 }
 
-InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
+InferReport infer_checkpoint(const Config& config, const InferOptions& o, const Printer& print) {
   if (config.get_string("model.name") == "rgcn") return run_rgcn_inference(config, o, print);  // rgcn
   if (config.get_string("data.task") == "link") return run_link_inference(config, o, print);
   STRATA_CHECK(o.pairs.empty(),
@@ -815,6 +834,24 @@ InferReport run_inference(const Config& config, const InferOptions& o, const Pri
                 d.splits.test, d.node_names, d.class_names, o.out, rep);
   print_inference(print, rep, "nodes", d.num_nodes(), o.out);
   return rep;
+}
+
+}  // namespace
+
+EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  try {
+    return evaluate_checkpoint(config, checkpoint, print);
+  } catch (const OutOfMemoryError& e) {
+    rethrow_restored_out_of_memory(e, config, "eval", checkpoint);
+  }
+}
+
+InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
+  try {
+    return infer_checkpoint(config, o, print);
+  } catch (const OutOfMemoryError& e) {
+    rethrow_restored_out_of_memory(e, config, "infer", o.checkpoint);
+  }
 }
 
 }  // namespace strata::train

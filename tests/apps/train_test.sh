@@ -331,6 +331,25 @@ case "$mode" in
     expect run-dir-unwritable "$err" "cannot create output.run_dir '/proc/strata-run'"
     "$strata" train "$sbm" --bogus-flag >/dev/null 2>&1
     expect_rc cli $? 2
+    # Out of memory in eval and infer: a layer of 10,000 nodes × 2048 floats (80 MiB)
+    # under a cap of 150 MiB on the whole process; the error names the command, the
+    # checkpoint, the bound that refused it and the width the checkpoint fixes.
+    wide=(--set data.dataset=sbm:nodes=10000,classes=5,avg_degree=10,feature_dim=16,seed=1 --set model.hidden=2048
+          --set runtime.backend=reference)
+    "$strata" train "$sbm" "${two[@]}" "${wide[@]}" --set output.run_dir="$scratch/wide" >/dev/null
+    expect_rc wide-train $? 0
+    for cmd in eval infer; do
+      out_csv=()
+      [ $cmd = infer ] && out_csv=(--out "$scratch/wide-infer.csv")
+      err="$(STRATA_MEMORY_LIMIT=150M "$strata" $cmd "$scratch/wide/config.yaml" \
+             --checkpoint "$scratch/wide/checkpoints/run-01.ckpt" "${out_csv[@]}" 2>&1 >/dev/null)"
+      expect_rc $cmd-out-of-memory $? 1
+      expect $cmd-out-of-memory "$err" "^strata: error: .*wide/config.yaml: strata $cmd --checkpoint .*run-01.ckpt: out of host memory: a buffer of 80.0 MiB does not fit in the [0-9.]+ MiB left under STRATA_MEMORY_LIMIT=150M \\([0-9.]+ MiB resident in this process\\); the forward pass runs over the whole graph \\(whatever the batch\\), a row per node of model.hidden = 2048 floats in each layer, and the checkpoint fixes that width: free memory, or run where more is available$"
+    done
+    [ -e "$scratch/wide-infer.csv" ] && { echo "FAIL: an infer out of memory wrote predictions"; fails=$((fails + 1)); }
+    err="$(STRATA_MEMORY_LIMIT=lots "$strata" info 2>&1 >/dev/null)"
+    expect_rc memory-limit-value $? 1
+    expect memory-limit-value "$err" "^strata: error: STRATA_MEMORY_LIMIT='lots': expected a size in bytes, or a number with K, M, G or T \\(powers of 1024\\), e.g. 8G$"
     ;;
   data)
     if [ ! -e "$data_root/citation/cora.tgz" ]; then
