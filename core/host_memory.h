@@ -16,7 +16,7 @@ constexpr size_t kHugePageThreshold = size_t{4} << 20;
 
 // Allocations from this size up are checked against what the process may still
 // allocate (memory_limits.h: the machine, its memory cgroup, STRATA_MEMORY_LIMIT)
-// before they are made; reading those costs ~30 us, touching 64 MiB ~10 ms.
+// before they are made; reading those costs ~50 us, touching 64 MiB ~10 ms.
 constexpr size_t kCheckedAllocationBytes = size_t{64} << 20;
 
 // At least `bytes` (rounded up to the alignment), never null (throws

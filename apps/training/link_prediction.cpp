@@ -382,14 +382,10 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
   const TrainingConfig& c = lc.ctx.config;
   const std::string where = config.source();
   LinkState first(lc.ctx, c.training.seed);
-  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
-  const bool replay_tuned = replayed != nullptr;
-  if (replay_tuned) lc.ctx.config.runtime.kernels.plans = std::move(replayed);
+  const bool replay_tuned = replay_interrupted_session_plans(dir, lc.ctx.config.runtime.kernels, resumed.has_value());
   lc.ctx.build_kernels(*first.encoder, /*backward=*/true);
   if (replay_tuned)
-    lc.ctx.kernels->set_note(
-        fmt::format("{} plans tuned by the interrupted session, replayed from its kernels.json (not tuned again)",
-                    lc.ctx.kernels->records().size()));
+    lc.ctx.kernels->set_note(replayed_plans_note(fmt::format("{} plans", lc.ctx.kernels->records().size())));
   bind_held_out(lc, *first.predictor);
   print_link_header(out, config, lc, first);
   const std::string model_text = first.encoder->describe() + "; predictor " + first.predictor->describe();

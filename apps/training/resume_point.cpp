@@ -215,14 +215,18 @@ OpenedRunDir start_training_session(const Config& config, const TrainingConfig& 
   return opened;
 }
 
-std::shared_ptr<const sc::RecordedPlans> interrupted_session_plans(const RunDirectory& dir,
-                                                                   const nn::KernelRuntime& runtime, bool resumed) {
+bool replay_interrupted_session_plans(const RunDirectory& dir, nn::KernelRuntime& runtime, bool resumed) {
   const fs::path tuned = dir.staging_path() / "kernels.json";
   std::error_code ec;
   if (!resumed || !runtime.tuning || runtime.plans || runtime.backend != sc::Backend::Generated ||
       !fs::exists(tuned, ec))
-    return nullptr;
-  return std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned));
+    return false;
+  runtime.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(tuned));
+  return true;
+}
+
+std::string replayed_plans_note(const std::string& what) {
+  return what + " tuned by the interrupted session, replayed from its kernels.json (not tuned again)";
 }
 
 void write_kernels_json(RunDirectory& dir, nlohmann::ordered_json kernels, bool replayed) {

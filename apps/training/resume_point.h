@@ -87,11 +87,14 @@ OpenedRunDir start_training_session(const Config& config, const TrainingConfig& 
 // A resumed run with tuning on replays the plans (and R-GCN orders) the interrupted
 // session tuned, from the kernels.json in the adopted staging folder: tuning again
 // could choose other kernels, whose sums round differently from the epochs already
-// run. Null when there is nothing to replay (not resumed, tuning off, plans given,
-// the reference backend, or no kernels.json yet).
-std::shared_ptr<const sc::RecordedPlans> interrupted_session_plans(const RunDirectory& dir,
-                                                                   const nn::KernelRuntime& runtime, bool resumed);
-// Writes kernels.json; with `replayed` (interrupted_session_plans gave the plans) it
+// run. Sets runtime.plans to them and returns true; false when there is nothing to
+// replay (not resumed, tuning off, plans given, the reference backend, or no
+// kernels.json yet).
+bool replay_interrupted_session_plans(const RunDirectory& dir, nn::KernelRuntime& runtime, bool resumed);
+// What the kernels' header says of them then: "`what` tuned by the interrupted
+// session, replayed from its kernels.json (not tuned again)".
+std::string replayed_plans_note(const std::string& what);
+// Writes kernels.json; with `replayed` (replay_interrupted_session_plans did) it
 // says the kernels were tuned, by the interrupted session, whose file this replaces.
 void write_kernels_json(RunDirectory& dir, nlohmann::ordered_json kernels, bool replayed);
 

@@ -357,9 +357,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   check_metric_defined(ctx.metric, ctx.data.labels, ctx.data.splits, metric_origin(config, ctx.data.eval_metric),
                        ctx.data.name);
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
-  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
-  const bool replay_tuned = replayed != nullptr;
-  if (replay_tuned) ctx.config.runtime.kernels.plans = std::move(replayed);
+  const bool replay_tuned = replay_interrupted_session_plans(dir, ctx.config.runtime.kernels, resumed.has_value());
   ctx.build_kernels(*first);
   bool head = true;
   for (const std::string& line : config.summary_lines()) {
@@ -372,11 +370,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                   c.optimizer.schedule.describe(c.training.epochs)));
   print_runtime([&out](const std::string& line) { out(line); }, c);
   print_kernels(out.printer(), ctx);
-  if (replay_tuned)
-    out(
-        fmt::format("{:<11}orders and plans tuned by the interrupted session, replayed from its kernels.json (not "
-                    "tuned again)",
-                    ""));
+  if (replay_tuned) out(fmt::format("{:<11}{}", "", replayed_plans_note("orders and plans")));
   out(fmt::format("{:<11}{}", "run dir", dir.final_path().string()));
   write_kernels_json(dir, kernels_json(ctx), replay_tuned);
   dir.write("split.json", split_json(ctx.data.splits));  // ids in the flattened graph

@@ -415,15 +415,9 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
       check_metric_defined(ctx.metric, ctx.data.labels, split_for_run(ctx.data, c.data, config.source(), run),
                            metric_origin(config, ctx.data.eval_metric), ctx.data.name);
   RunState first(ctx, c.training.seed);
-  auto replayed = interrupted_session_plans(dir, c.runtime.kernels, resumed.has_value());
-  const bool replay_tuned = replayed != nullptr;
-  if (replay_tuned) ctx.config.runtime.kernels.plans = std::move(replayed);
+  const bool replay_tuned = replay_interrupted_session_plans(dir, ctx.config.runtime.kernels, resumed.has_value());
   ctx.build_kernels(*first.model, /*backward=*/!ctx.sampling());  // mini-batches train over their blocks' kernels
-  if (replay_tuned)
-    ctx.kernels->set_note(
-        fmt::format("{} plans tuned by the interrupted session, replayed from its kernels.json (not "
-                    "tuned again)",
-                    ctx.kernels->records().size()));
+  if (replay_tuned) ctx.kernels->set_note(replayed_plans_note(fmt::format("{} plans", ctx.kernels->records().size())));
   print_header(out, config, ctx, *first.model);
   if (ctx.sampling()) {
     const LoopConfig& l = c.training;
