@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <map>
 #include <mutex>
 
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/memory_limits.h"
 
 namespace strata {
 namespace {
@@ -88,15 +88,8 @@ class HostPool {
   HostPool() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{16} << 30;
-    // A container's memory limit (cgroup v2, else v1; "max" or a huge number: none), where
-    // it is lower than the machine's.
-    for (const char* file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-      if (std::FILE* f = std::fopen(file, "r")) {
-        unsigned long long max = 0;
-        if (std::fscanf(f, "%llu", &max) == 1 && max > 0) memory = std::min<size_t>(memory, max);
-        std::fclose(f);
-      }
-    }
+    // A container's (or job's) memory limit, where it is lower than the machine's.
+    if (const auto cg = process_cgroup_memory()) memory = std::min<size_t>(memory, static_cast<size_t>(cg->limit));
     limit_ = memory / 4;
   }
   std::mutex mu_;

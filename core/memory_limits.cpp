@@ -149,6 +149,11 @@ int64_t parse_byte_size(const std::string& text, const std::string& what) {
   return static_cast<int64_t>(bytes);
 }
 
+std::optional<CgroupMemory> process_cgroup_memory() {
+  static const std::string self_cgroup = read_small_file("/proc/self/cgroup").value_or("");
+  return cgroup_memory(self_cgroup, "/sys/fs/cgroup");
+}
+
 MemoryHeadroom memory_headroom() {
   MemoryHeadroom h;
   const auto consider = [&h](int64_t bytes, std::string bound, bool limit) {
@@ -174,8 +179,7 @@ MemoryHeadroom memory_headroom() {
       consider(available + swap_free, "this machine has available (MemAvailable + SwapFree in /proc/meminfo)", false);
   }
   // The cgroup: where it sits is read once, what it holds every time.
-  static const std::string self_cgroup = read_small_file("/proc/self/cgroup").value_or("");
-  if (const auto cg = cgroup_memory(self_cgroup, "/sys/fs/cgroup"))
+  if (const auto cg = process_cgroup_memory())
     consider(cg->headroom(),
              fmt::format("left under this process's memory cgroup limit ({} in {}, {} in use)",
                          memory_size_text(cg->limit), cg->limit_file.string(), memory_size_text(cg->usage)),

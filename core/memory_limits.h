@@ -43,6 +43,9 @@ struct CgroupMemory {
 // are skipped; nullopt when no level has a limit.
 std::optional<CgroupMemory> cgroup_memory(const std::string& proc_self_cgroup, const std::filesystem::path& root);
 
+// cgroup_memory() for this process, under /sys/fs/cgroup.
+std::optional<CgroupMemory> process_cgroup_memory();
+
 // "96.0 MiB", "1.5 GiB": a size for messages.
 std::string memory_size_text(double bytes);
 
