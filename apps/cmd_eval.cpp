@@ -6,6 +6,7 @@
 #include "apps/commands.h"
 #include "apps/config_args.h"
 #include "apps/training/trainer.h"
+#include "core/host_memory.h"
 
 namespace strata::apps {
 namespace {
@@ -23,6 +24,7 @@ const RegisterCommand kEval{Command{
       app.add_option("--checkpoint", args->checkpoint, "a checkpoint file (RUN_DIR/checkpoints/run-01.ckpt)")
           ->required();
       return [args] {
+        set_huge_pages_default(false);  // one pass: buffers written once (core/host_memory.h)
         train::run_evaluation(args->in.load(), args->checkpoint, print_line);
         return 0;
       };

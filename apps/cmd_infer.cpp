@@ -4,11 +4,14 @@
 // inference and writes the predictions (node id, name, predicted class, label and
 // correctness where known) atomically; prints the kernel plans, their compile /
 // tune time, the inference time and the accuracy on the labelled nodes of the batch. A
+// --batch file of a GraphSAGE, GAT or GCN (norm right) model runs the forward over the
+// batch's receptive field alone (--full-graph: over the whole graph). A
 // link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead.
 
 #include "apps/commands.h"
 #include "apps/config_args.h"
 #include "apps/training/trainer.h"
+#include "core/host_memory.h"
 
 namespace strata::apps {
 namespace {
@@ -19,6 +22,7 @@ const RegisterCommand kInfer{Command{
       struct Args {
         ConfigArgs in;
         std::string checkpoint, batch = "all", out, pairs;
+        bool full_graph = false;
       };
       auto args = std::make_shared<Args>();
       args->in.add_to(app, "the training config the checkpoint was trained with");
@@ -28,18 +32,23 @@ const RegisterCommand kInfer{Command{
       app.add_option("--batch", args->batch,
                      "'all' (every node; R-GCN: every node of the target type) or a file of node ids, one per "
                      "line ('#' comments)");
+      app.add_flag("--full-graph", args->full_graph,
+                   "with a --batch file: run the forward over the whole graph (as strata eval does), not over the "
+                   "batch's receptive field (its in-neighbours within the model's layers)");
       app.add_option("--pairs", args->pairs,
                      "link prediction: a file of node pairs to score, 'u v' or 'u,v' per line ('#' comments)");
       app.add_option("--out", args->out,
                      "predictions CSV: node,name,predicted,predicted_class,label,correct (link prediction: "
                      "u,v,score,probability,known)");
       return [args] {
+        set_huge_pages_default(false);  // one pass: buffers written once (core/host_memory.h)
         const train::Config config = args->in.load();
         train::InferOptions o;
         o.checkpoint = args->checkpoint;
         o.batch = args->batch;
         o.out = args->out;
         o.pairs = args->pairs;
+        o.full_graph = args->full_graph;
         train::run_inference(config, o, print_line);
         return 0;
       };

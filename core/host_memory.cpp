@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,13 +12,19 @@
 
 namespace strata {
 
+namespace {
+std::atomic<bool> huge_pages_default{true};
+}  // namespace
+
 bool huge_pages_enabled() {
-  static const bool on = [] {
+  static const int env = [] {
     const char* v = std::getenv("STRATA_HUGE_PAGES");
-    return v == nullptr || std::strcmp(v, "0") != 0;
+    return v == nullptr || *v == '\0' ? -1 : std::strcmp(v, "0") != 0;
   }();
-  return on;
+  return env >= 0 ? env == 1 : huge_pages_default.load(std::memory_order_relaxed);
 }
+
+void set_huge_pages_default(bool on) { huge_pages_default.store(on, std::memory_order_relaxed); }
 
 int64_t available_host_bytes() { return memory_headroom().bytes; }
 

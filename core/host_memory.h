@@ -1,8 +1,13 @@
 // Host allocation for tensor storage: 64-byte aligned; large buffers (>= 4 MiB)
 // aligned to 2 MiB and advised as transparent huge pages (madvise
 // MADV_HUGEPAGE), which DESIGN.md measured at +4-10% for SpMM's gathered rows
-// (fewer TLB misses). STRATA_HUGE_PAGES=0 turns the advice off; kernels see the
-// same memory either way.
+// (fewer TLB misses) and a training epoch gains ~8% from on a 500k-node graph. A
+// fresh huge page costs more to fault in than the 4 KiB pages it replaces on VMs
+// that hand free memory back to the host (1.6 against 0.4 ms per MiB on the
+// project's VM), so one-pass commands (eval, infer), whose buffers are written
+// once, turn the advice off: a 500k-node forward took 1.5 s with it, 0.45 s
+// without. STRATA_HUGE_PAGES=0/1 overrides either default; kernels see the same
+// memory either way.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +41,10 @@ int64_t available_host_bytes();
 // being killed. Below kCheckedAllocationBytes nothing is checked.
 void check_host_bytes(double bytes, const std::string& what);
 
-// Whether large allocations are advised as huge pages in this process.
+// Whether large allocations are advised as huge pages in this process:
+// STRATA_HUGE_PAGES (0 or 1) where set, else the command's default (on unless
+// set_huge_pages_default(false)).
 bool huge_pages_enabled();
+void set_huge_pages_default(bool on);
 
 }  // namespace strata

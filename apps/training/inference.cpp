@@ -68,19 +68,19 @@ void write_predictions(const std::string& out, const std::string& csv) {
 }
 
 // predict_batch for int64 [N, C] labels of 0/1.
-void predict_multi_label(const std::vector<int64_t>& batch, int64_t offset, const Tensor& logits, const Tensor& labels,
-                         const std::vector<char>& is_test, const std::vector<std::string>& names,
+void predict_multi_label(const std::vector<int64_t>& batch, const std::vector<int64_t>& rows, const Tensor& logits,
+                         const Tensor& labels, const std::vector<char>& is_test, const std::vector<std::string>& names,
                          const std::vector<std::string>& class_names, const std::string& out, InferReport& report) {
   const int64_t classes = labels.dim(1);
   std::vector<int64_t> labelled, tests;
   std::string csv = "node,name,predicted,predicted_class,label,correct\n";
-  for (int64_t v : batch) {
-    const int64_t g = offset + v;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const int64_t v = batch[k], g = rows[k];
     const std::vector<int64_t> p = positive_classes(logits, g);
     std::string ids, cls, label, correct;
-    for (size_t k = 0; k < p.size(); ++k) {
-      ids += (k ? ";" : "") + std::to_string(p[k]);
-      cls += (k ? ";" : "") + class_name(class_names, p[k]);
+    for (size_t c = 0; c < p.size(); ++c) {
+      ids += (c ? ";" : "") + std::to_string(p[c]);
+      cls += (c ? ";" : "") + class_name(class_names, p[c]);
     }
     ++report.predicted;
     const int64_t* y = labels.data<int64_t>() + g * classes;
@@ -88,7 +88,7 @@ void predict_multi_label(const std::vector<int64_t>& batch, int64_t offset, cons
       std::vector<int64_t> present;
       for (int64_t c = 0; c < classes; ++c)
         if (y[c] == 1) present.push_back(c);
-      for (size_t k = 0; k < present.size(); ++k) label += (k ? ";" : "") + std::to_string(present[k]);
+      for (size_t c = 0; c < present.size(); ++c) label += (c ? ";" : "") + std::to_string(present[c]);
       const bool right = present == p;
       ++report.labelled;
       report.correct += right;
@@ -117,15 +117,23 @@ void predict_multi_label(const std::vector<int64_t>& batch, int64_t offset, cons
 void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tensor& scores, const Tensor& labels,
                    const Tensor& test, const std::vector<std::string>& names,
                    const std::vector<std::string>& class_names, const std::string& out, InferReport& report) {
+  std::vector<int64_t> rows(batch.size());
+  for (size_t k = 0; k < batch.size(); ++k) rows[k] = offset + batch[k];
+  predict_batch(batch, rows, scores, labels, test, names, class_names, out, report);
+}
+
+void predict_batch(const std::vector<int64_t>& batch, const std::vector<int64_t>& rows, const Tensor& scores,
+                   const Tensor& labels, const Tensor& test, const std::vector<std::string>& names,
+                   const std::vector<std::string>& class_names, const std::string& out, InferReport& report) {
   std::vector<char> is_test(static_cast<size_t>(scores.dim(0)), 0);
   for (int64_t k = 0; k < test.numel(); ++k) is_test[static_cast<size_t>(test.data<int64_t>()[k])] = 1;
   if (labels.ndim() == 2) {
-    predict_multi_label(batch, offset, scores, labels, is_test, names, class_names, out, report);
+    predict_multi_label(batch, rows, scores, labels, is_test, names, class_names, out, report);
     return;
   }
   std::string csv = "node,name,predicted,predicted_class,label,correct\n";
-  for (int64_t v : batch) {
-    const int64_t g = offset + v, p = argmax_row(scores, g), y = labels.data<int64_t>()[g];
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const int64_t v = batch[k], g = rows[k], p = argmax_row(scores, g), y = labels.data<int64_t>()[g];
     ++report.predicted;
     std::string label, correct;
     if (y >= 0) {
@@ -149,9 +157,11 @@ void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tens
 void print_inference(const Printer& print, const InferReport& r, const std::string& what, int64_t graph_nodes,
                      const std::string& out) {
   print(
-      fmt::format("Inference: {} {} in {:.2f} ms (forward over all {} nodes); kernels built in {:.1f} ms (compile "
+      fmt::format("Inference: {} {} in {:.2f} ms (forward over {}); kernels built in {:.1f} ms (compile "
                   "{:.1f} ms, tune {:.1f} ms)",
-                  commas(r.predicted), what, r.infer_ms, commas(graph_nodes), r.build_ms, r.compile_ms, r.tune_ms));
+                  commas(r.predicted), what, r.infer_ms,
+                  r.forward.empty() ? fmt::format("all {} nodes", commas(graph_nodes)) : r.forward, r.build_ms,
+                  r.compile_ms, r.tune_ms));
   const auto share = [](int64_t k, int64_t n) { return static_cast<double>(k) / static_cast<double>(n); };
   // Undefined where no class has both a positive and a negative node.
   const auto auc = [](const RocAuc& a) { return a.defined() ? fmt::format("{:.4f}", a.mean) : std::string("-"); };

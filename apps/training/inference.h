@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 struct InferOptions {
   fs::path checkpoint;
   std::string batch = "all";  // "all" or a file of node ids, one per line
+  bool full_graph = false;    // a --batch file: run the whole graph's forward, not the batch's receptive field
   std::string out;            // predictions CSV ("" = none)
   std::string pairs;          // link prediction: a file of node pairs to score
 };
@@ -28,6 +29,9 @@ struct InferReport {
   int64_t predicted = 0, labelled = 0, correct = 0;  // multi-label: correct = the exact class set
   int64_t tests = 0, tests_correct = 0;  // the batch's nodes in the checkpoint's test split
   double accuracy = 0, build_ms = 0, tune_ms = 0, compile_ms = 0, infer_ms = 0;
+  // What the forward pass ran over, for the closing line: "" = the whole graph,
+  // else e.g. "the batch's 2-hop in-neighbourhood, 1,234 of 22,470 nodes".
+  std::string forward;
   // Multi-label only: micro- and macro-F1 and ROC-AUC over the batch's labelled and test nodes.
   bool multilabel = false;
   F1Scores labelled_f1, test_f1;
@@ -52,6 +56,11 @@ int64_t argmax_row(const Tensor& scores, int64_t row);
 // sets ("0;3", "Comedy;Drama") and `correct` is 1 for the exact set.
 void predict_batch(const std::vector<int64_t>& batch, int64_t offset, const Tensor& scores, const Tensor& labels,
                    const Tensor& test, const std::vector<std::string>& names,
+                   const std::vector<std::string>& class_names, const std::string& out, InferReport& report);
+// The same with the row of `scores` (and of `labels` and `test`) for batch[k] given
+// by rows[k]: a batch predicted from the logits of its own receptive field.
+void predict_batch(const std::vector<int64_t>& batch, const std::vector<int64_t>& rows, const Tensor& scores,
+                   const Tensor& labels, const Tensor& test, const std::vector<std::string>& names,
                    const std::vector<std::string>& class_names, const std::string& out, InferReport& report);
 
 // The closing lines: inference time and kernel build times, the accuracy on the

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "apps/training/link_prediction.h"
 #include "apps/training/model_selection.h"
@@ -29,11 +30,11 @@ using json = nlohmann::ordered_json;
 
 void print_kernels(const Printer& out, const TrainingConfig& c, const nn::GraphKernels& k) {
   if (c.runtime.kernels.backend == sc::Backend::Generated)
-    out(
-        fmt::format("{:<11}{} kernels, {} programs compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
-                    "total {:.1f} ms ({})",
-                    "kernels", k.records().size(), k.distinct_programs(), k.compile_ms(), k.lower_ms(), k.build_ms(),
-                    k.cache_outcome()));
+    out(fmt::format(
+        "{:<11}{} kernel{}, {} program{} compiled in one batch: compiler {:.1f} ms, lowering {:.1f} ms, "
+        "total {:.1f} ms ({})",
+        "kernels", k.records().size(), k.records().size() == 1 ? "" : "s", k.distinct_programs(),
+        k.distinct_programs() == 1 ? "" : "s", k.compile_ms(), k.lower_ms(), k.build_ms(), k.cache_outcome()));
   else
     out(fmt::format("{:<11}{} kernels on the reference path (plain loops, nothing compiled): {:.1f} ms", "kernels",
                     k.records().size(), k.build_ms()));
@@ -273,6 +274,42 @@ Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
   return out;
 }
 
+// The kernels and input rows of one sampled batch. Every block binds the compiled
+// template programs (CSR, one plan for every graph): blocks change every batch, so
+// nothing is tuned or sized for one of them. Built in place (input points into
+// `sparse`).
+struct BatchForward {
+  std::optional<nn::SparseFeatures> sparse;
+  std::vector<nn::GraphKernels> kernels;
+  std::vector<const nn::GraphKernels*> kernel_ptrs;
+  std::vector<int64_t> num_dst;
+  nn::NodeFeatures input;
+
+  BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward) {
+    nn::KernelRuntime runtime = ctx.config.runtime.kernels;
+    runtime.tuning = false;
+    runtime.plan_template = true;
+    runtime.plans = nullptr;
+    // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
+    if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
+    const TrainingData& d = ctx.data;
+    if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
+    kernels.reserve(batch.blocks.size());
+    for (size_t l = 0; l < batch.blocks.size(); ++l) {
+      const SampledBlock& block = batch.blocks[l];
+      nn::KernelRequests requests = model.layer_kernel_requests(static_cast<int>(l), sparse.has_value());
+      requests.backward = backward;
+      kernels.push_back(nn::build_graph_kernels(block.graph, l == 0 && sparse ? &*sparse : nullptr, requests, runtime));
+      num_dst.push_back(block.num_dst);
+    }
+    for (const nn::GraphKernels& k : kernels) kernel_ptrs.push_back(&k);
+    input = sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
+                   : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
+  }
+  BatchForward(const BatchForward&) = delete;
+  BatchForward& operator=(const BatchForward&) = delete;
+};
+
 // A mini-batch epoch (training.batch_size > 0).
 StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch) {
   Timer t;
@@ -281,14 +318,6 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
   const int64_t n = data::Splits::size_of(d.splits.train);
   const int64_t* train = n > 0 ? d.splits.train.data<int64_t>() : nullptr;
   const int64_t* labels = d.labels.data<int64_t>();
-  // Every block binds the compiled template programs (CSR, one plan for every graph):
-  // blocks change every batch, so nothing is tuned or sized for one of them.
-  nn::KernelRuntime runtime = ctx.config.runtime.kernels;
-  runtime.tuning = false;
-  runtime.plan_template = true;
-  runtime.plans = nullptr;
-  // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
-  if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
   const std::vector<int64_t> order = state.sampler.permutation(n);
   StepResult r;
   double loss_sum = 0;
@@ -298,23 +327,7 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
     std::vector<int64_t> seeds;
     for (int64_t i = b0; i < b1; ++i) seeds.push_back(train[order[static_cast<size_t>(i)]]);
     const SampledBatch batch = sample_blocks(d.graph, seeds, loop.fanouts, state.sampler);
-    std::optional<nn::SparseFeatures> sparse;
-    if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
-    std::vector<nn::GraphKernels> kernels;
-    std::vector<const nn::GraphKernels*> kernel_ptrs;
-    std::vector<int64_t> num_dst;
-    kernels.reserve(batch.blocks.size());
-    for (size_t l = 0; l < batch.blocks.size(); ++l) {
-      const SampledBlock& block = batch.blocks[l];
-      kernels.push_back(nn::build_graph_kernels(
-          block.graph, l == 0 && sparse ? &*sparse : nullptr,
-          state.model->layer_kernel_requests(static_cast<int>(l), sparse.has_value()), runtime));
-      num_dst.push_back(block.num_dst);
-    }
-    for (const nn::GraphKernels& k : kernels) kernel_ptrs.push_back(&k);
-    const nn::NodeFeatures input =
-        sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
-               : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
+    const BatchForward bound(ctx, *state.model, batch, /*backward=*/true);
     // The seeds' labels (a row of C for multi-label) and the batch's rows 0..B-1.
     const int64_t width = d.multilabel() ? d.labels.dim(1) : 1;
     std::vector<int64_t> batch_labels, all;
@@ -330,7 +343,8 @@ StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& ta
     tape.clear();
     tape.set_training(true);
     tape.set_grad_enabled(true);
-    const ag::Var logits = state.model->forward_blocks(tape, kernel_ptrs, num_dst, input, state.dropout.next_u64());
+    const ag::Var logits =
+        state.model->forward_blocks(tape, bound.kernel_ptrs, bound.num_dst, bound.input, state.dropout.next_u64());
     ag::Var loss;
     {
       ag::Tape::Scope scope(tape, "loss");
@@ -764,7 +778,7 @@ void print_restored(const Printer& print, const RestoredRun& l) {
                     epoch_str(meta.value("epoch", int64_t{0})), state.optimizer->steps(),
                     meta.value("backend", std::string("?"))));
   print_runtime(print, ctx.config);
-  print_kernels(print, ctx.config, *ctx.kernels);
+  if (ctx.kernels) print_kernels(print, ctx.config, *ctx.kernels);
 }
 
 }  // namespace
@@ -808,18 +822,84 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   restore_run(l, config, o.checkpoint);
   const TrainingData& d = l.ctx.data;
   const std::vector<int64_t> batch = read_node_batch(o.batch, d.num_nodes(), "the graph");
-  l.ctx.build_kernels(*l.state->model, /*backward=*/false);
-  print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
-  print_restored(print, l);
-  // One forward pass over the whole graph in eval mode, as `strata eval` runs it;
-  // predictions are what its accuracy counts (the argmax; multi-label, positive logits).
-  Timer t;
+  const nn::GnnModel& model = *l.state->model;
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}", config.source(), o.checkpoint.string(), o.batch,
+                    o.full_graph ? " --full-graph" : ""));
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const Tensor logits = l.state->model->forward(tape, *l.ctx.kernels, l.ctx.input(), 0).value();
   InferReport rep;
+  // A batch file: the forward over the batch's receptive field alone (its L-hop
+  // in-neighbourhood, every in-neighbour kept), whose logits for the batch are the
+  // whole graph's up to rounding, unless the field is most of the graph. GCN's
+  // symmetric norm scales each edge by its source's degree in the whole graph, which a
+  // block does not hold.
+  std::string whole_graph_reason;
+  if (o.batch == "all")
+    whole_graph_reason = "every node";
+  else if (o.full_graph)
+    whole_graph_reason = "--full-graph";
+  else if (l.ctx.config.model.kind == nn::ModelKind::Gcn && l.ctx.config.model.norm == nn::GcnNorm::Both)
+    whole_graph_reason = "GCN (model.norm both) scales each edge by its source's degree in the whole graph";
+  if (whole_graph_reason.empty()) {
+    Timer t;
+    std::vector<int64_t> seeds;  // the batch's distinct nodes, in batch order
+    std::vector<int64_t> rows(batch.size());
+    {
+      std::unordered_map<int64_t, int64_t> row_of;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        const auto [it, fresh] = row_of.emplace(batch[k], static_cast<int64_t>(seeds.size()));
+        if (fresh) seeds.push_back(batch[k]);
+        rows[k] = it->second;
+      }
+    }
+    Rng unused(0);  // every layer keeps every in-neighbour: nothing is drawn
+    const SampledBatch field = sample_blocks(d.graph, seeds, std::vector<int64_t>(model.num_layers(), -1), unused);
+    const int64_t field_nodes = static_cast<int64_t>(field.input_nodes().size());
+    if (2 * field_nodes > d.num_nodes()) {
+      whole_graph_reason = fmt::format("the batch's {}-hop in-neighbourhood holds {} of the {} nodes",
+                                       model.num_layers(), commas(field_nodes), commas(d.num_nodes()));
+    } else {
+      const BatchForward bound(l.ctx, model, field, /*backward=*/false);
+      print_restored(print, l);
+      for (size_t b = 0; b < bound.kernels.size(); ++b) {
+        print(fmt::format("{:<11}layer {}: {} source nodes -> {} destinations, every in-neighbour kept", "block", b + 1,
+                          commas(field.blocks[b].num_src()), commas(field.blocks[b].num_dst)));
+        print_kernels(print, l.ctx.config, bound.kernels[b]);
+        rep.build_ms += bound.kernels[b].build_ms();
+        rep.compile_ms += bound.kernels[b].compile_ms();
+        rep.tune_ms += bound.kernels[b].tune_ms();
+      }
+      const Tensor logits = model.forward_blocks(tape, bound.kernel_ptrs, bound.num_dst, bound.input, 0).value();
+      rep.infer_ms = t.ms() - rep.build_ms;  // sampling, gathering the input rows and the forward
+      rep.forward = fmt::format("the batch's {}-hop in-neighbourhood, {} of {} nodes", model.num_layers(),
+                                commas(field_nodes), commas(d.num_nodes()));
+      // The seeds' labels and test membership, in the logits' rows.
+      const int64_t width = d.multilabel() ? d.labels.dim(1) : 1;
+      const int64_t* y = d.labels.data<int64_t>();
+      std::vector<int64_t> labels, tests;
+      std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
+      for (int64_t k = 0; k < d.splits.test.numel(); ++k) is_test[d.splits.test.data<int64_t>()[k]] = 1;
+      for (size_t i = 0; i < seeds.size(); ++i) {
+        labels.insert(labels.end(), y + seeds[i] * width, y + (seeds[i] + 1) * width);
+        if (is_test[static_cast<size_t>(seeds[i])]) tests.push_back(static_cast<int64_t>(i));
+      }
+      const int64_t n = static_cast<int64_t>(seeds.size());
+      const Tensor seed_labels = d.multilabel() ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
+      predict_batch(batch, rows, NodeScores(logits, seed_labels, d.num_classes, l.ctx.metric).predictions(),
+                    seed_labels, Tensor::from_vector(tests), d.node_names, d.class_names, o.out, rep);
+      print_inference(print, rep, "nodes", d.num_nodes(), o.out);
+      return rep;
+    }
+  }
+  l.ctx.build_kernels(model, /*backward=*/false);
+  print_restored(print, l);
+  if (o.batch != "all") print(fmt::format("{:<11}over the whole graph: {}", "forward", whole_graph_reason));
+  // One forward pass over the whole graph in eval mode, as `strata eval` runs it;
+  // predictions are what its accuracy counts (the argmax; multi-label, positive logits).
+  Timer t;
+  const Tensor logits = model.forward(tape, *l.ctx.kernels, l.ctx.input(), 0).value();
   rep.infer_ms = t.ms();
   rep.build_ms = l.ctx.kernels->build_ms();
   rep.compile_ms = l.ctx.kernels->compile_ms();

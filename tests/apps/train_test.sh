@@ -111,7 +111,12 @@ case "$mode" in
     inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
            --batch "$scratch/nodes.txt" --out "$scratch/three.csv")"
     expect_rc infer-batch $? 0
-    expect infer-batch "$inf" '^Inference: 3 nodes in '
+    expect infer-batch "$inf" '^Inference: 3 nodes in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 2,000 nodes\)'
+    expect infer-batch "$inf" '^block +layer 1: [0-9,]+ source nodes -> [0-9,]+ destinations, every in-neighbour kept$'
+    "$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+      --batch "$scratch/nodes.txt" --out "$scratch/three-whole.csv" --full-graph >/dev/null
+    expect_rc infer-full-graph $? 0
+    cmp -s "$scratch/three.csv" "$scratch/three-whole.csv" || { echo "FAIL: --full-graph predicted otherwise"; fails=$((fails + 1)); }
     expect infer-batch "$(cut -d, -f1 "$scratch/three.csv" | tr '\n' ' ')" '^node 0 5 1999 $'
     printf '7\n2000\n' > "$scratch/bad.txt"
     err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \

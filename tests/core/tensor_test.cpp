@@ -1,9 +1,14 @@
+#include "core/tensor.h"
+
 #include <gtest/gtest.h>
 
-#include "core/rng.h"
+#include <cstdlib>
+#include <vector>
+
+#include "core/buffer_pool.h"
 #include "core/cuda_driver.h"
 #include "core/host_memory.h"
-#include "core/tensor.h"
+#include "core/rng.h"
 #include "tests/support/test_support.h"
 
 namespace strata {
@@ -34,6 +39,25 @@ TEST(Tensor, LargeStorageIsHugePageAligned) {
   // Small tensors keep the ordinary alignment (no 2 MiB per tiny tensor).
   Tensor small = Tensor::zeros({16}, DType::F32);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.raw_data()) % kTensorAlignment, 0u);
+}
+
+TEST(Tensor, OnePassCommandsTurnTheHugePageAdviceOff) {
+  if (const char* v = std::getenv("STRATA_HUGE_PAGES"); v != nullptr && *v != '\0')
+    GTEST_SKIP() << "STRATA_HUGE_PAGES=" << v << " overrides the default this test sets";
+  EXPECT_TRUE(huge_pages_enabled()) << "the default is on";
+  set_huge_pages_default(false);  // what strata eval and strata infer do
+  EXPECT_FALSE(huge_pages_enabled());
+  release_host_pool();  // a kept 2 MiB-aligned block would prove nothing
+  bool all_huge_aligned = true;
+  std::vector<Tensor> kept;
+  for (int i = 0; i < 8; ++i) {  // 8 blocks of 5 MiB: not all 2 MiB-aligned by chance
+    kept.push_back(Tensor::zeros({5 * 1024 * 256 + 16 * i}, DType::F32));
+    all_huge_aligned = all_huge_aligned && reinterpret_cast<uintptr_t>(kept.back().raw_data()) % kHugePageBytes == 0;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(kept.back().raw_data()) % kTensorAlignment, 0u);
+  }
+  EXPECT_FALSE(all_huge_aligned) << "without the advice, large blocks need no 2 MiB alignment";
+  set_huge_pages_default(true);
+  EXPECT_TRUE(huge_pages_enabled());
 }
 
 TEST(Tensor, AllDtypesRoundTrip) {

@@ -1,0 +1,144 @@
+// `strata infer --batch FILE` over the batch's receptive field (its in-neighbours
+// within the model's layers, every one kept): the predictions, labels and test counts
+// are those of the whole graph's forward (--full-graph), for GraphSAGE and GAT, with
+// repeated nodes in the batch; GCN with the symmetric norm, and a batch whose field is
+// most of the graph, run the whole graph and say why.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "apps/training/trainer.h"
+#include "core/file_util.h"
+#include "tests/support/test_support.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using train::Config;
+
+// 3,000 nodes of average in-degree 3: a 2-hop field of a few dozen nodes is a small
+// share of the graph. Ten blocks and weak features, so that predictions differ from
+// node to node.
+const std::string kSbm =
+    "version: 1\n"
+    "data:\n"
+    "  dataset: sbm:nodes=3000,classes=10,avg_degree=3,feature_dim=12,seed=5\n"
+    "model:\n"
+    "  hidden: 24\n"
+    "training:\n"
+    "  epochs: 6\n"
+    "  runs: 1\n"
+    "runtime:\n"
+    "  threads: 2\n"
+    "output:\n"
+    "  log_every: 0\n";
+
+class InferBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("strata-infer-batch-test-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Config config(std::vector<std::string> sets) {
+    sets.push_back("output.run_dir=" + (dir_ / "run").string());
+    return Config::parse(kSbm, (dir_ / "test.yaml").string(), sets);
+  }
+  // Trains one run, then writes a batch of `count` test nodes, each listed twice, and
+  // `count` training nodes.
+  fs::path train_and_write_batch(const Config& c, size_t count) {
+    train::run_training(c, "test", [](const std::string&) {});
+    const nlohmann::json split = nlohmann::json::parse(read_file(dir_ / "run/split.json"));
+    std::ofstream batch(dir_ / "batch.txt");
+    for (size_t i = 0; i < count; ++i) {
+      batch << split["test"][i].get<int64_t>() << "\n" << split["train"][i].get<int64_t>() << "\n";
+      batch << split["test"][i].get<int64_t>() << "  # again\n";
+    }
+    return dir_ / "batch.txt";
+  }
+  train::InferReport infer(const Config& c, const fs::path& batch, bool full_graph, const std::string& out) {
+    lines_.clear();
+    train::InferOptions o;
+    o.checkpoint = dir_ / "run/checkpoints/run-01.ckpt";
+    o.batch = batch.string();
+    o.full_graph = full_graph;
+    o.out = (dir_ / out).string();
+    return train::run_inference(c, o, [this](const std::string& l) { lines_.push_back(l); });
+  }
+  bool printed(const std::string& part) const {
+    for (const auto& l : lines_)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+
+  fs::path dir_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(InferBatchTest, TheReceptiveFieldPredictsWhatTheWholeGraphDoes) {
+  for (const std::vector<std::string> model :
+       {std::vector<std::string>{"model.name=graphsage", "model.aggregator=mean"},
+        std::vector<std::string>{"model.name=graphsage", "model.aggregator=gcn"},
+        std::vector<std::string>{"model.name=gcn", "model.norm=right"},
+        std::vector<std::string>{"model.name=gat", "model.hidden=4", "model.gat.heads=2"}}) {
+    SCOPED_TRACE(model[0] + " " + model[1]);
+    const Config c = config(model);
+    const fs::path batch = train_and_write_batch(c, 20);
+    const train::InferReport field = infer(c, batch, false, "field.csv");
+    EXPECT_TRUE(printed("(forward over the batch's 2-hop in-neighbourhood, ")) << lines_.back();
+    EXPECT_TRUE(printed("block      layer 1: ")) << "each block's kernels are listed";
+    EXPECT_FALSE(printed("over the whole graph"));
+    const train::InferReport whole = infer(c, batch, true, "whole.csv");
+    EXPECT_TRUE(printed("(forward over all 3,000 nodes)"));
+    EXPECT_TRUE(printed("forward    over the whole graph: --full-graph"));
+    // node, name, predicted class, label, correct: row for row, repeats included.
+    const std::string field_csv = read_file(dir_ / "field.csv");
+    EXPECT_EQ(field_csv, read_file(dir_ / "whole.csv"));
+    EXPECT_EQ(std::count(field_csv.begin(), field_csv.end(), '\n'), 1 + 60);
+    EXPECT_EQ(field.predicted, 60);
+    EXPECT_EQ(field.labelled, whole.labelled);
+    EXPECT_EQ(field.correct, whole.correct);
+    EXPECT_EQ(field.tests, 40);  // each test node twice
+    EXPECT_EQ(field.tests_correct, whole.tests_correct);
+    // Not every prediction the same class: the comparison above has something to compare.
+    EXPECT_GT(field.correct, 0);
+    EXPECT_LT(field.correct, 60) << "a model this weak should miss some nodes";
+  }
+}
+
+TEST_F(InferBatchTest, SymmetricGcnAndALargeFieldRunTheWholeGraphAndSayWhy) {
+  const Config gcn = config({"model.name=gcn", "model.norm=both"});
+  const fs::path batch = train_and_write_batch(gcn, 5);
+  infer(gcn, batch, false, "gcn.csv");
+  EXPECT_TRUE(
+      printed("forward    over the whole graph: GCN (model.norm both) scales each edge by its source's degree "
+              "in the whole graph"));
+  EXPECT_TRUE(printed("(forward over all 3,000 nodes)"));
+
+  // Every test node: the 2-hop field is most of the graph, where one forward over the
+  // whole graph costs less than binding blocks as large.
+  const Config sage = config({"model.name=graphsage"});
+  train::run_training(sage, "test", [](const std::string&) {});
+  const nlohmann::json split = nlohmann::json::parse(read_file(dir_ / "run/split.json"));
+  {
+    std::ofstream all(dir_ / "test_nodes.txt");
+    for (const auto& v : split["test"]) all << v.get<int64_t>() << "\n";
+  }
+  const train::InferReport r = infer(sage, dir_ / "test_nodes.txt", false, "test.csv");
+  EXPECT_TRUE(printed("forward    over the whole graph: the batch's 2-hop in-neighbourhood holds ")) << lines_[0];
+  EXPECT_TRUE(printed(" of the 3,000 nodes"));
+  EXPECT_EQ(r.tests, static_cast<int64_t>(split["test"].size()));
+  // The test accuracy strata eval reproduces.
+  const train::EvalReport e =
+      train::run_evaluation(sage, dir_ / "run/checkpoints/run-01.ckpt", [](const std::string&) {});
+  EXPECT_DOUBLE_EQ(static_cast<double>(r.tests_correct) / static_cast<double>(r.tests), e.eval.test_acc);
+}
+
+}  // namespace
+}  // namespace strata
