@@ -188,6 +188,18 @@ case "$mode" in
     csv="$(cat "$scratch/ml.csv")"
     expect csv "$csv" '^399,"",[0-2;]*,"[0-2;]*",,$'
     expect csv "$csv" "^0,\"\",[0-2;]*,\"[0-2;]*\",$(awk -F, 'NR == 1 { s = ""; for (k = 1; k <= 3; k++) if ($k == 1) s = s (s == "" ? "" : ";") k - 1; print s }' "$g/raw/node-label.csv"),[01]\$"
+    # A batch over its receptive field: the class sets of the whole graph's forward.
+    printf '0\n5\n399\n0\n100\n' > "$scratch/ml-nodes.txt"
+    for f in field full; do
+      flag=(); [ $f = full ] && flag=(--full-graph)
+      inf="$("$strata" infer "$scratch/ml/config.yaml" --checkpoint "$scratch/ml/checkpoints/run-01.ckpt" \
+             --batch "$scratch/ml-nodes.txt" --out "$scratch/ml-$f.csv" "${flag[@]}" 2>&1)"
+      expect_rc infer-multi-$f $? 0
+      [ $f = field ] && expect infer-multi-field "$inf" \
+        '^Inference: 5 nodes in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9]+ of 400 nodes\)'
+    done
+    cmp -s "$scratch/ml-field.csv" "$scratch/ml-full.csv" ||
+      { echo "FAIL: multi-label predictions over the receptive field differ from the whole graph's"; fails=$((fails + 1)); }
     # export --train writes the label rows and the split training uses (auto: random).
     "$strata" export --graph "ogb:$g" --feat 8 --train --out "$scratch/ml-exp" > /dev/null
     expect_rc export-multi $? 0
