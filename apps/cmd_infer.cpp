@@ -22,7 +22,7 @@ const RegisterCommand kInfer{Command{
       struct Args {
         ConfigArgs in;
         std::string checkpoint, batch = "all", out, pairs;
-        bool full_graph = false;
+        bool full_graph = false, names = false;
       };
       auto args = std::make_shared<Args>();
       args->in.add_to(app, "the training config the checkpoint was trained with");
@@ -32,6 +32,9 @@ const RegisterCommand kInfer{Command{
       app.add_option("--batch", args->batch,
                      "'all' (every node; R-GCN: every node of the target type) or a file of node ids, one per "
                      "line ('#' comments)");
+      app.add_flag("--names", args->names,
+                   "the --batch file lists node names (the predictions' name column: LINQS paper ids, entity URIs) "
+                   "instead of node ids");
       app.add_flag("--full-graph", args->full_graph,
                    "with a --batch file: run the forward over the whole graph (as strata eval does), not over the "
                    "batch's receptive field (its in-neighbours within the model's layers)");
@@ -49,6 +52,7 @@ const RegisterCommand kInfer{Command{
         o.out = args->out;
         o.pairs = args->pairs;
         o.full_graph = args->full_graph;
+        o.names = args->names;
         train::run_inference(config, o, print_line);
         return 0;
       };

@@ -6,22 +6,30 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <unordered_map>
 
 #include "core/file_util.h"
 #include "core/log.h"
 
 namespace strata::train {
 
-std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what) {
+std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what, bool by_name,
+                                     const std::vector<std::string>& names) {
   std::vector<int64_t> ids;
   if (batch == "all") {
     ids.resize(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) ids[static_cast<size_t>(i)] = i;
     return ids;
   }
+  STRATA_CHECK(!by_name || !names.empty(),
+               "--names: {} has no node names (its files number the nodes 0..{}); list node ids in '{}'", what,
+               count - 1, batch);
+  std::unordered_map<std::string, int64_t> id_of;
+  if (by_name)
+    for (size_t i = 0; i < names.size(); ++i) id_of.emplace(names[i], static_cast<int64_t>(i));
   std::ifstream in(batch);
-  STRATA_CHECK(in.good(), "--batch '{}': cannot read the file (expected 'all' or a file of node ids, one per line)",
-               batch);
+  STRATA_CHECK(in.good(), "--batch '{}': cannot read the file (expected 'all' or a file of node {}, one per line)",
+               batch, by_name ? "names" : "ids");
   std::string line;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
     std::string s = line;
@@ -31,15 +39,26 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
     while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
     s = s.substr(b);
     if (s.empty()) continue;
+    if (by_name) {
+      const auto it = id_of.find(s);
+      STRATA_CHECK(it != id_of.end(),
+                   "{}:{}: no node of {} is named '{}' (--names: the name column of the predictions)", batch, lineno,
+                   what, s);
+      ids.push_back(it->second);
+      continue;
+    }
     int64_t v = 0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     STRATA_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size(),
-                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'", batch, lineno, count, s);
-    STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: {} has {} nodes (ids 0..{})", batch, lineno,
-                 v, what, count, count - 1);
+                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'{}", batch, lineno, count, s,
+                 names.empty() ? "" : "; --names reads node names (the name column of the predictions) instead");
+    STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: {} has {} nodes (ids 0..{}){}", batch, lineno,
+                 v, what, count, count - 1,
+                 names.empty() ? "" : "; --names reads node names (the name column of the predictions) instead");
     ids.push_back(v);
   }
-  STRATA_CHECK(!ids.empty(), "{}: no node ids (one integer per line; '#' starts a comment)", batch);
+  STRATA_CHECK(!ids.empty(), "{}: no node {} per line; '#' starts a comment)", batch,
+               by_name ? "names (one name" : "ids (one integer");
   return ids;
 }
 

@@ -21,6 +21,7 @@ struct InferOptions {
   fs::path checkpoint;
   std::string batch = "all";  // "all" or a file of node ids, one per line
   bool full_graph = false;    // a --batch file: run the whole graph's forward, not the batch's receptive field
+  bool names = false;         // the --batch file lists node names, not ids
   std::string out;            // predictions CSV ("" = none)
   std::string pairs;          // link prediction: a file of node pairs to score
 };
@@ -39,10 +40,13 @@ struct InferReport {
 };
 
 // The node ids --batch names: every id in [0, count) for "all", else those a file
-// lists, one per line ('#' starts a comment; blank lines are skipped). A bad line is
-// an error naming the file and line; `what` names what holds them ("the target type
-// 'entity'", "the graph").
-std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what);
+// lists, one per line ('#' starts a comment; blank lines are skipped). With
+// `by_name` each line is a node's name as the dataset's files write it (the
+// predictions' name column: LINQS paper ids, entity URIs), looked up in `names`. A
+// bad line is an error naming the file and line; `what` names what holds them ("the
+// target type 'entity'", "the graph").
+std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what,
+                                     bool by_name = false, const std::vector<std::string>& names = {});
 
 // The argmax of one row of a [N, C] matrix (the first of equal maxima).
 int64_t argmax_row(const Tensor& scores, int64_t row);

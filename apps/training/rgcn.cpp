@@ -637,9 +637,11 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   // The batch: target-type node ids.
   const int64_t count = d.target_count();
   const std::string tname = d.type_names[static_cast<size_t>(d.target_type)];
-  const std::vector<int64_t> batch = read_node_batch(o.batch, count, fmt::format("the target type '{}'", tname));
+  const std::vector<int64_t> batch =
+      read_node_batch(o.batch, count, fmt::format("the target type '{}'", tname), o.names, d.target_names);
   l.ctx.build_kernels(*l.model, /*backward=*/false);
-  print(fmt::format("strata infer {} --checkpoint {} --batch {}", config.source(), o.checkpoint.string(), o.batch));
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}", config.source(), o.checkpoint.string(), o.batch,
+                    o.names ? " --names" : ""));
   print_data(print, config, l.ctx);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
   print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test {} {:.4f}", "checkpoint", l.ck.meta.value("run", 0),

@@ -821,10 +821,10 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   RestoredRun l;
   restore_run(l, config, o.checkpoint);
   const TrainingData& d = l.ctx.data;
-  const std::vector<int64_t> batch = read_node_batch(o.batch, d.num_nodes(), "the graph");
+  const std::vector<int64_t> batch = read_node_batch(o.batch, d.num_nodes(), "the graph", o.names, d.node_names);
   const nn::GnnModel& model = *l.state->model;
-  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}", config.source(), o.checkpoint.string(), o.batch,
-                    o.full_graph ? " --full-graph" : ""));
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}{}", config.source(), o.checkpoint.string(), o.batch,
+                    o.names ? " --names" : "", o.full_graph ? " --full-graph" : ""));
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);

@@ -364,6 +364,11 @@ case "$mode" in
       expect $cmd-out-of-memory "$err" "^strata: error: .*wide/config.yaml: strata $cmd --checkpoint .*run-01.ckpt: out of host memory: a buffer of 80.0 MiB does not fit in the [0-9.]+ MiB left under STRATA_MEMORY_LIMIT=150M \\([0-9.]+ MiB resident in this process\\); the forward pass runs over the whole graph \\(whatever the batch\\), a row per node of model.hidden = 2048 floats in each layer, and the checkpoint fixes that width: free memory, or run where more is available$"
     done
     [ -e "$scratch/wide-infer.csv" ] && { echo "FAIL: an infer out of memory wrote predictions"; fails=$((fails + 1)); }
+    printf '3\n' > "$scratch/one.txt"
+    err="$("$strata" infer "$scratch/ok/config.yaml" --checkpoint "$scratch/ok/checkpoints/run-01.ckpt" \
+           --batch "$scratch/one.txt" --names 2>&1 >/dev/null)"
+    expect_rc names-without-names $? 1
+    expect names-without-names "$err" "^strata: error: --names: the graph has no node names \(its files number the nodes 0..1999\); list node ids in '.*one.txt'$"
     err="$(STRATA_MEMORY_LIMIT=lots "$strata" info 2>&1 >/dev/null)"
     expect_rc memory-limit-value $? 1
     expect memory-limit-value "$err" "^strata: error: STRATA_MEMORY_LIMIT='lots': expected a size in bytes, or a number with K, M, G or T \\(powers of 1024\\), e.g. 8G$"
@@ -385,6 +390,31 @@ case "$mode" in
           --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt")"
     expect_rc cora-eval $? 0
     expect cora-eval "$ev" 'reproduced bit for bit'
+    # --names: LINQS paper ids, not row numbers ("35" is node 163); each row as the whole
+    # graph's forward predicts it.
+    printf '31336\n35  # paper 35\n1106406\n' > "$scratch/papers.txt"
+    inf="$("$strata" infer "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+           --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt" --batch "$scratch/papers.txt" \
+           --names --out "$scratch/papers.csv")"
+    expect_rc cora-names $? 0
+    expect cora-names "$inf" '^Inference: 3 nodes in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 2,708 nodes\)'
+    expect cora-names "$(cut -d, -f1,2 "$scratch/papers.csv" | tr '\n' ' ')" '^node,name 0,"31336" 163,"35" 2,"1106406" $'
+    "$strata" infer "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+      --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt" --out "$scratch/cora-all.csv" >/dev/null
+    expect_rc cora-all $? 0
+    for row in $(tail -n +2 "$scratch/papers.csv"); do
+      grep -qxF "$row" "$scratch/cora-all.csv" || { echo "FAIL: $row is not the whole graph's prediction"; fails=$((fails + 1)); }
+    done
+    err="$("$strata" infer "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+           --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt" --batch "$scratch/papers.txt" 2>&1 >/dev/null)"
+    expect_rc cora-ids $? 1
+    expect cora-ids "$err" "papers.txt:1: node id 31336 is out of range: the graph has 2708 nodes \(ids 0..2707\); --names reads node names \(the name column of the predictions\) instead$"
+    printf '35\nno-such-paper\n' > "$scratch/papers-bad.txt"
+    err="$("$strata" infer "$src/configs/graphsage_cora.yaml" --data-root "$data_root" --set training.runs=1 \
+           --set training.epochs=60 --checkpoint "$scratch/cora/checkpoints/run-01.ckpt" --batch "$scratch/papers-bad.txt" \
+           --names 2>&1 >/dev/null)"
+    expect_rc cora-bad-name $? 1
+    expect cora-bad-name "$err" "papers-bad.txt:2: no node of the graph is named 'no-such-paper' \(--names: the name column of the predictions\)$"
     # A peer trained on export's files uses the very nodes of this run: the configs'
     # Planetoid-style split, seed 0 (140 / 500 / 1000 int64 ids: .npy header 128 bytes).
     "$strata" export --graph cora --data-root "$data_root" --feat 8 --train --out "$scratch/exp" >/dev/null
