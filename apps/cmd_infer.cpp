@@ -33,8 +33,8 @@ const RegisterCommand kInfer{Command{
                      "'all' (every node; R-GCN: every node of the target type) or a file of node ids, one per "
                      "line ('#' comments)");
       app.add_flag("--names", args->names,
-                   "the --batch file lists node names (the predictions' name column: LINQS paper ids, entity URIs) "
-                   "instead of node ids");
+                   "the --batch (or --pairs) file lists node names (the predictions' name column: LINQS paper ids, "
+                   "entity URIs, DrugBank ids) instead of node ids");
       app.add_flag("--full-graph", args->full_graph,
                    "with a --batch file: run the forward over the whole graph (as strata eval does), not over the "
                    "batch's receptive field (its in-neighbours within the model's layers)");
@@ -42,7 +42,7 @@ const RegisterCommand kInfer{Command{
                      "link prediction: a file of node pairs to score, 'u v' or 'u,v' per line ('#' comments)");
       app.add_option("--out", args->out,
                      "predictions CSV: node,name,predicted,predicted_class,label,correct (link prediction: "
-                     "u,v,score,probability,known)");
+                     "u,v,score,probability,known,u_name,v_name)");
       return [args] {
         set_huge_pages_default(false);  // one pass: buffers written once (core/host_memory.h)
         const train::Config config = args->in.load();

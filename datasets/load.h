@@ -23,8 +23,8 @@ namespace strata::data {
 // 2: HGB ignores a label.dat.test_full that contradicts label.dat.test; 3: OGB takes the split scheme
 // master.csv names when there are several; 4: OGB notes multi-label rows left unlabelled by some NaN columns;
 // 5: OGB refuses a relation or node type listed twice (a relation was loaded twice), HGB and LINQS
-// non-finite features and weights.
-inline constexpr uint32_t kLoaderVersion = 5;
+// non-finite features and weights; 6: OGB reads node names from mapping/nodeidx2*.csv.
+inline constexpr uint32_t kLoaderVersion = 6;
 
 struct LoadOptions {
   std::optional<fs::path> data_root;  // default: default_data_root()

@@ -327,6 +327,43 @@ void load_hetero(const fs::path& folder, const fs::path& raw, Dataset& ds) {
   ds.hetero = std::move(hg);
 }
 
+// mapping/nodeidx2<what>.csv(.gz), OGB's names of the nodes (DrugBank ids for
+// ogbl-ddi, MAG paper ids for ogbn-arxiv): a header "node idx,<what>", then one
+// "i,name" row per node in order. Absent: the nodes keep their numbers.
+void read_node_names(const fs::path& folder, int64_t n, Dataset& ds) {
+  std::error_code ec;
+  std::optional<fs::path> file;
+  for (const auto& e : fs::directory_iterator(folder / "mapping", ec)) {
+    const std::string f = e.path().filename().string();
+    if (starts_with(f, "nodeidx2") && (f.ends_with(".csv.gz") || f.ends_with(".csv"))) {
+      STRATA_CHECK(!file, "OGB dataset '{}': two node-name mappings, '{}' and '{}'; expected one mapping/nodeidx2*.csv",
+                   folder.string(), file->filename().string(), f);
+      file = e.path();
+    }
+  }
+  if (!file) return;
+  auto src = open_input(*file);
+  LineReader lines(*src);
+  std::string_view line;
+  std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(n));
+  while (lines.next(line)) {
+    if (lines.line_number() == 1) continue;  // "node idx,drug id"
+    if (trim(line).empty()) continue;
+    const size_t comma = line.find(',');
+    STRATA_CHECK(comma != std::string_view::npos, "{}: expected 'node index,name', got '{}'", lines.where().str(),
+                 line);
+    const int64_t idx = parse_int(trim(line.substr(0, comma)), lines.where(), "the node index");
+    STRATA_CHECK(idx == static_cast<int64_t>(names.size()),
+                 "{}: node index {} where {} was expected (the rows list the nodes in order)", lines.where().str(), idx,
+                 names.size());
+    names.emplace_back(trim(line.substr(comma + 1)));
+  }
+  STRATA_CHECK(static_cast<int64_t>(names.size()) == n, "'{}': {} node names, but num-node-list says {} nodes",
+               file->string(), names.size(), n);
+  ds.node_names = std::move(names);
+}
+
 }  // namespace
 
 Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
@@ -381,6 +418,7 @@ Dataset load_ogb(const fs::path& folder, const SourceOptions& opt) {
       ds.notes.push_back(fmt::format("raw/{} not loaded (extra attribute the loader does not use)", f));
   }
   read_splits(folder, "", n, ds);
+  read_node_names(folder, n, ds);
   if (ds.undirected) ds.notes.push_back("undirected: each edge stored once as src -> dst (OGB add_inverse_edge)");
   ds.validate();
   return ds;

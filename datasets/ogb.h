@@ -9,6 +9,8 @@
 //                             several 0/1 columns (multi-label, as ogbn-proteins)
 //   split/<scheme>/{train,valid,test}.csv.gz  node ids, one per line; with several schemes,
 //                             the one OGB's master.csv names for the dataset, else the first
+//   mapping/nodeidx2<x>.csv.gz optional, "node idx,<x>" then one "i,name" row per node
+//                             (ogbl-ddi: DrugBank ids): the nodes' names in predictions
 // Heterogeneous datasets (ogbn-mag) use OGB's hetero layout instead:
 //   raw/num-node-dict.csv.gz       header = node types, one row of counts
 //   raw/triplet-type-list.csv.gz   `src_type,relation,dst_type` per line

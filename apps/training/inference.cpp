@@ -68,13 +68,13 @@ int64_t argmax_row(const Tensor& scores, int64_t row) {
   return std::max_element(p, p + c) - p;
 }
 
-namespace {
 std::string csv_quote(const std::string& s) {
   std::string q = "\"";
   for (char ch : s) q += ch == '"' ? std::string("\"\"") : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : std::string(1, ch);
   return q + "\"";
 }
 
+namespace {
 std::string class_name(const std::vector<std::string>& class_names, int64_t c) {
   return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)] : "";
 }

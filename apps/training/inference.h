@@ -48,6 +48,9 @@ struct InferReport {
 std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what,
                                      bool by_name = false, const std::vector<std::string>& names = {});
 
+// A CSV field in double quotes (quotes doubled, line breaks written as \n, \r).
+std::string csv_quote(const std::string& s);
+
 // The argmax of one row of a [N, C] matrix (the first of equal maxima).
 int64_t argmax_row(const Tensor& scores, int64_t row);
 

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "apps/training/data.h"
+#include "apps/training/inference.h"
 #include "apps/training/link_split.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
@@ -698,8 +700,16 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
 namespace {
 
 // The pairs of a --pairs file: "u v" or "u,v" per line, '#' starts a comment, blank
-// lines skipped; a bad line is a UserError naming the file and line.
-NodePairs read_pairs(const std::string& file, int64_t nodes) {
+// lines skipped; with `by_name`, node names (as the dataset writes them: DrugBank
+// ids) instead of ids. A bad line is a UserError naming the file and line.
+NodePairs read_pairs(const std::string& file, int64_t nodes, bool by_name, const std::vector<std::string>& names) {
+  STRATA_CHECK(!by_name || !names.empty(),
+               "--names: the graph has no node names (its files number the nodes 0..{}); list node ids in '{}'",
+               nodes - 1, file);
+  std::unordered_map<std::string, int64_t> id_of;
+  if (by_name)
+    for (size_t i = 0; i < names.size(); ++i) id_of.emplace(names[i], static_cast<int64_t>(i));
+  const char* hint = names.empty() ? "" : "; --names reads node names (DrugBank ids, paper ids) instead";
   std::ifstream in(file);
   STRATA_CHECK(in.good(), "--pairs '{}': cannot read the file (expected node pairs 'u v' or 'u,v', one per line)",
                file);
@@ -709,25 +719,33 @@ NodePairs read_pairs(const std::string& file, int64_t nodes) {
     if (const size_t h = line.find('#'); h != std::string::npos) line.resize(h);
     for (char& ch : line)
       if (ch == ',' || ch == '\t' || ch == '\r') ch = ' ';
-    std::vector<int64_t> ids;
-    size_t at = 0;
-    bool bad = false;
-    while (at < line.size()) {
+    std::vector<std::string> tokens;
+    for (size_t at = 0; at < line.size();) {
       while (at < line.size() && line[at] == ' ') ++at;
       if (at == line.size()) break;
       const size_t end = std::min(line.find(' ', at), line.size());
-      int64_t v = 0;
-      const auto r = std::from_chars(line.data() + at, line.data() + end, v);
-      bad = bad || r.ec != std::errc() || r.ptr != line.data() + end;
-      ids.push_back(v);
+      tokens.push_back(line.substr(at, end - at));
       at = end;
     }
-    if (ids.empty() && !bad) continue;
-    STRATA_CHECK(!bad && ids.size() == 2, "{}:{}: expected a node pair 'u v' or 'u,v' (two integers), got '{}'", file,
-                 lineno, line);
-    for (int64_t v : ids)
-      STRATA_CHECK(v >= 0 && v < nodes, "{}:{}: node id {} is out of range: the graph has {} nodes (ids 0..{})", file,
-                   lineno, v, nodes, nodes - 1);
+    if (tokens.empty()) continue;
+    STRATA_CHECK(tokens.size() == 2, "{}:{}: expected a node pair 'u v' or 'u,v' (two {}), got '{}'", file, lineno,
+                 by_name ? "names" : "integers", line);
+    int64_t ids[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::string& t = tokens[static_cast<size_t>(k)];
+      if (by_name) {
+        const auto it = id_of.find(t);
+        STRATA_CHECK(it != id_of.end(), "{}:{}: no node of the graph is named '{}'", file, lineno, t);
+        ids[k] = it->second;
+        continue;
+      }
+      const auto r = std::from_chars(t.data(), t.data() + t.size(), ids[k]);
+      STRATA_CHECK(r.ec == std::errc() && r.ptr == t.data() + t.size(),
+                   "{}:{}: expected a node pair 'u v' or 'u,v' (two integers), got '{}'{}", file, lineno, line, hint);
+      STRATA_CHECK(ids[k] >= 0 && ids[k] < nodes,
+                   "{}:{}: node id {} is out of range: the graph has {} nodes (ids 0..{}){}", file, lineno, ids[k],
+                   nodes, nodes - 1, hint);
+    }
     pairs.push(ids[0], ids[1]);
   }
   STRATA_CHECK(pairs.size() > 0, "{}: no node pairs ('u v' or 'u,v' per line; '#' starts a comment)", file);
@@ -750,7 +768,7 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
   const LinkContext& lc = restored.lc;
   const LinkState& state = *restored.state;
   const int64_t n = lc.ctx.data.num_nodes();
-  const NodePairs pairs = read_pairs(o.pairs, n);
+  const NodePairs pairs = read_pairs(o.pairs, n, o.names, lc.ctx.data.node_names);
   Timer t;
   // One pair graph of the pairs in file order: CSR positions map back through the edge ids.
   CooOptions co;
@@ -776,7 +794,11 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
   const EdgeSet val(symmetric_pair_graph(n, lc.split.val)), test(symmetric_pair_graph(n, lc.split.test));
   int64_t known[4] = {0, 0, 0, 0};  // train, val, test, none
   double probability_sum = 0;
-  std::string csv = "u,v,score,probability,known\n";
+  const std::vector<std::string>& names = lc.ctx.data.node_names;
+  const auto name_of = [&names](int64_t v) {
+    return v < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(v)] : std::string();
+  };
+  std::string csv = "u,v,score,probability,known,u_name,v_name\n";
   for (int64_t i = 0; i < pairs.size(); ++i) {
     const int64_t u = pairs.u[i], v = pairs.v[i];
     const int kind = u != v && lc.training_edges->has(u, v) ? 0 : val.has(u, v) ? 1 : test.has(u, v) ? 2 : 3;
@@ -785,7 +807,8 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
     const double p = z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
     probability_sum += p;
     static const char* kKnown[] = {"train", "val", "test", ""};
-    csv += fmt::format("{},{},{:.6g},{:.6f},{}\n", u, v, score[i], p, kKnown[kind]);
+    csv += fmt::format("{},{},{:.6g},{:.6f},{},{},{}\n", u, v, score[i], p, kKnown[kind], csv_quote(name_of(u)),
+                       csv_quote(name_of(v)));
   }
   if (!o.out.empty()) {
     AtomicFile f(o.out);
@@ -797,7 +820,7 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
       "edges, {} validation and {} test edges, {} others; mean probability {:.4f}",
       commas(pairs.size()), report.infer_ms, report.build_ms, report.compile_ms, commas(known[0]), commas(known[1]),
       commas(known[2]), commas(known[3]), probability_sum / static_cast<double>(pairs.size())));
-  print(o.out.empty() ? std::string("Scores not written (--out FILE writes u,v,score,probability,known)")
+  print(o.out.empty() ? std::string("Scores not written (--out FILE writes u,v,score,probability,known,u_name,v_name)")
                       : fmt::format("Scores written to {}", o.out));
   return report;
 }

@@ -45,9 +45,10 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
 EvalReport run_link_evaluation(const Config& config, const std::filesystem::path& checkpoint, const Printer& print);
 
 // `strata infer --pairs FILE` for a link-prediction checkpoint: the node pairs of the
-// file ("u v" or "u,v" per line) scored by the restored model; options.out receives
-// u,v,score,probability,known (known: train, val or test when the pair is an edge of
-// the run's split), written atomically.
+// file ("u v" or "u,v" per line; --names: node names such as DrugBank ids) scored by
+// the restored model; options.out receives u,v,score,probability,known,u_name,v_name
+// (known: train, val or test when the pair is an edge of the run's split; names empty
+// where the dataset has none), written atomically.
 InferReport run_link_inference(const Config& config, const InferOptions& options, const Printer& print);
 
 }  // namespace strata::train

@@ -72,10 +72,14 @@ PY
     expect infer "$inf" '^strata infer .*config.yaml --checkpoint .*run-01.ckpt$'
     expect infer "$inf" '^Scored 3 pairs in [0-9.]+ ms .*: 0 training edges, 1 validation and 1 test edges, 1 others; mean probability 0\.[0-9]{4}$'
     scores="$(cat "$scratch/scores.csv")"
-    expect scores.csv "$scores" '^u,v,score,probability,known$'
-    expect scores.csv "$scores" "^$vu,$vv,-?[0-9.e+-]+,[01]\.[0-9]{6},val$"
-    expect scores.csv "$scores" "^$tu,$tv,-?[0-9.e+-]+,[01]\.[0-9]{6},test$"
-    expect scores.csv "$scores" '^7,7,-?[0-9.e+-]+,[01]\.[0-9]{6},$'
+    expect scores.csv "$scores" '^u,v,score,probability,known,u_name,v_name$'
+    expect scores.csv "$scores" "^$vu,$vv,-?[0-9.e+-]+,[01]\.[0-9]{6},val,\"\",\"\"$"
+    expect scores.csv "$scores" "^$tu,$tv,-?[0-9.e+-]+,[01]\.[0-9]{6},test,\"\",\"\"$"
+    expect scores.csv "$scores" '^7,7,-?[0-9.e+-]+,[01]\.[0-9]{6},,"",""$'
+    err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+           --pairs "$scratch/pairs.txt" --names 2>&1 >/dev/null)"
+    expect_rc infer-names-without-names $? 1
+    expect infer-names-without-names "$err" "^strata: error: --names: the graph has no node names \(its files number the nodes 0\.\.[0-9]+\); list node ids in '.*pairs.txt'$"
 
     # Runs that select by ROC-AUC name Hits@K beside it, and eval compares under the same metric.
     auc="$("$strata" train "$sbm" "${link[@]}" --set training.metric=rocauc --set training.runs=1 \
@@ -193,6 +197,20 @@ PY
           --set training.eval_period=1 --set output.log_every=1 --checkpoint "$scratch/ddi/checkpoints/run-01.ckpt")"
     expect_rc ddi-eval $? 0
     expect ddi-eval "$ev" 'reproduced bit for bit'
+    # Pairs by DrugBank id (mapping/nodeidx2drugid.csv.gz): DB00001 is node 0.
+    printf 'DB00001 DB00002\nDB00002,DB00001\n' > "$scratch/drugs.txt"
+    inf="$("$strata" infer "$src/configs/graphsage_ddi.yaml" --data-root "$data_root" --set training.epochs=3 \
+           --set training.eval_period=1 --set output.log_every=1 --checkpoint "$scratch/ddi/checkpoints/run-01.ckpt" \
+           --pairs "$scratch/drugs.txt" --names --out "$scratch/drugs.csv")"
+    expect_rc ddi-names $? 0
+    expect ddi-names "$(sed -n 2p "$scratch/drugs.csv")" '^0,1,-?[0-9.e+-]+,[01]\.[0-9]{6},[a-z]*,"DB00001","DB00002"$'
+    expect ddi-names "$(sed -n 3p "$scratch/drugs.csv")" '^1,0,-?[0-9.e+-]+,[01]\.[0-9]{6},[a-z]*,"DB00002","DB00001"$'
+    printf 'DB00001 DB99999\n' > "$scratch/drugs-bad.txt"
+    err="$("$strata" infer "$src/configs/graphsage_ddi.yaml" --data-root "$data_root" --set training.epochs=3 \
+           --set training.eval_period=1 --set output.log_every=1 --checkpoint "$scratch/ddi/checkpoints/run-01.ckpt" \
+           --pairs "$scratch/drugs-bad.txt" --names 2>&1 >/dev/null)"
+    expect_rc ddi-bad-name $? 1
+    expect ddi-bad-name "$err" "drugs-bad.txt:1: no node of the graph is named 'DB99999'$"
     ;;
 esac
 [ "$fails" -eq 0 ] && echo "PASS ($mode)"

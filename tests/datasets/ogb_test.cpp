@@ -34,6 +34,10 @@ TEST(OgbDataTest, DdiCountsAndDirection) {
   for (int64_t p = ds.graph.row_begin(2424); p < ds.graph.row_end(2424); ++p)
     found |= ds.graph.column(p) == 4039 && eid.data<int64_t>()[p] == 0;
   EXPECT_TRUE(found);
+  // mapping/nodeidx2drugid.csv.gz: node 0 is DrugBank's DB00001.
+  ASSERT_EQ(ds.node_names.size(), 4267u);
+  EXPECT_EQ(ds.node_names[0], "DB00001");
+  EXPECT_EQ(ds.node_names[1], "DB00002");
 }
 
 // A small node-property dataset in the OGB raw layout.
@@ -101,6 +105,28 @@ TEST(Ogb, SplitSchemeIsOgbsForKnownDatasetsElseTheFirstByName) {
   EXPECT_EQ(mine.splits.origin, "split/random");
   EXPECT_EQ(mine.splits.test_size(), 2);
   EXPECT_TRUE(noted(mine, "2 split schemes; using 'random' (the first by name; OGB names no scheme for this dataset)"));
+}
+
+TEST(Ogb, NodeNamesFromTheMappingFolder) {
+  TempDir dir;
+  write_node_dataset(dir, "ogbn_named", "2\n0\n1\n1\n");
+  EXPECT_TRUE(load_ogb(dir / "ogbn_named", {}).node_names.empty());  // no mapping/: the nodes keep their numbers
+  dir.write_gz("ogbn_named/mapping/nodeidx2paperid.csv.gz",
+               "node idx,paper id\n0,9657784\n1,39886162\n2,116214155\n3,121432379\n");
+  EXPECT_EQ(load_ogb(dir / "ogbn_named", {}).node_names,
+            (std::vector<std::string>{"9657784", "39886162", "116214155", "121432379"}));
+  // Rows out of order, a count that is not the graph's, two mappings: refused by file and line.
+  dir.write_gz("ogbn_named/mapping/nodeidx2paperid.csv.gz", "node idx,paper id\n0,a\n2,b\n1,c\n3,d\n");
+  testing::expect_user_error(
+      [&] { load_ogb(dir / "ogbn_named", {}); },
+      {"nodeidx2paperid.csv.gz:3: node index 2 where 1 was expected (the rows list the nodes in order)"});
+  dir.write_gz("ogbn_named/mapping/nodeidx2paperid.csv.gz", "node idx,paper id\n0,a\n1,b\n");
+  testing::expect_user_error([&] { load_ogb(dir / "ogbn_named", {}); },
+                             {"nodeidx2paperid.csv.gz': 2 node names, but num-node-list says 4 nodes"});
+  dir.write_gz("ogbn_named/mapping/nodeidx2paperid.csv.gz", "node idx,paper id\n0,a\n1,b\n2,c\n3,d\n");
+  dir.write_gz("ogbn_named/mapping/nodeidx2other.csv.gz", "node idx,x\n0,a\n1,b\n2,c\n3,d\n");
+  testing::expect_user_error([&] { load_ogb(dir / "ogbn_named", {}); },
+                             {"two node-name mappings", "expected one mapping/nodeidx2*.csv"});
 }
 
 TEST(Ogb, MultiLabelColumnsAndKnownUndirectedNames) {
