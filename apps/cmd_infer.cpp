@@ -6,7 +6,8 @@
 // tune time, the inference time and the accuracy on the labelled nodes of the batch. A
 // --batch file of a GraphSAGE, GAT or GCN (norm right) model runs the forward over the
 // batch's receptive field alone (--full-graph: over the whole graph). A
-// link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead.
+// link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead,
+// embedding their endpoints over their receptive field likewise.
 
 #include "apps/commands.h"
 #include "apps/config_args.h"

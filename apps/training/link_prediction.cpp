@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "apps/training/batch_forward.h"
 #include "apps/training/data.h"
 #include "apps/training/inference.h"
 #include "apps/training/link_split.h"
@@ -619,8 +620,11 @@ struct RestoredLink {
   nn::Checkpoint ck;
 };
 
+// With `whole_graph_kernels`, the encoder's kernels for the whole graph and the
+// held-out pairs' kernels are built (and printed); `strata infer` may build blocks'
+// kernels instead.
 void restore_link(RestoredLink& r, const Config& config, const std::filesystem::path& checkpoint,
-                  const std::string& command, const Printer& print) {
+                  const std::string& command, const Printer& print, bool whole_graph_kernels = true) {
   TrainingConfig c = typed(config);
   apply_runtime(c.runtime);
   r.ck = nn::read_checkpoint(checkpoint);
@@ -650,8 +654,10 @@ void restore_link(RestoredLink& r, const Config& config, const std::filesystem::
   r.state = std::make_unique<LinkState>(lc.ctx, c.training.seed);
   const LinkState& state = *r.state;
   nn::load_parameters(r.ck, state.parameters(), file);
-  lc.ctx.build_kernels(*state.encoder, /*backward=*/false);
-  bind_held_out(lc, *state.predictor);
+  if (whole_graph_kernels) {
+    lc.ctx.build_kernels(*state.encoder, /*backward=*/false);
+    bind_held_out(lc, *state.predictor);
+  }
   print(fmt::format("strata {} {} --checkpoint {}", command, config.source(), file));
   print(fmt::format("{:<11}{}: {} nodes, {} message-passing edges, features {}; {}", "dataset", lc.ctx.data.name,
                     commas(lc.ctx.data.num_nodes()), commas(lc.ctx.data.graph.nnz()), lc.ctx.data.features_text,
@@ -662,7 +668,7 @@ void restore_link(RestoredLink& r, const Config& config, const std::filesystem::
                     meta.value("seed", uint64_t{0}), meta.value("policy", std::string("best")),
                     epoch_str(meta.value("epoch", int64_t{0})), meta.value("backend", std::string("?"))));
   print_runtime(print, lc.ctx.config);
-  print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
+  if (lc.ctx.kernels) print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
 }
 
 }  // namespace
@@ -764,32 +770,75 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
                "pairs to score",
                config.source());
   RestoredLink restored;
-  restore_link(restored, config, o.checkpoint, "infer", print);
-  const LinkContext& lc = restored.lc;
+  restore_link(restored, config, o.checkpoint, "infer", print, /*whole_graph_kernels=*/false);
+  LinkContext& lc = restored.lc;
   const LinkState& state = *restored.state;
+  const nn::GnnModel& encoder = *state.encoder;
   const int64_t n = lc.ctx.data.num_nodes();
   const NodePairs pairs = read_pairs(o.pairs, n, o.names, lc.ctx.data.node_names);
-  Timer t;
-  // One pair graph of the pairs in file order: CSR positions map back through the edge ids.
-  CooOptions co;
-  co.source = o.pairs;
-  const Graph g = Graph::from_coo(n, n, Tensor::from_vector(pairs.u), Tensor::from_vector(pairs.v), co);
-  const Tensor position_of = g.edge_ids();  // file index of each CSR position
-  const nn::PairKernels k =
-      nn::bind_pair_kernels(g, lc.width(), lc.ctx.config.runtime.kernels.backend, false, state.predictor->pair_op());
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const ag::Var h = state.encoder->forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
+  InferReport report;
+  // The pairs' endpoints need embeddings, which their receptive field gives (every
+  // in-neighbour within the encoder's layers) unless it is most of the graph.
+  std::string whole_graph_reason = o.full_graph ? "--full-graph" : whole_graph_needed(lc.ctx.config.model);
+  std::optional<ReceptiveField> field;
+  std::optional<BatchForward> bound;
+  Timer t;
+  if (whole_graph_reason.empty()) {
+    std::vector<int64_t> endpoints;
+    endpoints.reserve(static_cast<size_t>(2 * pairs.size()));
+    for (int64_t i = 0; i < pairs.size(); ++i) {
+      endpoints.push_back(pairs.u[i]);
+      endpoints.push_back(pairs.v[i]);
+    }
+    field.emplace(receptive_field(lc.ctx.data.graph, endpoints, encoder.num_layers()));
+    if (2 * field->nodes() > n) {
+      whole_graph_reason = fmt::format("the pairs' {}-hop in-neighbourhood holds {} of the {} nodes",
+                                       encoder.num_layers(), commas(field->nodes()), commas(n));
+      field.reset();
+    }
+  }
+  ag::Var h;
+  NodePairs scored = pairs;  // in the embeddings' rows
+  int64_t rows = n;
+  if (field) {
+    bound.emplace(lc.ctx, encoder, field->batch, /*backward=*/false);
+    print_blocks(print, lc.ctx.config, field->batch, *bound);
+    h = encoder.forward_blocks(tape, bound->kernel_ptrs, bound->num_dst, bound->input, 0);
+    for (int64_t i = 0; i < pairs.size(); ++i) {
+      scored.u[i] = field->rows[static_cast<size_t>(2 * i)];
+      scored.v[i] = field->rows[static_cast<size_t>(2 * i + 1)];
+    }
+    rows = static_cast<int64_t>(field->seeds.size());
+    report.build_ms = bound->build_ms();
+    report.compile_ms = bound->compile_ms();
+    report.forward = fmt::format("the pairs' {}-hop in-neighbourhood, {} of {} nodes", encoder.num_layers(),
+                                 commas(field->nodes()), commas(n));
+  } else {
+    lc.ctx.build_kernels(encoder, /*backward=*/false);
+    print_kernels(print, lc.ctx.config, *lc.ctx.kernels);
+    print(fmt::format("{:<11}over the whole graph: {}", "forward", whole_graph_reason));
+    t.reset();  // the whole graph's kernels are built apart
+    h = encoder.forward(tape, *lc.ctx.kernels, lc.ctx.input(), 0);
+    report.build_ms = lc.ctx.kernels->build_ms();
+    report.compile_ms = lc.ctx.kernels->compile_ms();
+    report.forward = fmt::format("all {} nodes", commas(n));
+  }
+  // One pair graph of the pairs in file order: CSR positions map back through the edge ids.
+  CooOptions co;
+  co.source = o.pairs;
+  const Graph g = Graph::from_coo(rows, rows, Tensor::from_vector(scored.u), Tensor::from_vector(scored.v), co);
+  const Tensor position_of = g.edge_ids();  // file index of each CSR position
+  const nn::PairKernels k =
+      nn::bind_pair_kernels(g, lc.width(), lc.ctx.config.runtime.kernels.backend, false, state.predictor->pair_op());
   const Tensor s = state.predictor->forward(tape, k, h, 0).value();
   std::vector<float> score(static_cast<size_t>(pairs.size()));
   for (int64_t q = 0; q < k.num_pairs(); ++q) score[position_of.data<int64_t>()[q]] = s.data<float>()[q];
-  InferReport report;
-  report.infer_ms = t.ms();
+  report.infer_ms = t.ms() - (field ? report.build_ms : 0.0);  // the blocks' kernels are bound inside
   report.predicted = pairs.size();
-  report.build_ms = lc.ctx.kernels->build_ms();
-  report.compile_ms = lc.ctx.kernels->compile_ms();
   // What the pair is in the run's split: a training edge, a held-out edge, or neither.
   const EdgeSet val(symmetric_pair_graph(n, lc.split.val)), test(symmetric_pair_graph(n, lc.split.test));
   int64_t known[4] = {0, 0, 0, 0};  // train, val, test, none
@@ -816,10 +865,10 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
     f.commit();
   }
   print(fmt::format(
-      "Scored {} pairs in {:.1f} ms (kernels built in {:.1f} ms, compiler {:.1f} ms): {} training "
+      "Scored {} pairs in {:.1f} ms (forward over {}; kernels built in {:.1f} ms, compiler {:.1f} ms): {} training "
       "edges, {} validation and {} test edges, {} others; mean probability {:.4f}",
-      commas(pairs.size()), report.infer_ms, report.build_ms, report.compile_ms, commas(known[0]), commas(known[1]),
-      commas(known[2]), commas(known[3]), probability_sum / static_cast<double>(pairs.size())));
+      commas(pairs.size()), report.infer_ms, report.forward, report.build_ms, report.compile_ms, commas(known[0]),
+      commas(known[1]), commas(known[2]), commas(known[3]), probability_sum / static_cast<double>(pairs.size())));
   print(o.out.empty() ? std::string("Scores not written (--out FILE writes u,v,score,probability,known,u_name,v_name)")
                       : fmt::format("Scores written to {}", o.out));
   return report;

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
+#include "apps/training/batch_forward.h"
 #include "apps/training/link_prediction.h"
 #include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
@@ -240,75 +240,6 @@ double step_optimizer(ag::Tape& tape, const ag::Var& loss, nn::Optimizer& optimi
 }
 
 namespace {
-
-// The rows `rows` of sparse input features, as their own matrix (a batch's input nodes).
-nn::SparseFeatures feature_rows(const nn::SparseFeatures& f, const std::vector<int64_t>& rows) {
-  const Graph& S = f.S;
-  std::vector<int64_t> indptr(1, 0);
-  indptr.reserve(rows.size() + 1);
-  for (int64_t r : rows) indptr.push_back(indptr.back() + S.degree(r));
-  const int64_t nnz = indptr.back();
-  const size_t width = dtype_size(S.index_dtype());
-  Tensor indices = Tensor::empty({nnz}, S.index_dtype());
-  Tensor values = S.has_values() ? Tensor::empty({nnz}, DType::F32) : Tensor();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const int64_t from = S.row_begin(rows[i]), n = indptr[i + 1] - indptr[i];
-    std::memcpy(static_cast<char*>(indices.raw_data()) + static_cast<size_t>(indptr[i]) * width,
-                static_cast<const char*>(S.indices().raw_data()) + static_cast<size_t>(from) * width,
-                static_cast<size_t>(n) * width);
-    if (values.defined()) std::copy_n(S.values().data<float>() + from, n, values.data<float>() + indptr[i]);
-  }
-  return nn::SparseFeatures::from_csr(static_cast<int64_t>(rows.size()), S.num_cols(), Tensor::from_vector(indptr),
-                                      indices, values);
-}
-
-// The rows `rows` of a dense [N, F] matrix; copied on every thread when large (a
-// Facebook batch with dense input gathers ~20,000 rows of 4,714 floats).
-Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
-  const int64_t f = x.dim(1), n = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::empty({n, f}, DType::F32);
-  const float* from = x.data<float>();
-  float* to = out.data<float>();
-#pragma omp parallel for schedule(static) if (n * f >= ag::kParallelWork)
-  for (int64_t i = 0; i < n; ++i) std::copy_n(from + rows[static_cast<size_t>(i)] * f, f, to + i * f);
-  return out;
-}
-
-// The kernels and input rows of one sampled batch. Every block binds the compiled
-// template programs (CSR, one plan for every graph): blocks change every batch, so
-// nothing is tuned or sized for one of them. Built in place (input points into
-// `sparse`).
-struct BatchForward {
-  std::optional<nn::SparseFeatures> sparse;
-  std::vector<nn::GraphKernels> kernels;
-  std::vector<const nn::GraphKernels*> kernel_ptrs;
-  std::vector<int64_t> num_dst;
-  nn::NodeFeatures input;
-
-  BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward) {
-    nn::KernelRuntime runtime = ctx.config.runtime.kernels;
-    runtime.tuning = false;
-    runtime.plan_template = true;
-    runtime.plans = nullptr;
-    // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
-    if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
-    const TrainingData& d = ctx.data;
-    if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
-    kernels.reserve(batch.blocks.size());
-    for (size_t l = 0; l < batch.blocks.size(); ++l) {
-      const SampledBlock& block = batch.blocks[l];
-      nn::KernelRequests requests = model.layer_kernel_requests(static_cast<int>(l), sparse.has_value());
-      requests.backward = backward;
-      kernels.push_back(nn::build_graph_kernels(block.graph, l == 0 && sparse ? &*sparse : nullptr, requests, runtime));
-      num_dst.push_back(block.num_dst);
-    }
-    for (const nn::GraphKernels& k : kernels) kernel_ptrs.push_back(&k);
-    input = sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
-                   : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
-  }
-  BatchForward(const BatchForward&) = delete;
-  BatchForward& operator=(const BatchForward&) = delete;
-};
 
 // A mini-batch epoch (training.batch_size > 0).
 StepResult train_sampled_epoch(const Context& ctx, RunState& state, ag::Tape& tape, int run, int64_t epoch) {
@@ -832,62 +763,40 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   InferReport rep;
   // A batch file: the forward over the batch's receptive field alone (its L-hop
   // in-neighbourhood, every in-neighbour kept), whose logits for the batch are the
-  // whole graph's up to rounding, unless the field is most of the graph. GCN's
-  // symmetric norm scales each edge by its source's degree in the whole graph, which a
-  // block does not hold.
-  std::string whole_graph_reason;
-  if (o.batch == "all")
-    whole_graph_reason = "every node";
-  else if (o.full_graph)
-    whole_graph_reason = "--full-graph";
-  else if (l.ctx.config.model.kind == nn::ModelKind::Gcn && l.ctx.config.model.norm == nn::GcnNorm::Both)
-    whole_graph_reason = "GCN (model.norm both) scales each edge by its source's degree in the whole graph";
+  // whole graph's up to rounding, unless the field is most of the graph.
+  std::string whole_graph_reason = o.batch == "all" ? "every node"
+                                   : o.full_graph   ? "--full-graph"
+                                                    : whole_graph_needed(l.ctx.config.model);
   if (whole_graph_reason.empty()) {
     Timer t;
-    std::vector<int64_t> seeds;  // the batch's distinct nodes, in batch order
-    std::vector<int64_t> rows(batch.size());
-    {
-      std::unordered_map<int64_t, int64_t> row_of;
-      for (size_t k = 0; k < batch.size(); ++k) {
-        const auto [it, fresh] = row_of.emplace(batch[k], static_cast<int64_t>(seeds.size()));
-        if (fresh) seeds.push_back(batch[k]);
-        rows[k] = it->second;
-      }
-    }
-    Rng unused(0);  // every layer keeps every in-neighbour: nothing is drawn
-    const SampledBatch field = sample_blocks(d.graph, seeds, std::vector<int64_t>(model.num_layers(), -1), unused);
-    const int64_t field_nodes = static_cast<int64_t>(field.input_nodes().size());
-    if (2 * field_nodes > d.num_nodes()) {
+    const ReceptiveField field = receptive_field(d.graph, batch, model.num_layers());
+    if (2 * field.nodes() > d.num_nodes()) {
       whole_graph_reason = fmt::format("the batch's {}-hop in-neighbourhood holds {} of the {} nodes",
-                                       model.num_layers(), commas(field_nodes), commas(d.num_nodes()));
+                                       model.num_layers(), commas(field.nodes()), commas(d.num_nodes()));
     } else {
-      const BatchForward bound(l.ctx, model, field, /*backward=*/false);
+      const BatchForward bound(l.ctx, model, field.batch, /*backward=*/false);
       print_restored(print, l);
-      for (size_t b = 0; b < bound.kernels.size(); ++b) {
-        print(fmt::format("{:<11}layer {}: {} source nodes -> {} destinations, every in-neighbour kept", "block", b + 1,
-                          commas(field.blocks[b].num_src()), commas(field.blocks[b].num_dst)));
-        print_kernels(print, l.ctx.config, bound.kernels[b]);
-        rep.build_ms += bound.kernels[b].build_ms();
-        rep.compile_ms += bound.kernels[b].compile_ms();
-        rep.tune_ms += bound.kernels[b].tune_ms();
-      }
+      print_blocks(print, l.ctx.config, field.batch, bound);
       const Tensor logits = model.forward_blocks(tape, bound.kernel_ptrs, bound.num_dst, bound.input, 0).value();
+      rep.build_ms = bound.build_ms();
+      rep.compile_ms = bound.compile_ms();
+      rep.tune_ms = bound.tune_ms();
       rep.infer_ms = t.ms() - rep.build_ms;  // sampling, gathering the input rows and the forward
       rep.forward = fmt::format("the batch's {}-hop in-neighbourhood, {} of {} nodes", model.num_layers(),
-                                commas(field_nodes), commas(d.num_nodes()));
+                                commas(field.nodes()), commas(d.num_nodes()));
       // The seeds' labels and test membership, in the logits' rows.
       const int64_t width = d.multilabel() ? d.labels.dim(1) : 1;
       const int64_t* y = d.labels.data<int64_t>();
       std::vector<int64_t> labels, tests;
       std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
       for (int64_t k = 0; k < d.splits.test.numel(); ++k) is_test[d.splits.test.data<int64_t>()[k]] = 1;
-      for (size_t i = 0; i < seeds.size(); ++i) {
-        labels.insert(labels.end(), y + seeds[i] * width, y + (seeds[i] + 1) * width);
-        if (is_test[static_cast<size_t>(seeds[i])]) tests.push_back(static_cast<int64_t>(i));
+      for (size_t i = 0; i < field.seeds.size(); ++i) {
+        labels.insert(labels.end(), y + field.seeds[i] * width, y + (field.seeds[i] + 1) * width);
+        if (is_test[static_cast<size_t>(field.seeds[i])]) tests.push_back(static_cast<int64_t>(i));
       }
-      const int64_t n = static_cast<int64_t>(seeds.size());
+      const int64_t n = static_cast<int64_t>(field.seeds.size());
       const Tensor seed_labels = d.multilabel() ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
-      predict_batch(batch, rows, NodeScores(logits, seed_labels, d.num_classes, l.ctx.metric).predictions(),
+      predict_batch(batch, field.rows, NodeScores(logits, seed_labels, d.num_classes, l.ctx.metric).predictions(),
                     seed_labels, Tensor::from_vector(tests), d.node_names, d.class_names, o.out, rep);
       print_inference(print, rep, "nodes", d.num_nodes(), o.out);
       return rep;

@@ -203,6 +203,8 @@ PY
            --set training.eval_period=1 --set output.log_every=1 --checkpoint "$scratch/ddi/checkpoints/run-01.ckpt" \
            --pairs "$scratch/drugs.txt" --names --out "$scratch/drugs.csv")"
     expect_rc ddi-names $? 0
+    # Two drugs' 2-hop neighbourhood is most of ddi (average degree ~425): the whole graph runs.
+    expect ddi-names "$inf" '^forward +over the whole graph: the pairs. 2-hop in-neighbourhood holds [0-9,]+ of the 4,267 nodes$'
     expect ddi-names "$(sed -n 2p "$scratch/drugs.csv")" '^0,1,-?[0-9.e+-]+,[01]\.[0-9]{6},[a-z]*,"DB00001","DB00002"$'
     expect ddi-names "$(sed -n 3p "$scratch/drugs.csv")" '^1,0,-?[0-9.e+-]+,[01]\.[0-9]{6},[a-z]*,"DB00002","DB00001"$'
     printf 'DB00001 DB99999\n' > "$scratch/drugs-bad.txt"

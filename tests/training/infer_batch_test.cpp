@@ -2,12 +2,14 @@
 // within the model's layers, every one kept): the predictions, labels and test counts
 // are those of the whole graph's forward (--full-graph), for GraphSAGE and GAT, with
 // repeated nodes in the batch; GCN with the symmetric norm, and a batch whose field is
-// most of the graph, run the whole graph and say why.
+// most of the graph, run the whole graph and say why. Link prediction's --pairs embeds
+// the pairs' endpoints over their field alike.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/training/trainer.h"
 #include "core/file_util.h"
@@ -138,6 +140,64 @@ TEST_F(InferBatchTest, SymmetricGcnAndALargeFieldRunTheWholeGraphAndSayWhy) {
   const train::EvalReport e =
       train::run_evaluation(sage, dir_ / "run/checkpoints/run-01.ckpt", [](const std::string&) {});
   EXPECT_DOUBLE_EQ(static_cast<double>(r.tests_correct) / static_cast<double>(r.tests), e.eval.test_acc);
+}
+
+// The rows of a scores CSV: u, v, score, probability, known, u_name, v_name.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string cell; std::getline(cols, cell, ',');) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST_F(InferBatchTest, LinkPairsAreScoredFromTheirEndpointsReceptiveField) {
+  for (const std::string predictor : {"dot", "mlp"}) {
+    SCOPED_TRACE(predictor);
+    const Config c = config({"data.task=link", "model.link.predictor=" + predictor});
+    train::run_training(c, "test", [](const std::string&) {});
+    // Held-out edges, a repeated pair, a pair in both directions, and a loop.
+    const nlohmann::json split = nlohmann::json::parse(read_file(dir_ / "run/link_split.json"));
+    {
+      std::ofstream pairs(dir_ / "pairs.txt");
+      for (int i = 0; i < 10; ++i)
+        pairs << split["test"]["u"][i].get<int64_t>() << " " << split["test"]["v"][i].get<int64_t>() << "\n";
+      pairs << "7 8\n8 7\n7 8\n9 9\n";
+    }
+    train::InferOptions o;
+    o.checkpoint = dir_ / "run/checkpoints/run-01.ckpt";
+    o.pairs = (dir_ / "pairs.txt").string();
+    o.out = (dir_ / "field.csv").string();
+    lines_.clear();
+    train::run_inference(c, o, [this](const std::string& l) { lines_.push_back(l); });
+    EXPECT_TRUE(printed("(forward over the pairs' 2-hop in-neighbourhood, ")) << lines_.back();
+    o.full_graph = true;
+    o.out = (dir_ / "whole.csv").string();
+    lines_.clear();
+    train::run_inference(c, o, [this](const std::string& l) { lines_.push_back(l); });
+    EXPECT_TRUE(printed("(forward over all 3,000 nodes; "));
+    const auto field = csv_rows(read_file(dir_ / "field.csv")), whole = csv_rows(read_file(dir_ / "whole.csv"));
+    ASSERT_EQ(field.size(), 15u);
+    ASSERT_EQ(whole.size(), 15u);
+    EXPECT_EQ(field[0], whole[0]);  // the header
+    int tests = 0;
+    for (size_t r = 1; r < field.size(); ++r) {
+      ASSERT_EQ(field[r].size(), 7u);
+      EXPECT_EQ(field[r][0], whole[r][0]);
+      EXPECT_EQ(field[r][1], whole[r][1]);
+      EXPECT_EQ(field[r][4], whole[r][4]);  // train / val / test / none
+      tests += field[r][4] == "test";
+      // Sums over the same neighbours in another order: rounding only.
+      const double a = std::stod(field[r][2]), b = std::stod(whole[r][2]);
+      EXPECT_NEAR(a, b, 1e-4 * std::max(1.0, std::abs(b))) << "pair " << field[r][0] << " " << field[r][1];
+    }
+    EXPECT_EQ(tests, 10);
+    EXPECT_EQ(field[11][2], field[13][2]) << "a repeated pair gets the same score";
+  }
 }
 
 }  // namespace
