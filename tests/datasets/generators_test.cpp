@@ -189,6 +189,12 @@ TEST(GeneratorErrorTest, UnknownKeysAndBadValuesNameTheKey) {
   // Sizes inside the parameters' ranges whose graph no machine holds: refused, not swapped or killed.
   testing::expect_user_error([] { generate_sbm(parse_sbm_params("nodes=268435456,avg_degree=10000")); },
                              {"out of host memory: generating 'sbm:nodes=268435456", "needs about", "available"});
+  // R-MAT and Erdős–Rényi too, before a single edge is drawn (2^34 edges: ~900 GiB).
+  testing::expect_user_error(
+      [] { generate_rmat(parse_rmat_params("scale=31,edge_factor=8")); },
+      {"out of host memory: generating 'rmat:scale=31,edge_factor=8", "needs about", "available"});
+  testing::expect_user_error([] { generate_er(parse_er_params("nodes=1000000000,avg_degree=16")); },
+                             {"out of host memory: generating 'er:nodes=1000000000", "needs about", "available"});
 }
 
 }  // namespace
