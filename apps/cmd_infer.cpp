@@ -4,7 +4,7 @@
 // inference and writes the predictions (node id, name, predicted class, label and
 // correctness where known) atomically; prints the kernel plans, their compile /
 // tune time, the inference time and the accuracy on the labelled nodes of the batch. A
-// --batch file of a GraphSAGE, GAT or GCN (norm right) model runs the forward over the
+// --batch file of a GraphSAGE, GCN or GAT model runs the forward over the
 // batch's receptive field alone (--full-graph: over the whole graph). A
 // link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead,
 // embedding their endpoints over their receptive field likewise.

@@ -257,6 +257,12 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     inv_deg = degree_scale(A, DegreeFn::Inverse);
     inv_sqrt_in = degree_scale(A, DegreeFn::InverseSqrtClamped);
     inv_sqrt_out = degree_scale(At, DegreeFn::InverseSqrtClamped);
+    if (requests.gcn_source_scale.defined()) {
+      STRATA_ASSERT(requests.gcn_source_scale.numel() == A.num_cols() && !A.has_values(),
+                    "a GCN source scale of {} values for a graph of {} columns", requests.gcn_source_scale.numel(),
+                    A.num_cols());
+      inv_sqrt_out = requests.gcn_source_scale;
+    }
     inv_deg_plus_one = degree_scale(A, DegreeFn::InversePlusOne);
   }
   for (const auto& [kind, feat] : requests.aggregations) {

@@ -122,6 +122,10 @@ struct KernelRequests {
   // Whether the backward kernels are built too (training). Without them (evaluation,
   // inference) a kernel's backward slot is empty and GAT compiles its forwards only.
   bool backward = true;
+  // GcnNorm: Dₒ⁻½ per column of A when A is a block of a larger graph whose sources'
+  // out-degrees the scale must use (exact inference over a receptive field); empty:
+  // A's own out-degrees.
+  Tensor gcn_source_scale;
   void add_aggregation(Aggregation kind, int64_t feat);
   void add_feature_product(int64_t feat);
   void add_attention(const AttentionRequest& r);  // GAT

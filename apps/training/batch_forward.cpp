@@ -1,6 +1,7 @@
 #include "apps/training/batch_forward.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -43,9 +44,38 @@ Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
   return out;
 }
 
+bool uses_gcn_norm(const nn::KernelRequests& r) {
+  for (const auto& [kind, feat] : r.aggregations)
+    if (kind == nn::Aggregation::GcnNorm) return true;
+  return false;
+}
+
+// Each column's non-zeros in A: the nodes' out-degrees (rows are destinations).
+std::vector<int64_t> column_counts(const Graph& A) {
+  std::vector<int64_t> count(static_cast<size_t>(A.num_cols()), 0);
+  const auto add = [&count, &A](const auto* index) {
+    for (int64_t p = 0; p < A.nnz(); ++p) ++count[static_cast<size_t>(index[p])];
+  };
+  if (A.index_dtype() == DType::I32)
+    add(A.indices().data<int32_t>());
+  else
+    add(A.indices().data<int64_t>());
+  return count;
+}
+
+// Dₒ⁻½ of the nodes `nodes` (degrees clamped to 1, as the GcnNorm kernels do).
+Tensor inverse_sqrt_degrees(const std::vector<int64_t>& degree, const std::vector<int64_t>& nodes) {
+  Tensor s = Tensor::empty({static_cast<int64_t>(nodes.size())}, DType::F32);
+  float* p = s.data<float>();
+  for (size_t j = 0; j < nodes.size(); ++j)
+    p[j] = static_cast<float>(1.0 / std::sqrt(std::max<double>(1.0, static_cast<double>(degree[nodes[j]]))));
+  return s;
+}
+
 }  // namespace
 
-BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward) {
+BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward,
+                           bool whole_graph_degrees) {
   nn::KernelRuntime runtime = ctx.config.runtime.kernels;
   runtime.tuning = false;
   runtime.plan_template = true;
@@ -53,12 +83,17 @@ BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const 
   // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
   if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
   const TrainingData& d = ctx.data;
+  std::optional<std::vector<int64_t>> out_degrees;  // of the whole graph, counted once when needed
   if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
   kernels.reserve(batch.blocks.size());
   for (size_t l = 0; l < batch.blocks.size(); ++l) {
     const SampledBlock& block = batch.blocks[l];
     nn::KernelRequests requests = model.layer_kernel_requests(static_cast<int>(l), sparse.has_value());
     requests.backward = backward;
+    if (whole_graph_degrees && uses_gcn_norm(requests)) {
+      if (!out_degrees) out_degrees = column_counts(d.graph);
+      requests.gcn_source_scale = inverse_sqrt_degrees(*out_degrees, block.src_nodes);
+    }
     kernels.push_back(nn::build_graph_kernels(block.graph, l == 0 && sparse ? &*sparse : nullptr, requests, runtime));
     num_dst.push_back(block.num_dst);
   }
@@ -105,9 +140,9 @@ ReceptiveField receptive_field(const Graph& A, const std::vector<int64_t>& nodes
   return f;
 }
 
-std::string whole_graph_needed(const nn::ModelConfig& model) {
-  if (model.kind == nn::ModelKind::Gcn && model.norm == nn::GcnNorm::Both)
-    return "GCN (model.norm both) scales each edge by its source's degree in the whole graph";
+std::string whole_graph_needed(const nn::ModelConfig& model, const Graph& A) {
+  if (model.kind == nn::ModelKind::Gcn && A.has_values())
+    return "GCN sums the graph's edge weights, which blocks do not carry";
   return "";
 }
 

@@ -25,7 +25,11 @@ struct BatchForward {
   std::vector<int64_t> num_dst;
   nn::NodeFeatures input;
 
-  BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward);
+  // With `whole_graph_degrees` (inference over a receptive field), GCN's symmetric
+  // norm scales each source by its out-degree in the whole graph, not in the block;
+  // mini-batch training keeps the blocks' own, as DGL's and PyG's sampled GCNs do.
+  BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward,
+               bool whole_graph_degrees = false);
   BatchForward(const BatchForward&) = delete;
   BatchForward& operator=(const BatchForward&) = delete;
   // Kernel build times summed over the blocks.
@@ -49,8 +53,8 @@ struct ReceptiveField {
 ReceptiveField receptive_field(const Graph& A, const std::vector<int64_t>& nodes, int layers);
 
 // Why a model's forward must run over the whole graph rather than a batch's
-// receptive field ("" when the field gives the whole graph's logits): GCN's symmetric
-// norm scales each edge by its source's degree in the whole graph.
-std::string whole_graph_needed(const nn::ModelConfig& model);
+// receptive field ("" when the field, with the whole graph's degrees, gives the whole
+// graph's logits): blocks do not carry the edge weights a weighted GCN sums.
+std::string whole_graph_needed(const nn::ModelConfig& model, const Graph& A);
 
 }  // namespace strata::train

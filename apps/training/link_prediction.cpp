@@ -783,7 +783,8 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
   InferReport report;
   // The pairs' endpoints need embeddings, which their receptive field gives (every
   // in-neighbour within the encoder's layers) unless it is most of the graph.
-  std::string whole_graph_reason = o.full_graph ? "--full-graph" : whole_graph_needed(lc.ctx.config.model);
+  std::string whole_graph_reason =
+      o.full_graph ? "--full-graph" : whole_graph_needed(lc.ctx.config.model, lc.ctx.data.graph);
   std::optional<ReceptiveField> field;
   std::optional<BatchForward> bound;
   Timer t;
@@ -805,7 +806,7 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
   NodePairs scored = pairs;  // in the embeddings' rows
   int64_t rows = n;
   if (field) {
-    bound.emplace(lc.ctx, encoder, field->batch, /*backward=*/false);
+    bound.emplace(lc.ctx, encoder, field->batch, /*backward=*/false, /*whole_graph_degrees=*/true);
     print_blocks(print, lc.ctx.config, field->batch, *bound);
     h = encoder.forward_blocks(tape, bound->kernel_ptrs, bound->num_dst, bound->input, 0);
     for (int64_t i = 0; i < pairs.size(); ++i) {

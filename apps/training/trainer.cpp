@@ -766,7 +766,7 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   // whole graph's up to rounding, unless the field is most of the graph.
   std::string whole_graph_reason = o.batch == "all" ? "every node"
                                    : o.full_graph   ? "--full-graph"
-                                                    : whole_graph_needed(l.ctx.config.model);
+                                                    : whole_graph_needed(l.ctx.config.model, d.graph);
   if (whole_graph_reason.empty()) {
     Timer t;
     const ReceptiveField field = receptive_field(d.graph, batch, model.num_layers());
@@ -774,7 +774,7 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
       whole_graph_reason = fmt::format("the batch's {}-hop in-neighbourhood holds {} of the {} nodes",
                                        model.num_layers(), commas(field.nodes()), commas(d.num_nodes()));
     } else {
-      const BatchForward bound(l.ctx, model, field.batch, /*backward=*/false);
+      const BatchForward bound(l.ctx, model, field.batch, /*backward=*/false, /*whole_graph_degrees=*/true);
       print_restored(print, l);
       print_blocks(print, l.ctx.config, field.batch, bound);
       const Tensor logits = model.forward_blocks(tape, bound.kernel_ptrs, bound.num_dst, bound.input, 0).value();
