@@ -192,10 +192,10 @@ std::string hidden_width(const Config& config) {
 [[noreturn]] void rethrow_restored_out_of_memory(const OutOfMemoryError& e, const Config& config,
                                                  const std::string& command, const fs::path& checkpoint) {
   throw UserError(fmt::format(
-      "{}: strata {} --checkpoint {}: {}; the forward pass runs over the whole graph (whatever the batch), a row per "
-      "node of {} floats in each layer, and the checkpoint fixes that width: free memory, or run where more is "
-      "available",
-      config.source(), command, checkpoint.string(), e.fact(), hidden_width(config)));
+      "{}: strata {} --checkpoint {}: {}; the forward pass holds a row per node of {} floats in each layer, and the "
+      "checkpoint fixes that width: free memory, or run where more is available{}",
+      config.source(), command, checkpoint.string(), e.fact(), hidden_width(config),
+      command == "infer" ? ", or infer a --batch of nodes, whose forward covers their receptive field only" : ""));
 }
 }  // namespace
 

@@ -357,11 +357,13 @@ case "$mode" in
     expect_rc wide-train $? 0
     for cmd in eval infer; do
       out_csv=()
-      [ $cmd = infer ] && out_csv=(--out "$scratch/wide-infer.csv")
+      remedy=""
+      [ $cmd = infer ] && out_csv=(--out "$scratch/wide-infer.csv") &&
+        remedy=", or infer a --batch of nodes, whose forward covers their receptive field only"
       err="$(STRATA_MEMORY_LIMIT=150M "$strata" $cmd "$scratch/wide/config.yaml" \
              --checkpoint "$scratch/wide/checkpoints/run-01.ckpt" "${out_csv[@]}" 2>&1 >/dev/null)"
       expect_rc $cmd-out-of-memory $? 1
-      expect $cmd-out-of-memory "$err" "^strata: error: .*wide/config.yaml: strata $cmd --checkpoint .*run-01.ckpt: out of host memory: a buffer of 80.0 MiB does not fit in the [0-9.]+ MiB left under STRATA_MEMORY_LIMIT=150M \\([0-9.]+ MiB resident in this process\\); the forward pass runs over the whole graph \\(whatever the batch\\), a row per node of model.hidden = 2048 floats in each layer, and the checkpoint fixes that width: free memory, or run where more is available$"
+      expect $cmd-out-of-memory "$err" "^strata: error: .*wide/config.yaml: strata $cmd --checkpoint .*run-01.ckpt: out of host memory: a buffer of 80.0 MiB does not fit in the [0-9.]+ MiB left under STRATA_MEMORY_LIMIT=150M \\([0-9.]+ MiB resident in this process\\); the forward pass holds a row per node of model.hidden = 2048 floats in each layer, and the checkpoint fixes that width: free memory, or run where more is available$remedy\$"
     done
     [ -e "$scratch/wide-infer.csv" ] && { echo "FAIL: an infer out of memory wrote predictions"; fails=$((fails + 1)); }
     printf '3\n' > "$scratch/one.txt"
