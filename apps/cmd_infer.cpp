@@ -1,4 +1,5 @@
-// `strata infer <config.yaml> --checkpoint <file> [--batch all|nodes.txt | --pairs pairs.txt] [--out predictions.csv]`:
+// `strata infer <config.yaml> --checkpoint <file> [--batch all|nodes.txt | --pairs pairs.txt] [--names] [--full-graph]
+//  [--out predictions.csv]`:
 // loads a model trained by `strata train` (GraphSAGE, GCN, GAT, or R-GCN entity
 // classification), compiles the forward kernels for the config's graph, runs
 // inference and writes the predictions (node id, name, predicted class, label and
@@ -37,8 +38,9 @@ const RegisterCommand kInfer{Command{
                    "the --batch (or --pairs) file lists node names (the predictions' name column: LINQS paper ids, "
                    "entity URIs, DrugBank ids) instead of node ids");
       app.add_flag("--full-graph", args->full_graph,
-                   "with a --batch file: run the forward over the whole graph (as strata eval does), not over the "
-                   "batch's receptive field (its in-neighbours within the model's layers)");
+                   "with a --batch or --pairs file: run the forward over the whole graph (as strata eval does), not "
+                   "over the receptive field of the batch or of the pairs' endpoints (their in-neighbours within the "
+                   "model's layers)");
       app.add_option("--pairs", args->pairs,
                      "link prediction: a file of node pairs to score, 'u v' or 'u,v' per line ('#' comments)");
       app.add_option("--out", args->out,
