@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "core/autograd_ops.h"
-#include "core/log.h"
 
 namespace strata::train {
 namespace {
