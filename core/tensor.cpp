@@ -194,6 +194,23 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
   return t;
 }
 
+Tensor Tensor::gather_rows(const std::vector<int64_t>& rows) const {
+  STRATA_ASSERT(ndim() >= 1 && device().is_cpu(), "gather_rows of {} on {}", shape_str(shape_), device().str());
+  Shape shape = shape_;
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor out = empty(shape, dtype_);
+  const size_t row = static_cast<size_t>(shape_[0] ? numel_ / shape_[0] : 0) * dtype_size(dtype_);
+  const char* from = static_cast<const char*>(raw_data());
+  char* to = static_cast<char*>(out.raw_data());
+  const int64_t n = static_cast<int64_t>(rows.size());
+  for (int64_t r : rows) STRATA_ASSERT(r >= 0 && r < shape_[0], "gather_rows: row {} of {}", r, shape_str(shape_));
+    // A batch's input rows can be large (20,000 rows of 4,714 floats): one copy per thread.
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(n) * row >= (size_t{1} << 20))
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(to + static_cast<size_t>(i) * row, from + rows[static_cast<size_t>(i)] * row, row);
+  return out;
+}
+
 Tensor Tensor::to(Device dev) const {
   if (!defined() || device() == dev) return *this;
   Tensor t = empty(shape_, dtype_, dev);

@@ -118,6 +118,9 @@ class Tensor {
   Tensor reshape(Shape shape) const;
   // Rows [begin, end) of a tensor with ndim >= 1, as a view.
   Tensor slice_rows(int64_t begin, int64_t end) const;
+  // The rows `rows` (first-axis indices; repeats allowed) copied into a new CPU
+  // tensor of shape [rows.size(), ...], on every thread when large.
+  Tensor gather_rows(const std::vector<int64_t>& rows) const;
   // A copy on `dev` (a no-op share when already there).
   Tensor to(Device dev) const;
   Tensor clone() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <future>
 #include <map>
 
@@ -214,6 +215,24 @@ SparseFeatures SparseFeatures::from_csr(int64_t rows, int64_t cols, const Tensor
   f.S = Graph::from_csr(rows, cols, indptr, indices, values);
   f.St = f.S.transpose();
   return f;
+}
+
+SparseFeatures SparseFeatures::select_rows(const std::vector<int64_t>& rows) const {
+  std::vector<int64_t> indptr(1, 0);
+  indptr.reserve(rows.size() + 1);
+  for (int64_t r : rows) indptr.push_back(indptr.back() + S.degree(r));
+  const int64_t nnz = indptr.back();
+  const size_t width = dtype_size(S.index_dtype());
+  Tensor indices = Tensor::empty({nnz}, S.index_dtype());
+  Tensor values = S.has_values() ? Tensor::empty({nnz}, DType::F32) : Tensor();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t from = S.row_begin(rows[i]), n = indptr[i + 1] - indptr[i];
+    std::memcpy(static_cast<char*>(indices.raw_data()) + static_cast<size_t>(indptr[i]) * width,
+                static_cast<const char*>(S.indices().raw_data()) + static_cast<size_t>(from) * width,
+                static_cast<size_t>(n) * width);
+    if (values.defined()) std::copy_n(S.values().data<float>() + from, n, values.data<float>() + indptr[i]);
+  }
+  return from_csr(static_cast<int64_t>(rows.size()), S.num_cols(), Tensor::from_vector(indptr), indices, values);
 }
 
 bool GraphKernels::has_aggregation(Aggregation kind, int64_t feat) const {

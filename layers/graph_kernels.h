@@ -140,6 +140,9 @@ struct SparseFeatures {
                                  const Tensor& values);
   int64_t rows() const { return S.num_rows(); }
   int64_t cols() const { return S.num_cols(); }
+  // The rows `rows` (repeats allowed) as their own matrix: a batch's or a receptive
+  // field's input nodes.
+  SparseFeatures select_rows(const std::vector<int64_t>& rows) const;
 };
 
 // One aggregation at one width: the forward kernel over A and the backward over Aᵀ

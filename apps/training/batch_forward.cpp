@@ -2,46 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <unordered_map>
 
 #include "core/autograd_ops.h"
 
 namespace strata::train {
 namespace {
-
-// The rows `rows` of sparse input features, as their own matrix (a batch's input nodes).
-nn::SparseFeatures feature_rows(const nn::SparseFeatures& f, const std::vector<int64_t>& rows) {
-  const Graph& S = f.S;
-  std::vector<int64_t> indptr(1, 0);
-  indptr.reserve(rows.size() + 1);
-  for (int64_t r : rows) indptr.push_back(indptr.back() + S.degree(r));
-  const int64_t nnz = indptr.back();
-  const size_t width = dtype_size(S.index_dtype());
-  Tensor indices = Tensor::empty({nnz}, S.index_dtype());
-  Tensor values = S.has_values() ? Tensor::empty({nnz}, DType::F32) : Tensor();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const int64_t from = S.row_begin(rows[i]), n = indptr[i + 1] - indptr[i];
-    std::memcpy(static_cast<char*>(indices.raw_data()) + static_cast<size_t>(indptr[i]) * width,
-                static_cast<const char*>(S.indices().raw_data()) + static_cast<size_t>(from) * width,
-                static_cast<size_t>(n) * width);
-    if (values.defined()) std::copy_n(S.values().data<float>() + from, n, values.data<float>() + indptr[i]);
-  }
-  return nn::SparseFeatures::from_csr(static_cast<int64_t>(rows.size()), S.num_cols(), Tensor::from_vector(indptr),
-                                      indices, values);
-}
-
-// The rows `rows` of a dense [N, F] matrix; copied on every thread when large (a
-// Facebook batch with dense input gathers ~20,000 rows of 4,714 floats).
-Tensor dense_rows(const Tensor& x, const std::vector<int64_t>& rows) {
-  const int64_t f = x.dim(1), n = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::empty({n, f}, DType::F32);
-  const float* from = x.data<float>();
-  float* to = out.data<float>();
-#pragma omp parallel for schedule(static) if (n * f >= ag::kParallelWork)
-  for (int64_t i = 0; i < n; ++i) std::copy_n(from + rows[static_cast<size_t>(i)] * f, f, to + i * f);
-  return out;
-}
 
 bool uses_gcn_norm(const nn::KernelRequests& r) {
   for (const auto& [kind, feat] : r.aggregations)
@@ -83,7 +49,7 @@ BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const 
   if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
   const TrainingData& d = ctx.data;
   std::optional<std::vector<int64_t>> out_degrees;  // of the whole graph, counted once when needed
-  if (d.sparse_features) sparse = feature_rows(*d.sparse_features, batch.input_nodes());
+  if (d.sparse_features) sparse = d.sparse_features->select_rows(batch.input_nodes());
   kernels.reserve(batch.blocks.size());
   for (size_t l = 0; l < batch.blocks.size(); ++l) {
     const SampledBlock& block = batch.blocks[l];
@@ -98,7 +64,7 @@ BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const 
   }
   for (const nn::GraphKernels& k : kernels) kernel_ptrs.push_back(&k);
   input = sparse ? nn::NodeFeatures{ag::Var(), &*sparse, 0.0f, 0}
-                 : nn::NodeFeatures::from_dense(ag::Var::constant(dense_rows(d.dense_features, batch.input_nodes())));
+                 : nn::NodeFeatures::from_dense(ag::Var::constant(d.dense_features.gather_rows(batch.input_nodes())));
 }
 
 double BatchForward::build_ms() const {

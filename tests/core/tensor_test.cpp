@@ -99,6 +99,23 @@ TEST(Tensor, SliceRowsIsAView) {
   EXPECT_EQ(t.at<float>(8), -1);
 }
 
+TEST(Tensor, GatherRowsCopiesRowsInTheirOrderWithRepeats) {
+  const Tensor t = Tensor::from_vector(std::vector<float>{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32}, {4, 3});
+  const Tensor g = t.gather_rows({3, 0, 3});
+  ASSERT_EQ(g.shape(), (Shape{3, 3}));
+  EXPECT_EQ(std::vector<float>(g.data<float>(), g.data<float>() + 9),
+            (std::vector<float>{30, 31, 32, 0, 1, 2, 30, 31, 32}));
+  const Tensor labels = Tensor::from_vector(std::vector<int64_t>{7, -1, 5});
+  const Tensor l = labels.gather_rows({2, 1});
+  ASSERT_EQ(l.shape(), (Shape{2}));
+  EXPECT_EQ(l.data<int64_t>()[0], 5);
+  EXPECT_EQ(l.data<int64_t>()[1], -1);
+  EXPECT_EQ(t.gather_rows({}).shape(), (Shape{0, 3}));
+  // Rows from a view start at the view's first row.
+  EXPECT_EQ(t.slice_rows(2, 4).gather_rows({1}).data<float>()[0], 30);
+  EXPECT_THROW((void)t.gather_rows({4}), InternalError);
+}
+
 TEST(Tensor, EigenMapIsZeroCopyRowMajor) {
   Tensor t = Tensor::arange(6, DType::F32).reshape({2, 3});
   auto m = t.as_matrix<float>();

@@ -84,7 +84,7 @@ class InferBatchTest : public ::testing::Test {
 };
 
 TEST_F(InferBatchTest, TheReceptiveFieldPredictsWhatTheWholeGraphDoes) {
-  for (const std::vector<std::string> model :
+  for (const std::vector<std::string>& model :
        {std::vector<std::string>{"model.name=graphsage", "model.aggregator=mean"},
         std::vector<std::string>{"model.name=graphsage", "model.aggregator=gcn"},
         std::vector<std::string>{"model.name=gcn", "model.norm=right"},
