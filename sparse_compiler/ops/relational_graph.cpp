@@ -1,6 +1,7 @@
 #include "sparse_compiler/ops/relational_graph.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 namespace strata::sc {
@@ -134,6 +135,126 @@ RelationalGraph RelationalGraph::subset(const std::vector<int64_t>& keep, int64_
     }
     a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
     for (int64_t q = sp[r]; q < sp[r + 1]; ++q) a.src_ids.push_back(index_at(src_ids, q));
+    a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
+  }
+  set_arrays(g, a, grain);
+  return g;
+}
+
+namespace {
+// Calls fn(q, i) for each pair q of relation r whose row i is in `rows` (increasing;
+// rel_rows is increasing within a relation), in row order: a search per row of the
+// shorter list in the longer one, so a few rows of a large relation, or a small
+// relation among many rows, cost what the shorter list holds.
+template <typename Fn>
+void for_each_pair_at(const RelationalGraph& g, int64_t r, const std::vector<int64_t>& rows, Fn fn) {
+  const int64_t* rp = g.rel_ptr.data<int64_t>();
+  const auto walk = [&](const auto* rel_rows) {
+    const auto* b = rel_rows + rp[r];
+    const auto* e = rel_rows + rp[r + 1];
+    if (static_cast<int64_t>(rows.size()) <= e - b) {
+      for (int64_t i : rows) {
+        b = std::lower_bound(b, e, i);
+        if (b == e) return;
+        if (*b == i) fn(static_cast<int64_t>(b - rel_rows), i);
+      }
+    } else {
+      auto at = rows.begin();
+      for (const auto* q = b; q != e; ++q) {
+        at = std::lower_bound(at, rows.end(), static_cast<int64_t>(*q));
+        if (at == rows.end()) return;
+        if (*at == *q) fn(static_cast<int64_t>(q - rel_rows), *at);
+      }
+    }
+  };
+  if (g.index_dtype == DType::I32)
+    walk(g.rel_rows.data<int32_t>());
+  else
+    walk(g.rel_rows.data<int64_t>());
+}
+
+bool contains(const std::vector<int64_t>& sorted, int64_t v) {
+  return std::binary_search(sorted.begin(), sorted.end(), v);
+}
+}  // namespace
+
+std::vector<int64_t> RelationalGraph::in_neighbourhood(const std::vector<int64_t>& seeds, int hops,
+                                                       std::vector<int64_t>* inner) const {
+  STRATA_CHECK(rows == cols, "relational graph: the in-neighbourhood of a {} x {} graph (it must be square)", rows,
+               cols);
+  STRATA_CHECK(hops >= 1, "relational graph: in-neighbourhood of {} hops (at least 1)", hops);
+  std::vector<int64_t> field(seeds.begin(), seeds.end());
+  for (int64_t v : field)
+    STRATA_CHECK(v >= 0 && v < rows, "relational graph: node {} is out of range [0, {})", v, rows);
+  std::sort(field.begin(), field.end());
+  field.erase(std::unique(field.begin(), field.end()), field.end());
+  std::vector<int64_t> frontier = field;
+  const int64_t* qp = row_ptr.data<int64_t>();
+  for (int h = 0; h < hops; ++h) {
+    if (h + 1 == hops && inner) *inner = field;
+    std::vector<int64_t> next;
+    for (int64_t r = 0; r < relations; ++r)
+      for_each_pair_at(*this, r, frontier, [&](int64_t q, int64_t) {
+        for (int64_t p = qp[q]; p < qp[q + 1]; ++p) next.push_back(index_at(col_ids, p));
+      });
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    frontier.clear();
+    std::set_difference(next.begin(), next.end(), field.begin(), field.end(), std::back_inserter(frontier));
+    std::vector<int64_t> merged;
+    merged.reserve(field.size() + frontier.size());
+    std::merge(field.begin(), field.end(), frontier.begin(), frontier.end(), std::back_inserter(merged));
+    field = std::move(merged);
+  }
+  return field;
+}
+
+RelationalGraph RelationalGraph::induced(const std::vector<int64_t>& nodes, const std::vector<int64_t>& keep_rows,
+                                         bool global_columns, int64_t grain) const {
+  STRATA_CHECK(rows == cols, "relational graph: an induced subgraph of a {} x {} graph (it must be square)", rows,
+               cols);
+  for (size_t k = 0; k < nodes.size(); ++k)
+    STRATA_CHECK(nodes[k] >= 0 && nodes[k] < rows && (k == 0 || nodes[k] > nodes[k - 1]),
+                 "relational graph: induced subgraph node {} at position {} is out of range [0, {}) or not increasing",
+                 nodes[k], k, rows);
+  for (size_t k = 0; k < keep_rows.size(); ++k)
+    STRATA_CHECK(contains(nodes, keep_rows[k]) && (k == 0 || keep_rows[k] > keep_rows[k - 1]),
+                 "relational graph: induced subgraph row {} at position {} is not one of the nodes or not increasing",
+                 keep_rows[k], k);
+  const auto position = [&nodes](int64_t v) {
+    return static_cast<int64_t>(std::lower_bound(nodes.begin(), nodes.end(), v) - nodes.begin());
+  };
+  RelationalGraph g;
+  g.rows = static_cast<int64_t>(nodes.size());
+  g.cols = global_columns ? cols : g.rows;
+  g.index_dtype = index_dtype;
+  g.relations = relations;
+  g.relation_names = relation_names;
+  const int64_t* qp = row_ptr.data<int64_t>();
+  RelationalArrays a;
+  for (int64_t r = 0; r < relations; ++r) {
+    std::vector<int64_t> srcs;
+    const size_t first = a.cols.size();
+    for_each_pair_at(*this, r, keep_rows, [&](int64_t q, int64_t i) {
+      const size_t begin = a.cols.size();
+      for (int64_t p = qp[q]; p < qp[q + 1]; ++p) {
+        const int64_t j = index_at(col_ids, p);
+        if (!contains(nodes, j)) continue;
+        a.cols.push_back(global_columns ? j : position(j));
+        a.values.push_back(values.data<float>()[p]);
+        a.edge_ids.push_back(edge_ids.data<int64_t>()[p]);
+      }
+      if (a.cols.size() == begin) return;
+      a.rel_rows.push_back(position(i));
+      a.row_ptr.push_back(static_cast<int64_t>(a.cols.size()));
+    });
+    a.rel_ptr.push_back(static_cast<int64_t>(a.rel_rows.size()));
+    srcs.assign(a.cols.begin() + static_cast<std::ptrdiff_t>(first), a.cols.end());
+    std::sort(srcs.begin(), srcs.end());
+    srcs.erase(std::unique(srcs.begin(), srcs.end()), srcs.end());
+    for (size_t p = first; p < a.cols.size(); ++p)
+      a.jloc.push_back(std::lower_bound(srcs.begin(), srcs.end(), a.cols[p]) - srcs.begin());
+    a.src_ids.insert(a.src_ids.end(), srcs.begin(), srcs.end());
     a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
   }
   set_arrays(g, a, grain);

@@ -40,6 +40,21 @@ struct RelationalGraph {
   // rows and columns: their arrays copied as they are (values, edge ids, source
   // lists), owner tasks built anew, the index type kept.
   RelationalGraph subset(const std::vector<int64_t>& keep, int64_t grain = 4096) const;
+  // The nodes within `hops` steps of `seeds` along in-edges of any relation (a
+  // square graph's receptive field for a model of `hops` layers), increasing;
+  // `inner`, when given, receives those within hops - 1 steps (the rows whose
+  // outputs a forward over the field needs). Costs the field's pairs, not the graph's.
+  std::vector<int64_t> in_neighbourhood(const std::vector<int64_t>& seeds, int hops,
+                                        std::vector<int64_t>* inner = nullptr) const;
+  // The subgraph induced on `nodes` (increasing ids of a square graph): rows and
+  // columns are positions in `nodes`; the non-zeros kept are those whose destination
+  // is in `rows` (increasing, a subset of `nodes`) and whose source is in `nodes`,
+  // each with its value and edge id as they are (a_r(i, j) is not recomputed: a row
+  // that keeps all its non-zeros keeps its normalisation). The index type is kept.
+  // With `global_columns` the columns keep their ids in this graph (cols stays the
+  // graph's): what a one-hot first layer reads its weight rows by.
+  RelationalGraph induced(const std::vector<int64_t>& nodes, const std::vector<int64_t>& rows,
+                          bool global_columns = false, int64_t grain = 4096) const;
   // The relations as separate CSR graphs (rows x cols each), values included.
   std::vector<Graph> relation_graphs() const;
   void bind(KernelArgs& a) const;

@@ -2,14 +2,17 @@
 // interpreted, against the reference loops; the weight gradient and the input
 // gradient (forward over the reversed relations with W transposed) against dense
 // formulas; the inspector's owner tasks.
+#include "sparse_compiler/ops/rgms.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+#include <tuple>
 
 #include "core/file_util.h"
 #include "core/rng.h"
 #include "sparse_compiler/formats/ell3d.h"
-#include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/tune/rgms_tuner.h"
 #include "tests/support/test_support.h"
 
@@ -281,6 +284,96 @@ TEST(RelationalGraph, SubsetKeepsEachRelationsArraysAndItsEdges) {
   EXPECT_EQ(s.task_rows.data<int64_t>()[s.num_tasks], g.rows);
   testing::expect_user_error([&] { (void)g.subset({2, 1}); }, {"relation 1 at position 1", "not increasing"});
   testing::expect_user_error([&] { (void)g.subset({4}); }, {"relation 4 at position 0", "out of range [0, 4)"});
+}
+
+// (relation, row, column, value, edge id) of every non-zero.
+using NonZero = std::tuple<int64_t, int64_t, int64_t, float, int64_t>;
+std::vector<NonZero> non_zeros(const RelationalGraph& g) {
+  std::vector<NonZero> out;
+  const int64_t* rp = g.rel_ptr.data<int64_t>();
+  const int64_t* qp = g.row_ptr.data<int64_t>();
+  for (int64_t r = 0; r < g.relations; ++r)
+    for (int64_t q = rp[r]; q < rp[r + 1]; ++q)
+      for (int64_t p = qp[q]; p < qp[q + 1]; ++p)
+        out.emplace_back(r, static_cast<int64_t>(g.rel_rows.item_as_double(q)),
+                         static_cast<int64_t>(g.col_ids.item_as_double(p)), g.values.data<float>()[p],
+                         g.edge_ids.data<int64_t>()[p]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
+  for (const bool wide : {false, true}) {
+    SCOPED_TRACE(wide ? "int64 indices" : "int32 indices");
+    RelationalGraph g = make_graph(200, 4, 33, 16);
+    if (wide) g = with_int64_indices(g);
+    const std::vector<NonZero> all = non_zeros(g);
+    const std::vector<int64_t> seeds{17, 3, 17, 150};
+    for (const int hops : {1, 2, 3}) {
+      // The walk, one hop at a time over every non-zero.
+      std::set<int64_t> field(seeds.begin(), seeds.end()), inner;
+      for (int h = 0; h < hops; ++h) {
+        if (h + 1 == hops) inner = field;
+        std::set<int64_t> next = field;
+        for (const NonZero& z : all)
+          if (field.count(std::get<1>(z))) next.insert(std::get<2>(z));
+        field = next;
+      }
+      std::vector<int64_t> got_inner;
+      const std::vector<int64_t> got = g.in_neighbourhood(seeds, hops, &got_inner);
+      EXPECT_EQ(got, std::vector<int64_t>(field.begin(), field.end())) << hops << " hops";
+      EXPECT_EQ(got_inner, std::vector<int64_t>(inner.begin(), inner.end())) << hops << " hops";
+      ASSERT_LT(got.size(), 200u) << "the test wants a field smaller than the graph";
+
+      const RelationalGraph s = g.induced(got, got_inner, false, 8);
+      EXPECT_EQ(s.rows, static_cast<int64_t>(got.size()));
+      EXPECT_EQ(s.cols, s.rows);
+      EXPECT_EQ(s.index_dtype, g.index_dtype);
+      EXPECT_EQ(s.relations, g.relations);
+      std::vector<NonZero> want;
+      const auto pos = [&got](int64_t v) { return std::lower_bound(got.begin(), got.end(), v) - got.begin(); };
+      for (const NonZero& z : all)
+        if (inner.count(std::get<1>(z)) && field.count(std::get<2>(z)))
+          want.emplace_back(std::get<0>(z), pos(std::get<1>(z)), pos(std::get<2>(z)), std::get<3>(z), std::get<4>(z));
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(non_zeros(s), want) << hops << " hops";
+      // Rows inside the field keep every non-zero, so their normalisation is the whole graph's.
+      int64_t whole_rows_nnz = 0;
+      for (const NonZero& z : all) whole_rows_nnz += inner.count(std::get<1>(z));
+      EXPECT_EQ(s.nnz, whole_rows_nnz);
+      // Each relation's source list is the set of its columns, and jloc points into it.
+      const int64_t* sp = s.src_ptr.data<int64_t>();
+      const int64_t* rp = s.rel_ptr.data<int64_t>();
+      const int64_t* qp = s.row_ptr.data<int64_t>();
+      for (int64_t r = 0; r < s.relations; ++r) {
+        std::set<int64_t> cols;
+        for (int64_t p = qp[rp[r]]; p < qp[rp[r + 1]]; ++p) {
+          cols.insert(static_cast<int64_t>(s.col_ids.item_as_double(p)));
+          EXPECT_EQ(s.src_ids.item_as_double(sp[r] + static_cast<int64_t>(s.jloc.item_as_double(p))),
+                    s.col_ids.item_as_double(p));
+        }
+        EXPECT_EQ(sp[r + 1] - sp[r], static_cast<int64_t>(cols.size()));
+      }
+      EXPECT_EQ(s.task_rows.data<int64_t>()[s.num_tasks], s.rows);
+      // Global columns: the same non-zeros with their sources' ids in g.
+      const RelationalGraph wide_cols = g.induced(got, got_inner, true, 8);
+      EXPECT_EQ(wide_cols.rows, s.rows);
+      EXPECT_EQ(wide_cols.cols, g.cols);
+      std::vector<NonZero> want_global;
+      for (const NonZero& z : want)
+        want_global.emplace_back(std::get<0>(z), std::get<1>(z), got[static_cast<size_t>(std::get<2>(z))],
+                                 std::get<3>(z), std::get<4>(z));
+      std::sort(want_global.begin(), want_global.end());
+      EXPECT_EQ(non_zeros(wide_cols), want_global) << hops << " hops";
+    }
+  }
+  const RelationalGraph g = make_graph(20, 2, 1, 64);
+  testing::expect_user_error([&] { (void)g.in_neighbourhood({3, 20}, 2); }, {"node 20 is out of range [0, 20)"});
+  testing::expect_user_error([&] { (void)g.in_neighbourhood({3}, 0); }, {"in-neighbourhood of 0 hops"});
+  testing::expect_user_error([&] { (void)g.induced({4, 2}, {}); }, {"node 2 at position 1", "not increasing"});
+  testing::expect_user_error([&] { (void)g.induced({2, 4}, {3}); }, {"row 3 at position 0", "not one of the nodes"});
+  const RelationalGraph wide = make_graph(20, 2, 1, 64, 30);
+  testing::expect_user_error([&] { (void)wide.induced({1}, {1}); }, {"20 x 30 graph (it must be square)"});
 }
 
 TEST(RgmsTuner, MeasuresTheMixedOrderWhereRelationsDifferInShape) {
