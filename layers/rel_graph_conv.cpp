@@ -53,6 +53,22 @@ ag::Var RelGraphConv::relation_weights(ag::Tape& tape) const {
 
 ag::Var RelGraphConv::forward(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x,
                               uint64_t dropout_seed) const {
+  return propagate(tape, k, x, nullptr, dropout_seed);
+}
+
+ag::Var RelGraphConv::forward_on(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x,
+                                 const std::vector<int64_t>& nodes, uint64_t dropout_seed) const {
+  STRATA_ASSERT(!tape.grad_enabled(), "{}: a forward over part of the graph is for inference (gradients off)",
+                describe());
+  // One-hot input: the subgraph's columns are the whole graph's ids (the weight rows read).
+  const int64_t cols = o_.one_hot ? o_.in : static_cast<int64_t>(nodes.size());
+  STRATA_ASSERT(k.graph().rows == static_cast<int64_t>(nodes.size()) && k.graph().cols == cols,
+                "{}: a {} x {} subgraph for {} nodes", describe(), k.graph().rows, k.graph().cols, nodes.size());
+  return propagate(tape, k, x, &nodes, dropout_seed);
+}
+
+ag::Var RelGraphConv::propagate(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x,
+                                const std::vector<int64_t>* nodes, uint64_t dropout_seed) const {
   ag::Var h;
   if (o_.one_hot) {
     STRATA_ASSERT(k.graph().cols == o_.in, "{} on a graph of {} nodes", describe(), k.graph().cols);
@@ -61,8 +77,10 @@ ag::Var RelGraphConv::forward(ag::Tape& tape, const RelationalKernels& k, const 
     h = weight_.defined() ? relational_embed(tape, k, weight_, o_.out)
                           : relational_basis_embed(tape, k, coeff_, basis_, o_.out);
     if (weight_self_.defined()) {
-      STRATA_ASSERT(k.graph().rows == o_.in, "{}: a one-hot self loop needs a square graph", describe());
-      h = ag::add(tape, h, weight_self_);
+      // Over a subgraph, node i's self-loop row is row nodes[i] of W_self.
+      STRATA_ASSERT(k.graph().rows == (nodes ? static_cast<int64_t>(nodes->size()) : o_.in),
+                    "{}: a one-hot self loop needs a square graph", describe());
+      h = ag::add(tape, h, nodes ? ag::Var::constant(weight_self_.value().gather_rows(*nodes)) : weight_self_);
     }
   } else {
     STRATA_ASSERT(x.defined() && x.dim(1) == o_.in, "{} applied to {} features", describe(), x.defined() ? x.dim(1) : 0);

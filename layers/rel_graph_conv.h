@@ -11,6 +11,8 @@
 // Parameters: layers.<i>.weight | layers.<i>.basis + layers.<i>.coeff, .weight_self, .bias.
 #pragma once
 
+#include <vector>
+
 #include "layers/parameter.h"
 #include "layers/relational_ops.h"
 
@@ -33,6 +35,13 @@ class RelGraphConv {
   void request_kernels(RelationalKernelRequests& r) const;
   // x: [cols, in] (undefined for one-hot input) -> [rows, out].
   ag::Var forward(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x, uint64_t dropout_seed) const;
+  // Inference over part of the graph: k's graph is the subgraph induced on `nodes`
+  // (sc::RelationalGraph::induced; the ids of its rows in the whole graph), x has a
+  // row per node of it. A one-hot layer's subgraph keeps the whole graph's column ids
+  // (induced with global_columns), by which it reads its weight rows. No gradients
+  // flow (the tape's must be off).
+  ag::Var forward_on(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x, const std::vector<int64_t>& nodes,
+                     uint64_t dropout_seed) const;
   // The per-relation weights [R, in·out] (computed from the basis when decomposed).
   ag::Var relation_weights(ag::Tape& tape) const;
 
@@ -42,6 +51,8 @@ class RelGraphConv {
 
  private:
   RelGraphConvOptions o_;
+  ag::Var propagate(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x, const std::vector<int64_t>* nodes,
+                    uint64_t dropout_seed) const;
   ag::Var weight_, basis_, coeff_, weight_self_, bias_;
   std::vector<Parameter> params_;
 };

@@ -90,20 +90,43 @@ std::vector<int64_t> RgcnModel::feature_product_widths(int t) const {
 
 ag::Var RgcnModel::forward(ag::Tape& tape, const RelationalKernels& k, const std::vector<RgcnTypeInput>& types,
                            uint64_t dropout_seed) const {
+  return run(tape, k, k, types, nullptr, dropout_seed);
+}
+
+ag::Var RgcnModel::forward_on(ag::Tape& tape, const RelationalKernels& first, const RelationalKernels& k,
+                              const std::vector<RgcnTypeInput>& types, const std::vector<int64_t>& nodes) const {
+  STRATA_ASSERT(!tape.grad_enabled(), "rgcn: a forward over part of the graph is for inference (gradients off)");
+  return run(tape, first, k, types, &nodes, 0);
+}
+
+ag::Var RgcnModel::run(ag::Tape& tape, const RelationalKernels& first, const RelationalKernels& k,
+                       const std::vector<RgcnTypeInput>& types, const std::vector<int64_t>* nodes,
+                       uint64_t dropout_seed) const {
   ag::Var x;
   if (!one_hot_) {
     ag::Tape::Scope scope(tape, "input");
     STRATA_ASSERT(types.size() == inputs_.size(), "rgcn: {} node types given to a model of {}", types.size(),
                   inputs_.size());
     std::vector<ag::Var> parts;
+    auto node = nodes ? nodes->begin() : std::vector<int64_t>::const_iterator();
+    int64_t offset = 0;  // of type t in the whole graph
     for (size_t t = 0; t < inputs_.size(); ++t) {
       const TypeParams& p = inputs_[t];
+      // Over a subgraph: the type's nodes in it, as rows of the type (nodes are increasing).
+      std::vector<int64_t> local;
+      if (nodes) {
+        for (; node != nodes->end() && *node < offset + p.count; ++node) local.push_back(*node - offset);
+        STRATA_ASSERT(types[t].count == static_cast<int64_t>(local.size()),
+                      "rgcn: type {} has {} of the subgraph's nodes, its input {} rows", p.name, local.size(),
+                      types[t].count);
+      }
+      offset += p.count;
       if (p.feat_dim == 0) {
-        parts.push_back(p.embedding);
+        parts.push_back(nodes ? ag::Var::constant(p.embedding.value().gather_rows(local)) : p.embedding);
         continue;
       }
       const RgcnTypeInput& in = types[t];
-      STRATA_ASSERT(in.count == p.count && in.feat_dim == p.feat_dim, "rgcn: type {} input changed", p.name);
+      STRATA_ASSERT((nodes || in.count == p.count) && in.feat_dim == p.feat_dim, "rgcn: type {} input changed", p.name);
       ag::Var h;
       if (in.sparse) {
         STRATA_ASSERT(in.kernels != nullptr, "rgcn: type {} has sparse features but no kernels", p.name);
@@ -114,11 +137,15 @@ ag::Var RgcnModel::forward(ag::Tape& tape, const RelationalKernels& k, const std
       if (p.bias.defined()) h = ag::bias_add(tape, h, p.bias);
       parts.push_back(h);
     }
+    STRATA_ASSERT(!nodes || node == nodes->end(), "rgcn: subgraph node {} is past the model's {} nodes",
+                  nodes && node != nodes->end() ? *node : 0, nodes_);
     x = parts.size() == 1 ? parts[0] : concat_rows(tape, parts);
   }
   for (size_t i = 0; i < layers_.size(); ++i) {
     ag::Tape::Scope scope(tape, fmt::format("layers.{}", i));
-    x = layers_[i]->forward(tape, k, x, mix_seed(dropout_seed, static_cast<int>(i)));
+    const uint64_t seed = mix_seed(dropout_seed, static_cast<int>(i));
+    const RelationalKernels& ki = i == 0 && one_hot_ ? first : k;
+    x = nodes ? layers_[i]->forward_on(tape, ki, x, *nodes, seed) : layers_[i]->forward(tape, ki, x, seed);
   }
   return x;
 }

@@ -48,6 +48,15 @@ class RgcnModel {
   // Logits [N, classes] for every node of every type.
   ag::Var forward(ag::Tape& tape, const RelationalKernels& k, const std::vector<RgcnTypeInput>& types,
                   uint64_t dropout_seed) const;
+  // Inference over part of the graph (a batch's receptive field): `k` runs on the
+  // subgraph induced on `nodes` (increasing global ids, so grouped by type;
+  // sc::RelationalGraph::induced) and types[t] holds the features of type t's nodes
+  // among them (count = how many; featureless types' embeddings are read at those
+  // rows here). A one-hot first layer runs `first` instead: the same subgraph with
+  // the whole graph's column ids (induced with global_columns), by which it reads its
+  // weight rows. Logits [nodes.size(), classes]; the tape's gradients must be off.
+  ag::Var forward_on(ag::Tape& tape, const RelationalKernels& first, const RelationalKernels& k,
+                     const std::vector<RgcnTypeInput>& types, const std::vector<int64_t>& nodes) const;
 
   // With one-hot input and full weights, layer 0's weight [R, N·out] is read, and
   // gets a gradient, only at the rows (r, j) of the sources j of relation r in `g`
@@ -72,6 +81,8 @@ class RgcnModel {
     int64_t count = 0, feat_dim = 0;
     ag::Var weight, bias, embedding;
   };
+  ag::Var run(ag::Tape& tape, const RelationalKernels& first, const RelationalKernels& k,
+              const std::vector<RgcnTypeInput>& types, const std::vector<int64_t>* nodes, uint64_t dropout_seed) const;
   std::vector<TypeParams> inputs_;
   std::vector<std::unique_ptr<RelGraphConv>> layers_;
   std::vector<Parameter> params_;

@@ -295,6 +295,85 @@ TEST(RgcnModel, TypedInputsProjectFeaturesAndEmbedFeaturelessTypes) {
                              {"model.input is one_hot", "paper", "model.input: embedding"});
 }
 
+// A model's forward over a batch's receptive field (the subgraph induced on the
+// seeds' 2-hop in-neighbourhood, rows kept within 1 hop) gives the seeds the whole
+// graph's logits: one-hot input with full weights and with bases (weight rows read
+// at the field's nodes), and typed input (dense features projected, a featureless
+// type's embedding read at its field rows), int32 and int64 indices.
+TEST(RgcnModel, ForwardOverTheReceptiveFieldGivesTheSeedsTheWholeGraphsLogits) {
+  const int64_t papers = 180, terms = 120, n = papers + terms;
+  std::vector<Graph> rels;
+  for (int r = 0; r < 5; ++r) {
+    testing::RandomGraphSpec s;
+    s.rows = s.cols = n;
+    s.avg_degree = 0.4 + 0.3 * r;
+    s.empty_row_fraction = 0.3;
+    s.seed = 90 + static_cast<uint64_t>(r);
+    rels.push_back(testing::random_graph(s));
+  }
+  Rng rng(4);
+  const Tensor paper_x = testing::away_from_zero({papers, 7}, 0.1, 1.0, rng);
+  const std::vector<int64_t> seeds{5, 170, 5, 250, 42};
+  for (const bool int64 : {false, true})
+    for (const int input : {0, 1, 2}) {  // one-hot full weights, one-hot bases, typed
+      SCOPED_TRACE(fmt::format("{} indices, input {}", int64 ? "int64" : "int32", input));
+      sc::RelationalGraph g = sc::RelationalGraph::build(n, n, rels, sc::RgmsNormalization::RightByRelation, 16);
+      if (int64) nn::widen_indices(g);
+      std::vector<nn::RgcnTypeInput> types(2);
+      types[0] = {"paper", papers, input == 2 ? 7 : 0, input == 2 ? paper_x : Tensor(), nullptr, nullptr};
+      types[1] = {"term", terms, 0, {}, nullptr, nullptr};
+      nn::ModelConfig mc;
+      mc.kind = nn::ModelKind::Rgcn;
+      mc.layers = 2;
+      mc.hidden = 6;
+      mc.dropout = 0.5;  // eval mode: no effect
+      mc.rgcn.num_bases = input == 1 ? 2 : 0;
+      mc.rgcn.embedding_dim = 5;
+      Rng init(3);
+      const nn::RgcnModel model(mc, types, g.relations, 4, init);
+      EXPECT_EQ(model.one_hot(), input != 2);
+      nn::RelationalKernelRequests req;
+      model.request_kernels(req);
+      req.backward = false;
+      Tape tape;
+      tape.set_training(false);
+      tape.set_grad_enabled(false);
+      const nn::RelationalKernels whole(g, req, {});
+      const Tensor want = model.forward(tape, whole, types, 0).value();
+
+      std::vector<int64_t> inner;
+      const std::vector<int64_t> field = g.in_neighbourhood(seeds, 2, &inner);
+      ASSERT_LT(field.size(), static_cast<size_t>(n) / 2) << "the test wants a small field";
+      ASSERT_GT(field.size(), inner.size());
+      // One-hot: layer 0 on the field's rows with global columns, layer 1 on the square field.
+      nn::RelationalKernelRequests req_first, req_rest;
+      model.layer(0).request_kernels(req_first);
+      model.layer(1).request_kernels(req_rest);
+      req_first.backward = req_rest.backward = false;
+      const nn::RelationalKernels part(g.induced(field, inner), model.one_hot() ? req_rest : req, {});
+      const nn::RelationalKernels first(g.induced(field, inner, /*global_columns=*/true), req_first, {});
+      std::vector<nn::RgcnTypeInput> sub = types;
+      std::vector<int64_t> paper_rows;
+      for (int64_t v : field)
+        if (v < papers) paper_rows.push_back(v);
+      sub[0].count = static_cast<int64_t>(paper_rows.size());
+      sub[1].count = static_cast<int64_t>(field.size() - paper_rows.size());
+      if (input == 2) {
+        sub[0].dense = Tensor::empty({sub[0].count, 7}, DType::F32);
+        for (size_t k = 0; k < paper_rows.size(); ++k)
+          std::copy_n(paper_x.data<float>() + paper_rows[k] * 7, 7, sub[0].dense.data<float>() + k * 7);
+      }
+      const Tensor got = model.forward_on(tape, model.one_hot() ? first : part, part, sub, field).value();
+      ASSERT_EQ(got.dim(0), static_cast<int64_t>(field.size()));
+      for (int64_t seed : seeds) {
+        const int64_t row = std::lower_bound(field.begin(), field.end(), seed) - field.begin();
+        for (int64_t c = 0; c < 4; ++c)
+          EXPECT_NEAR(got.data<float>()[row * 4 + c], want.data<float>()[seed * 4 + c], 1e-5)
+              << "seed " << seed << " class " << c;
+      }
+    }
+}
+
 // R-GCN's one-hot first layer with full weights: the gradient support the model
 // marks on layers.0.weight is exactly where a real gradient is non-zero (the rows
 // (r, j) of each relation's sources j), and other models mark nothing.
