@@ -214,9 +214,15 @@ std::unique_ptr<nn::RgcnModel> RgcnContext::make_model(uint64_t seed) const {
 
 void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
   Timer t;
-  nn::RelationalKernelRequests req;
-  model.request_kernels(req);
-  req.backward = backward;
+  // A receptive field's one-hot first layer runs on its own graph (data.first_layer_graph).
+  nn::RelationalKernelRequests req, first;
+  for (int i = 0; i < model.num_layers(); ++i)
+    model.layer(i).request_kernels(i == 0 && data.first_layer_graph ? first : req);
+  req.backward = first.backward = backward;
+  first_layer_kernels.reset();
+  if (data.first_layer_graph)
+    first_layer_kernels =
+        std::make_unique<nn::RelationalKernels>(*data.first_layer_graph, first, config.runtime.kernels);
   kernels = std::make_unique<nn::RelationalKernels>(*data.graph, req, config.runtime.kernels);
   feature_kernels.clear();
   for (size_t i = 0; i < data.types.size(); ++i) {
@@ -261,13 +267,18 @@ namespace {
 
 void print_kernels(const std::function<void(const std::string&)>& out, const RgcnContext& ctx) {
   const nn::RelationalKernels& k = *ctx.kernels;
-  out(fmt::format("{:<11}{} rgms kernel sets on {} relations ({} pairs, {} non-zeros, {} indices): compile {:.1f} ms, "
+  const nn::RelationalKernels* first = ctx.first_layer_kernels.get();
+  out(
+      fmt::format("{:<11}{} rgms kernel sets on {} relations ({} pairs, {} non-zeros, {} indices): compile {:.1f} ms, "
                   "tune {:.1f} ms, total with feature kernels {:.1f} ms",
-                  "kernels", k.records().size(), k.graph().relations, commas(k.graph().pairs),
-                  commas(k.graph().nnz), dtype_name(k.graph().index_dtype), k.compile_ms(), k.tune_ms(), ctx.build_ms));
-  for (const auto& r : k.records())
-    out(fmt::format("{:<11}{:<32} {:<3} {:<22} {:<34} compile {:.1f} ms{}", "", r.role, r.graph, r.order, r.describe,
-                    r.compile_ms, r.origin == "-" || r.origin == "default" ? "" : ", " + r.origin));
+                  "kernels", k.records().size() + (first ? first->records().size() : 0), k.graph().relations,
+                  commas(k.graph().pairs), commas(k.graph().nnz), dtype_name(k.graph().index_dtype),
+                  k.compile_ms() + (first ? first->compile_ms() : 0), k.tune_ms(), ctx.build_ms));
+  for (const nn::RelationalKernels* set : {first, &k})
+    if (set)
+      for (const auto& r : set->records())
+        out(fmt::format("{:<11}{:<32} {:<3} {:<22} {:<34} compile {:.1f} ms{}", "", r.role, r.graph, r.order,
+                        r.describe, r.compile_ms, r.origin == "-" || r.origin == "default" ? "" : ", " + r.origin));
   for (size_t i = 0; i < ctx.data.types.size(); ++i) {
     const nn::GraphKernels* g = ctx.data.types[i].kernels;
     if (!g) continue;
@@ -630,6 +641,58 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   return r;
 }
 
+namespace {
+
+// R-GCN over a batch's receptive field: the subgraph induced on the seeds' L-hop
+// in-neighbourhood (every relation), holding the non-zeros of the rows within L - 1
+// hops, all of them, with their whole-graph normalisation (sc::RelationalGraph::
+// induced); so the seeds' logits are the whole graph's. The outermost nodes enter
+// as inputs only. Kernels get the default orders: nothing is tuned for one batch.
+struct RgcnField {
+  std::vector<int64_t> nodes, inner;  // global ids, increasing
+  RgcnContext ctx;                    // data: the field's graph and per-type inputs
+};
+
+// The field of `seeds` (global ids) for `model`, with its inputs; its kernels are
+// built by the caller (ctx.build_kernels) once the field is known to be worth it.
+RgcnField rgcn_field(const RgcnContext& whole, const nn::RgcnModel& model, const std::vector<int64_t>& seeds) {
+  RgcnField f;
+  const RgcnData& d = whole.data;
+  f.nodes = d.graph->in_neighbourhood(seeds, model.num_layers(), &f.inner);
+  f.ctx.config = whole.config;
+  f.ctx.config.runtime.kernels.tuning = false;
+  f.ctx.config.runtime.kernels.plans = nullptr;
+  f.ctx.metric = whole.metric;
+  RgcnData& fd = f.ctx.data;
+  fd.name = d.name;
+  fd.type_names = d.type_names;
+  fd.relation_names = d.relation_names;
+  fd.target_type = d.target_type;
+  fd.type_offsets.push_back(0);
+  auto node = f.nodes.begin();
+  for (size_t t = 0; t < d.types.size(); ++t) {
+    const int64_t offset = d.type_offsets[t];
+    std::vector<int64_t> rows;  // the type's nodes in the field, as rows of the type
+    for (; node != f.nodes.end() && *node < d.type_offsets[t + 1]; ++node) rows.push_back(*node - offset);
+    nn::RgcnTypeInput in = d.types[t];
+    in.count = static_cast<int64_t>(rows.size());
+    in.kernels = nullptr;
+    if (in.sparse) {
+      fd.sparse.push_back(in.sparse->select_rows(rows));
+      in.sparse = &fd.sparse.back();
+    } else if (in.dense.defined()) {
+      in.dense = in.dense.gather_rows(rows);
+    }
+    fd.types.push_back(std::move(in));
+    fd.type_offsets.push_back(fd.type_offsets.back() + static_cast<int64_t>(rows.size()));
+  }
+  fd.graph = d.graph->induced(f.nodes, f.inner);
+  if (model.one_hot()) fd.first_layer_graph = d.graph->induced(f.nodes, f.inner, /*global_columns=*/true);
+  return f;
+}
+
+}  // namespace
+
 InferReport run_rgcn_inference(const Config& config, const InferOptions& o, const Printer& print) {
   Loaded l;
   load_for(l, config, o.checkpoint);
@@ -639,30 +702,76 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   const std::string tname = d.type_names[static_cast<size_t>(d.target_type)];
   const std::vector<int64_t> batch =
       read_node_batch(o.batch, count, fmt::format("the target type '{}'", tname), o.names, d.target_names);
-  l.ctx.build_kernels(*l.model, /*backward=*/false);
-  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}", config.source(), o.checkpoint.string(), o.batch,
-                    o.names ? " --names" : ""));
+  const nn::RgcnModel& model = *l.model;
+  InferReport rep;
+  // A batch file: the forward over the batch's receptive field alone, unless the
+  // field is most of the graph.
+  Timer t;
+  std::optional<RgcnField> field;
+  std::string whole_graph_reason = o.batch == "all" ? "every node" : o.full_graph ? "--full-graph" : "";
+  if (whole_graph_reason.empty()) {
+    std::vector<int64_t> seeds(batch);
+    for (int64_t& v : seeds) v += d.target_offset();
+    field = rgcn_field(l.ctx, model, seeds);
+    const int64_t nodes = static_cast<int64_t>(field->nodes.size());
+    rep.forward = fmt::format("the batch's {}-hop in-neighbourhood, {} of {} nodes", model.num_layers(), commas(nodes),
+                              commas(d.num_nodes()));
+    if (2 * nodes > d.num_nodes()) {
+      whole_graph_reason = fmt::format("the batch's {}-hop in-neighbourhood holds {} of the {} nodes",
+                                       model.num_layers(), commas(nodes), commas(d.num_nodes()));
+      field.reset();
+      rep.forward.clear();
+    }
+  }
+  RgcnContext& run = field ? field->ctx : l.ctx;
+  run.build_kernels(model, /*backward=*/false);
+  print(fmt::format("strata infer {} --checkpoint {} --batch {}{}{}", config.source(), o.checkpoint.string(), o.batch,
+                    o.names ? " --names" : "", o.full_graph ? " --full-graph" : ""));
   print_data(print, config, l.ctx);
-  print(fmt::format("{:<11}{}", "model", l.model->describe()));
+  print(fmt::format("{:<11}{}", "model", model.describe()));
   print(fmt::format("{:<11}run {}, seed {}, epoch {}, recorded test {} {:.4f}", "checkpoint", l.ck.meta.value("run", 0),
                     l.ck.meta.value("seed", uint64_t{0}), epoch_str(l.ck.meta.value("epoch", int64_t{0})),
                     metric_name(recorded_metric(l.ck.meta, d.multilabel())), l.ck.meta.value("test_acc", -1.0)));
   print_runtime(print, l.ctx.config);
-  print_kernels(print, l.ctx);
-  // Inference: one warm-up-free forward pass over the whole graph, eval mode.
-  Timer t;
+  if (field)
+    print(fmt::format("{:<11}{}: {} non-zeros of {} (the rows within {} hop{}, every in-edge kept)", "forward",
+                      rep.forward, commas(run.data.graph->nnz), commas(d.graph->nnz), model.num_layers() - 1,
+                      model.num_layers() == 2 ? "" : "s"));
+  else if (o.batch != "all")
+    print(fmt::format("{:<11}over the whole graph: {}", "forward", whole_graph_reason));
+  print_kernels(print, run);
+  // One forward pass in eval mode, no warm-up.
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
-  const Tensor logits = l.model->forward(tape, *l.ctx.kernels, d.types, 0).value();
-  InferReport rep;
-  rep.infer_ms = t.ms();
-  rep.build_ms = l.ctx.build_ms;
-  rep.compile_ms = l.ctx.kernels->compile_ms();
-  rep.tune_ms = l.ctx.kernels->tune_ms();
-  predict_batch(batch, d.target_offset(), NodeScores(logits, d.labels, d.num_classes, l.ctx.metric).predictions(),
-                d.labels, d.splits.test, d.target_names, d.class_names, o.out, rep);
+  Timer forward;
+  const nn::RelationalKernels& first = run.first_layer_kernels ? *run.first_layer_kernels : *run.kernels;
+  const Tensor logits = field ? model.forward_on(tape, first, *run.kernels, run.data.types, field->nodes).value()
+                              : model.forward(tape, *run.kernels, run.data.types, 0).value();
+  // Field: finding it, gathering its inputs and the forward; kernel builds apart.
+  rep.infer_ms = field ? t.ms() - run.build_ms : forward.ms();
+  rep.build_ms = run.build_ms;
+  rep.compile_ms = run.kernels->compile_ms() + (run.first_layer_kernels ? run.first_layer_kernels->compile_ms() : 0);
+  rep.tune_ms = run.kernels->tune_ms();
+  if (!field) {
+    predict_batch(batch, d.target_offset(), NodeScores(logits, d.labels, d.num_classes, l.ctx.metric).predictions(),
+                  d.labels, d.splits.test, d.target_names, d.class_names, o.out, rep);
+  } else {
+    // The field's rows: the batch's, its nodes' labels, and its test nodes.
+    const std::vector<int64_t>& nodes = field->nodes;
+    const auto row_of = [&nodes](int64_t v) -> int64_t {
+      const auto it = std::lower_bound(nodes.begin(), nodes.end(), v);
+      return it != nodes.end() && *it == v ? it - nodes.begin() : -1;
+    };
+    std::vector<int64_t> rows, tests;
+    for (int64_t v : batch) rows.push_back(row_of(d.target_offset() + v));
+    for (int64_t k = 0; k < d.splits.test.numel(); ++k)
+      if (const int64_t r = row_of(d.splits.test.data<int64_t>()[k]); r >= 0) tests.push_back(r);
+    const Tensor labels = d.labels.gather_rows(nodes);
+    predict_batch(batch, rows, NodeScores(logits, labels, d.num_classes, l.ctx.metric).predictions(), labels,
+                  Tensor::from_vector(tests), d.target_names, d.class_names, o.out, rep);
+  }
   print_inference(print, rep, "nodes of type " + tname, d.num_nodes(), o.out);
   return rep;
 }

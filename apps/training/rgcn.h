@@ -36,6 +36,9 @@ struct RgcnData {
   int target_type = 0;
   std::vector<std::string> relation_names;
   std::optional<sc::RelationalGraph> graph;
+  // A receptive field's (strata infer --batch) one-hot first layer: the field's rows
+  // with the whole graph's column ids, by which it reads its weight rows.
+  std::optional<sc::RelationalGraph> first_layer_graph;
   std::deque<nn::SparseFeatures> sparse;  // owned sparse features (types point into it)
   std::vector<nn::RgcnTypeInput> types;
   // int64 [N] (global ids), -1 = unlabelled or not the target type; multi-label:
@@ -60,6 +63,7 @@ struct RgcnContext {
   RgcnData data;
   Metric metric = Metric::Accuracy;  // training.metric, resolved for the data (node_classification.h)
   std::unique_ptr<nn::RelationalKernels> kernels;
+  std::unique_ptr<nn::RelationalKernels> first_layer_kernels;  // with data.first_layer_graph: layer 0's
   std::vector<std::unique_ptr<nn::GraphKernels>> feature_kernels;
   double build_ms = 0;
   // `backward` false (eval, infer): the relational kernels the forward pass runs only.

@@ -126,7 +126,16 @@ case "$mode" in
     expect infer "$inf" '^ +rgms 8->8 forward +G +mixed .*forward kernels only'
     grep -q 'backward' <<< "$inf" && { echo "FAIL: infer built backward kernels"; fails=$((fails + 1)); }
     expect infer "$inf" '^ +type0 features f=8 forward +S +spmm_f8'
-    expect infer "$inf" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\); kernels built in'
+    # A batch file: the forward over the batch's 2-hop in-neighbourhood, whose
+    # predictions are the whole graph's (--full-graph), byte for byte.
+    expect infer "$inf" '^forward +the batch.s 2-hop in-neighbourhood, [0-9]+ of 120 nodes: [0-9]+ non-zeros of 270 \(the rows within 1 hop, every in-edge kept\)$'
+    expect infer "$inf" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9]+ of 120 nodes\); kernels built in'
+    full="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+             --batch "$scratch/nodes.txt" --full-graph --out "$scratch/pred-full.csv")"
+    expect_rc infer-full $? 0
+    expect infer-full "$full" '^forward +over the whole graph: --full-graph$'
+    expect infer-full "$full" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\)'
+    cmp -s "$scratch/pred.csv" "$scratch/pred-full.csv" || { echo "FAIL: the field's predictions differ from --full-graph's"; fails=$((fails + 1)); }
     expect infer "$inf" '^Accuracy on the 4 labelled nodes of the batch: [01]\.[0-9]{4}'
     expect infer "$inf" '^Predictions written to '
     [ "$(head -1 "$scratch/pred.csv")" = "node,name,predicted,predicted_class,label,correct" ] ||
@@ -275,6 +284,16 @@ case "$mode" in
     echo "$inf"
     expect infer-aifb "$inf" '^Inference: 8,285 nodes of type entity'
     expect infer-aifb "$inf" '^Accuracy on the 176 labelled nodes of the batch: 0\.[0-9]{4}'
+    # Three entities over their receptive field (one-hot input: the first layer reads
+    # the whole graph's weight rows by the field's global ids): the whole graph's predictions.
+    printf '0\n1\n2\n' > "$scratch/aifb-batch.txt"
+    for how in field full; do
+      inf="$("$strata" infer "$scratch/aifb/config.yaml" --checkpoint "$scratch/aifb/checkpoints/run-01.ckpt" \
+               --batch "$scratch/aifb-batch.txt" --out "$scratch/aifb-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
+      expect_rc "infer-aifb-$how" $? 0
+      [ $how = field ] && expect infer-aifb-field "$inf" '^Inference: 3 nodes of type entity in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 8,285 nodes\)'
+    done
+    cmp -s "$scratch/aifb-field.csv" "$scratch/aifb-full.csv" || { echo "FAIL: AIFB field predictions differ from --full-graph's"; fails=$((fails + 1)); }
     # HGB IMDB: multi-label genres (a sigmoid per genre), scored by micro-F1.
     if [ -f "$data_root/hgb/IMDB.zip" ]; then
       out="$("$strata" train "$src/configs/rgcn_imdb.yaml" --data-root "$data_root" --set training.runs=1 \
@@ -284,6 +303,16 @@ case "$mode" in
       expect imdb "$out" '^ +21,420 nodes \(movie 4,932, director 2,393, actor 6,124, keyword 7,971\), 6 relations, 86,642 edges; target type movie, 5 classes \(multi-label'
       expect imdb "$out" '1,097 train / 274 val / 1,601 test'
       expect imdb "$out" '^Test micro-F1 over 1 run: 0\.(6[0-9]|7[0-9])[0-9]{2} ± '
+      # Typed input (features projected, keywords embedded) over a batch's field: the
+      # whole graph's class sets.
+      printf '0\n7\n1500\n4000\n' > "$scratch/imdb-batch.txt"
+      for how in field full; do
+        inf="$("$strata" infer "$scratch/imdb/config.yaml" --checkpoint "$scratch/imdb/checkpoints/run-01.ckpt" \
+                 --batch "$scratch/imdb-batch.txt" --out "$scratch/imdb-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
+        expect_rc "infer-imdb-$how" $? 0
+        [ $how = field ] && expect infer-imdb-field "$inf" '^Inference: 4 nodes of type movie in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 21,420 nodes\)'
+      done
+      cmp -s "$scratch/imdb-field.csv" "$scratch/imdb-full.csv" || { echo "FAIL: IMDB field predictions differ from --full-graph's"; fails=$((fails + 1)); }
     else
       echo "skipped IMDB: $data_root/hgb/IMDB.zip not found"
     fi
