@@ -43,9 +43,10 @@ struct RelationalGraph {
   // The nodes within `hops` steps of `seeds` along in-edges of any relation (a
   // square graph's receptive field for a model of `hops` layers), increasing;
   // `inner`, when given, receives those within hops - 1 steps (the rows whose
-  // outputs a forward over the field needs). Costs the field's pairs, not the graph's.
+  // outputs a forward over the field needs), and `inner_nnz` their non-zeros (what
+  // induced(field, inner) holds). Costs the field's pairs, not the graph's.
   std::vector<int64_t> in_neighbourhood(const std::vector<int64_t>& seeds, int hops,
-                                        std::vector<int64_t>* inner = nullptr) const;
+                                        std::vector<int64_t>* inner = nullptr, int64_t* inner_nnz = nullptr) const;
   // The subgraph induced on `nodes` (increasing ids of a square graph): rows and
   // columns are positions in `nodes`; the non-zeros kept are those whose destination
   // is in `rows` (increasing, a subset of `nodes`) and whose source is in `nodes`,

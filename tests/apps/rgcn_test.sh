@@ -136,6 +136,13 @@ case "$mode" in
     expect infer-full "$full" '^forward +over the whole graph: --full-graph$'
     expect infer-full "$full" '^Inference: 4 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\)'
     cmp -s "$scratch/pred.csv" "$scratch/pred-full.csv" || { echo "FAIL: the field's predictions differ from --full-graph's"; fails=$((fails + 1)); }
+    # A batch whose field is most of the graph runs the whole graph, and says why.
+    seq 0 40 > "$scratch/many.txt"
+    many="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-01.ckpt" \
+             --batch "$scratch/many.txt")"
+    expect_rc infer-many $? 0
+    expect infer-many "$many" '^forward +over the whole graph: the batch.s 2-hop in-neighbourhood holds [0-9]+ of the 120 nodes$'
+    expect infer-many "$many" '^Inference: 41 nodes of type type0 in [0-9.]+ ms \(forward over all 120 nodes\)'
     expect infer "$inf" '^Accuracy on the 4 labelled nodes of the batch: [01]\.[0-9]{4}'
     expect infer "$inf" '^Predictions written to '
     [ "$(head -1 "$scratch/pred.csv")" = "node,name,predicted,predicted_class,label,correct" ] ||

@@ -320,7 +320,8 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
         field = next;
       }
       std::vector<int64_t> got_inner;
-      const std::vector<int64_t> got = g.in_neighbourhood(seeds, hops, &got_inner);
+      int64_t got_inner_nnz = -1;
+      const std::vector<int64_t> got = g.in_neighbourhood(seeds, hops, &got_inner, &got_inner_nnz);
       EXPECT_EQ(got, std::vector<int64_t>(field.begin(), field.end())) << hops << " hops";
       EXPECT_EQ(got_inner, std::vector<int64_t>(inner.begin(), inner.end())) << hops << " hops";
       ASSERT_LT(got.size(), 200u) << "the test wants a field smaller than the graph";
@@ -341,6 +342,7 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
       int64_t whole_rows_nnz = 0;
       for (const NonZero& z : all) whole_rows_nnz += inner.count(std::get<1>(z));
       EXPECT_EQ(s.nnz, whole_rows_nnz);
+      EXPECT_EQ(got_inner_nnz, whole_rows_nnz);
       // Each relation's source list is the set of its columns, and jloc points into it.
       const int64_t* sp = s.src_ptr.data<int64_t>();
       const int64_t* rp = s.rel_ptr.data<int64_t>();
