@@ -245,7 +245,8 @@ const RegisterCommand kInfo{Command{
       CLI::Option* positional =
           app.add_option("dataset", args->dataset,
                          "a name (cora, aifb, ddi, ...), FORMAT:PATH (mtx:x.mtx, ogb:dir, ...) or a generator "
-                         "(sbm:nodes=2000,classes=5,seed=1, rmat:scale=16, er:nodes=1000,avg_degree=8)");
+                         "(sbm:nodes=2000,classes=5,seed=1, rmat:scale=16, er:nodes=1000,avg_degree=8, "
+                         "rsbm:nodes=2000,relations=6,seed=1)");
       app.add_option("--graph", args->dataset, "the dataset, as the other commands name it (instead of the positional)")
           ->excludes(positional);
       app.add_option("--data-root", args->data_root, "folder holding the datasets (default: $STRATA_DATA_ROOT or "

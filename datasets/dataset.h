@@ -42,7 +42,7 @@ inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
 
 struct Dataset {
   std::string name;    // "cora", "sbm", or the file stem
-  std::string format;  // "linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae", "dglcsv", "rmat", "er", "sbm"
+  std::string format;  // "linqs", "pubmed", "ogb", "rdf", "hgb", "mtx", "edgelist", "csv", "musae", "dglcsv", "rmat", "er", "sbm", "rsbm"
   std::string source;  // resolved path or canonical generator spec
   Task task = Task::None;
 

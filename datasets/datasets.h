@@ -4,7 +4,7 @@
 //   dataset.h         Dataset: graph or heterograph, features, labels, splits, notes
 //   feature_matrix.h  dense or sparse (CSR) node features;  splits.h  seeded splits
 //   linqs.h pubmed.h ogb.h rdf.h hgb.h matrix_market.h edge_list.h musae.h dgl_csv.h   one loader per format
-//   rmat.h erdos_renyi.h sbm.h   synthetic generators;  dataset_cache.h  the cache file format
+//   rmat.h erdos_renyi.h sbm.h relational_sbm.h   synthetic generators;  dataset_cache.h  the cache file format
 //   byte_source.h archive.h line_reader.h text_fields.h ntriples.h   streaming text input
 // Loaders keep the direction of the files (graph rows = destinations) and say in
 // Dataset::notes what was missing or assumed; bad input fails with file:line.
@@ -26,5 +26,6 @@
 #include "datasets/rdf.h"
 #include "datasets/registry.h"
 #include "datasets/rmat.h"
+#include "datasets/relational_sbm.h"
 #include "datasets/sbm.h"
 #include "datasets/splits.h"

@@ -17,6 +17,7 @@
 #include "datasets/ogb.h"
 #include "datasets/pubmed.h"
 #include "datasets/rdf.h"
+#include "datasets/relational_sbm.h"
 #include "datasets/rmat.h"
 #include "datasets/sbm.h"
 
@@ -41,6 +42,7 @@ Dataset load_from_source(const ResolvedSource& src) {
   if (f == "rmat") return generate_rmat(parse_rmat_params(src.params));
   if (f == "er") return generate_er(parse_er_params(src.params));
   if (f == "sbm") return generate_sbm(parse_sbm_params(src.params));
+  if (f == "rsbm") return generate_relational_sbm(parse_relational_sbm_params(src.params));
   if (f == "linqs") return load_linqs(src.path, o);
   if (f == "pubmed") return load_pubmed(src.path, o);
   if (f == "ogb") return load_ogb(src.path, o);

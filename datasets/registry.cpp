@@ -58,7 +58,7 @@ const std::vector<std::string>& path_formats() {
 }
 
 const std::vector<std::string>& generator_formats() {
-  static const std::vector<std::string> f = {"rmat", "er", "sbm"};
+  static const std::vector<std::string> f = {"rmat", "er", "sbm", "rsbm"};
   return f;
 }
 

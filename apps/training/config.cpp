@@ -72,7 +72,8 @@ std::vector<KeySpec> build_schema() {
   s.push_back(required(key_string(
       "data.dataset", "",
       "dataset: a short name (cora, citeseer, facebook, ...), prefix:path (linqs:, ogb:, musae:, mtx:, edgelist:, ...) "
-      "or a generator (sbm:nodes=2000,classes=5,seed=1; rmat:scale=17,edge_factor=16,seed=1)")));
+      "or a generator (sbm:nodes=2000,classes=5,seed=1; rmat:scale=17,edge_factor=16,seed=1; for R-GCN "
+      "rsbm:nodes=2000,relations=6,seed=1)")));
   s.push_back(key_string("data.data_root", "",
                          "folder holding the datasets; empty: --data-root, $STRATA_DATA_ROOT or ../shared/datasets"));
   s.push_back(

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end checks of R-GCN: `strata train` -> `strata eval` -> `strata infer` on a
 # tiny synthetic heterograph written here in HGB's format (mode "unit"; "multilabel"
-# with a second class on some nodes), the exit
+# with a second class on some nodes; "synthetic": the relational block model of
+# configs/rgcn_synthetic.yaml), the exit
 # codes and messages of bad input (mode "error"), and AIFB and HGB IMDB briefly (mode "data",
 # skipped with a message naming the path when the data root lacks it).
-# Usage: rgcn_test.sh STRATA_BINARY unit|multilabel|error|data SOURCE_DIR DATA_ROOT
+# Usage: rgcn_test.sh STRATA_BINARY unit|multilabel|synthetic|error|data SOURCE_DIR DATA_ROOT
 set -uo pipefail
 strata="$1"
 mode="$2"
@@ -156,6 +157,24 @@ case "$mode" in
     expect infer-all "$all" '^Accuracy on the 90 labelled nodes of the batch'
     expect infer-all "$all" '^ +rgms 8->8 forward +G +[a-z-]+ .*(tuned \(fused|tuning record)'
     ls "$scratch" | grep -q 'pred.csv.*tmp' && { echo "FAIL: a temporary file was left"; fails=$((fails + 1)); }
+    ;;
+  synthetic)
+    # The relational block model needs no files: R-GCN learns its relation-specific
+    # block shifts, and a batch's field predicts what the whole graph does.
+    out="$("$strata" train "$src/configs/rgcn_synthetic.yaml" --set training.runs=1 --set output.log_every=0 \
+             --set output.run_dir="$scratch/syn" 2>&1)"
+    expect_rc train-synthetic $? 0
+    echo "$out"
+    expect synthetic "$out" '^ +4,000 nodes \(t0 2,000, t1 2,000\), 12 relations, 32,004 edges; target type t0, 4 classes'
+    expect synthetic "$out" '^Test accuracy \(micro-F1\) over 1 run: 0\.(8[5-9]|9[0-9])[0-9]{2} '
+    seq 0 97 1999 > "$scratch/syn-batch.txt"
+    for how in field full; do
+      inf="$("$strata" infer "$scratch/syn/config.yaml" --checkpoint "$scratch/syn/checkpoints/run-01.ckpt" \
+               --batch "$scratch/syn-batch.txt" --out "$scratch/syn-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
+      expect_rc "infer-synthetic-$how" $? 0
+      [ $how = field ] && expect infer-synthetic-field "$inf" '^Inference: 21 nodes of type t0 in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 4,000 nodes\)'
+    done
+    cmp -s "$scratch/syn-field.csv" "$scratch/syn-full.csv" || { echo "FAIL: synthetic field predictions differ from --full-graph's"; fails=$((fails + 1)); }
     ;;
   multilabel)
     # Every 4th paper carries a second class: a sigmoid per class, binary cross-entropy,

@@ -1,13 +1,15 @@
-// Synthetic generators: R-MAT, Erdős–Rényi and the SBM demo dataset, which must be
+// Synthetic generators: R-MAT, Erdős–Rényi, the SBM demo dataset and its relational (R-GCN) sibling, which must be
 // learnable (a linear model on neighbour-averaged features reaches high accuracy).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "core/parallel.h"
 #include "datasets/erdos_renyi.h"
 #include "datasets/generator_params.h"
+#include "datasets/relational_sbm.h"
 #include "datasets/rmat.h"
 #include "datasets/sbm.h"
 #include "tests/datasets/fixtures.h"
@@ -168,6 +170,80 @@ TEST(Sbm, DeterministicAndParameterised) {
   EXPECT_EQ(d.splits.train_size(), 150);
   EXPECT_EQ(d.splits.val_size(), 75);
   EXPECT_EQ(d.source, "sbm:nodes=300,classes=4,avg_degree=6,ratio=20,feature_dim=7,noise=3.5,seed=1,train=0.5,val=0.25");
+}
+
+TEST(RelationalSbm, TypedRelationsShiftBlocksAndComeWithTheirInverses) {
+  const Dataset ds =
+      generate_relational_sbm(parse_relational_sbm_params("nodes=600,types=2,relations=4,classes=3,seed=2"));
+  ASSERT_TRUE(ds.is_hetero());
+  const HeteroGraph& h = *ds.hetero;
+  ASSERT_EQ(h.num_node_types(), 2);
+  EXPECT_EQ(h.node_types()[0].name, "t0");
+  EXPECT_EQ(h.node_types()[1].count, 600);
+  EXPECT_EQ(ds.target_node_type, 0);
+  EXPECT_EQ(ds.num_nodes(), 1200);
+  // avg_degree 8 over 2 x 600 nodes: 4,800 edges per direction, 1,200 per relation.
+  EXPECT_EQ(ds.num_edges(), 1200 * 8);
+  ASSERT_EQ(h.num_relations(), 8);
+  const std::vector<std::string> want{"t0-r0->t1", "t1-r1->t0", "t0-r2->t0", "t1-r3->t1"};
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(h.relation(r).str(), want[r]);
+    EXPECT_EQ(h.relation(r).adj.nnz(), 1200);
+    const int inv = h.find_relation("rev-r" + std::to_string(r));
+    ASSERT_GE(inv, 0) << r;
+    EXPECT_TRUE(h.relation(inv).adj.same_structure(h.relation(r).adj.transpose())) << r;
+  }
+  EXPECT_EQ(ds.class_counts(), (std::vector<int64_t>{200, 200, 200}));
+  EXPECT_EQ(ds.splits.train_size(), 360);
+  EXPECT_EQ(ds.splits.test_size(), 120);
+  for (const FeatureMatrix& f : ds.type_features) EXPECT_FALSE(f.defined());
+  // r2 runs t0 -> t0 and shifts blocks by 2: a source sits in its destination's
+  // block + 2 with probability q + (1 - q) / C, q = 8·200 / (8·200 + 400) = 0.8.
+  const Graph& A = h.relation(2).adj;
+  const int64_t* y = ds.labels.data<int64_t>();
+  int64_t shifted = 0, same = 0, undone = 0, blind = 0;
+  for (const auto& [d, s] : testing::edge_pairs(A)) {
+    shifted += y[s] == (y[d] + 2) % 3;
+    same += y[s] == y[d];
+  }
+  EXPECT_NEAR(static_cast<double>(shifted) / static_cast<double>(A.nnz()), 0.8 + 0.2 / 3, 0.03);
+  EXPECT_NEAR(static_cast<double>(same) / static_cast<double>(A.nnz()), 0.2 / 3, 0.03);
+  // So a node's block is its r2 in-neighbours' majority block shifted back, not
+  // their majority block: what a weight per relation can learn and one weight cannot.
+  for (int64_t v = 0; v < 600; ++v) {
+    if (A.degree(v) == 0) continue;
+    std::vector<int64_t> votes(3, 0);
+    for (int64_t p = A.row_begin(v); p < A.row_end(v); ++p) ++votes[y[A.column(p)]];
+    const int64_t top = std::max_element(votes.begin(), votes.end()) - votes.begin();
+    undone += (top + 1) % 3 == y[v];
+    blind += top == y[v];
+  }
+  EXPECT_GT(undone, 450);
+  EXPECT_LT(blind, 100);
+
+  const Dataset again =
+      generate_relational_sbm(parse_relational_sbm_params("nodes=600,types=2,relations=4,classes=3,seed=2"));
+  testing::expect_same_dataset(ds, again);
+  const Dataset other =
+      generate_relational_sbm(parse_relational_sbm_params("nodes=600,types=2,relations=4,classes=3,seed=3"));
+  EXPECT_FALSE(ds.graph.same_structure(other.graph));
+  const Dataset featured =
+      generate_relational_sbm(parse_relational_sbm_params("nodes=50,types=3,relations=1,feature_dim=5"));
+  ASSERT_EQ(featured.type_features.size(), 3u);
+  for (const FeatureMatrix& f : featured.type_features) EXPECT_EQ(f.cols(), 5);
+  EXPECT_EQ(featured.hetero->relation(0).str(), "t0-r0->t1");
+  EXPECT_EQ(featured.source,
+            "rsbm:nodes=50,types=3,relations=1,classes=4,avg_degree=8,ratio=8,feature_dim=5,noise=1,seed=1,train=0.6,"
+            "val=0.2");
+  testing::expect_user_error([] { parse_relational_sbm_params("relation=3"); },
+                             {"rsbm: unknown parameter 'relation'", "did you mean 'relations'?"});
+  testing::expect_user_error([] { parse_relational_sbm_params("nodes=3,classes=4"); },
+                             {"4 classes need at least as many nodes per type"});
+  testing::expect_user_error([] { parse_relational_sbm_params("nodes=10,relations=1,avg_degree=50"); },
+                             {"avg_degree=50 is too dense for 1 relations over 10 nodes per type"});
+  testing::expect_user_error(
+      [] { generate_relational_sbm(parse_relational_sbm_params("nodes=268435456,types=64,avg_degree=10000")); },
+      {"out of host memory: generating 'rsbm:nodes=268435456", "needs about", "available"});
 }
 
 TEST(GeneratorErrorTest, UnknownKeysAndBadValuesNameTheKey) {
