@@ -38,7 +38,7 @@ class RelGraphConv {
   // Inference over part of the graph: k's graph is the subgraph induced on `nodes`
   // (sc::RelationalGraph::induced; the ids of its rows in the whole graph), x has a
   // row per node of it. A one-hot layer's subgraph keeps the whole graph's column ids
-  // (induced with global_columns), by which it reads its weight rows. No gradients
+  // (induced(...).with_column_ids), by which it reads its weight rows. No gradients
   // flow (the tape's must be off).
   ag::Var forward_on(ag::Tape& tape, const RelationalKernels& k, const ag::Var& x, const std::vector<int64_t>& nodes,
                      uint64_t dropout_seed) const;

@@ -53,7 +53,7 @@ class RgcnModel {
   // sc::RelationalGraph::induced) and types[t] holds the features of type t's nodes
   // among them (count = how many; featureless types' embeddings are read at those
   // rows here). A one-hot first layer runs `first` instead: the same subgraph with
-  // the whole graph's column ids (induced with global_columns), by which it reads its
+  // the whole graph's column ids (induced(...).with_column_ids), by which it reads its
   // weight rows. Logits [nodes.size(), classes]; the tape's gradients must be off.
   ag::Var forward_on(ag::Tape& tape, const RelationalKernels& first, const RelationalKernels& k,
                      const std::vector<RgcnTypeInput>& types, const std::vector<int64_t>& nodes) const;

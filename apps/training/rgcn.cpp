@@ -709,7 +709,7 @@ void build_field_inputs(RgcnField& f, const RgcnContext& whole, const nn::RgcnMo
     fd.type_offsets.push_back(fd.type_offsets.back() + static_cast<int64_t>(rows.size()));
   }
   fd.graph = d.graph->induced(f.nodes, f.inner);
-  if (model.one_hot()) fd.first_layer_graph = d.graph->induced(f.nodes, f.inner, /*global_columns=*/true);
+  if (model.one_hot()) fd.first_layer_graph = fd.graph->with_column_ids(f.nodes, d.graph->cols);
 }
 
 }  // namespace

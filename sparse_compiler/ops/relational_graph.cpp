@@ -248,7 +248,7 @@ std::vector<int64_t> RelationalGraph::in_neighbourhood(const std::vector<int64_t
 }
 
 RelationalGraph RelationalGraph::induced(const std::vector<int64_t>& nodes, const std::vector<int64_t>& keep_rows,
-                                         bool global_columns, int64_t grain) const {
+                                         int64_t grain) const {
   STRATA_CHECK(rows == cols, "relational graph: an induced subgraph of a {} x {} graph (it must be square)", rows,
                cols);
   for (size_t k = 0; k < nodes.size(); ++k)
@@ -264,8 +264,7 @@ RelationalGraph RelationalGraph::induced(const std::vector<int64_t>& nodes, cons
   };
   IncreasingLookup source(nodes);
   RelationalGraph g;
-  g.rows = static_cast<int64_t>(nodes.size());
-  g.cols = global_columns ? cols : g.rows;
+  g.rows = g.cols = static_cast<int64_t>(nodes.size());
   g.index_dtype = index_dtype;
   g.relations = relations;
   g.relation_names = relation_names;
@@ -282,7 +281,7 @@ RelationalGraph RelationalGraph::induced(const std::vector<int64_t>& nodes, cons
       for (int64_t p = qp[q]; p < qp[q + 1]; ++p) {
         const int64_t j = index_at(col_ids, p), at = source.find(j);
         if (at < 0) continue;
-        a.cols.push_back(global_columns ? j : at);
+        a.cols.push_back(at);
         a.values.push_back(values.data<float>()[p]);
         a.edge_ids.push_back(edge_ids.data<int64_t>()[p]);
         at_of.push_back(at);
@@ -300,12 +299,35 @@ RelationalGraph RelationalGraph::induced(const std::vector<int64_t>& nodes, cons
     for (size_t k = 0; k < srcs.size(); ++k) slot[static_cast<size_t>(srcs[k])] = static_cast<int64_t>(k);
     for (int64_t at : at_of) a.jloc.push_back(slot[static_cast<size_t>(at)]);
     for (int64_t at : srcs) {
-      a.src_ids.push_back(global_columns ? nodes[static_cast<size_t>(at)] : at);
+      a.src_ids.push_back(at);
       slot[static_cast<size_t>(at)] = -1;
     }
     a.src_ptr.push_back(static_cast<int64_t>(a.src_ids.size()));
   }
   set_arrays(g, a, grain);
+  return g;
+}
+
+RelationalGraph RelationalGraph::with_column_ids(const std::vector<int64_t>& ids, int64_t new_cols) const {
+  STRATA_CHECK(static_cast<int64_t>(ids.size()) == cols, "relational graph: {} column ids for a graph of {} columns",
+               ids.size(), cols);
+  for (size_t k = 0; k < ids.size(); ++k)
+    STRATA_CHECK(ids[k] >= 0 && ids[k] < new_cols && (k == 0 || ids[k] > ids[k - 1]),
+                 "relational graph: column id {} at position {} is out of range [0, {}) or not increasing", ids[k], k,
+                 new_cols);
+  RelationalGraph g = *this;
+  g.cols = new_cols;
+  g.index_dtype = std::max(rows, new_cols) > INT32_MAX ? DType::I64 : index_dtype;
+  // Increasing ids keep each relation's source list sorted, so jloc stays as it is.
+  const auto renamed = [&](const Tensor& t) {
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t k = 0; k < t.numel(); ++k) v[static_cast<size_t>(k)] = ids[static_cast<size_t>(index_at(t, k))];
+    return Tensor::from_vector(v).cast(g.index_dtype);
+  };
+  g.col_ids = renamed(col_ids);
+  g.src_ids = renamed(src_ids);
+  if (g.index_dtype != index_dtype)
+    for (Tensor* t : {&g.rel_rows, &g.jloc}) *t = t->cast(g.index_dtype);
   return g;
 }
 

@@ -52,10 +52,13 @@ struct RelationalGraph {
   // is in `rows` (increasing, a subset of `nodes`) and whose source is in `nodes`,
   // each with its value and edge id as they are (a_r(i, j) is not recomputed: a row
   // that keeps all its non-zeros keeps its normalisation). The index type is kept.
-  // With `global_columns` the columns keep their ids in this graph (cols stays the
-  // graph's): what a one-hot first layer reads its weight rows by.
   RelationalGraph induced(const std::vector<int64_t>& nodes, const std::vector<int64_t>& rows,
-                          bool global_columns = false, int64_t grain = 4096) const;
+                          int64_t grain = 4096) const;
+  // The same graph with column c renamed ids[c] (increasing, each below `cols`, the
+  // new column count): an induced subgraph's columns back to the whole graph's ids,
+  // by which a one-hot first layer reads its weight rows. Rows, values and owner
+  // tasks are shared.
+  RelationalGraph with_column_ids(const std::vector<int64_t>& ids, int64_t cols) const;
   // The relations as separate CSR graphs (rows x cols each), values included.
   std::vector<Graph> relation_graphs() const;
   void bind(KernelArgs& a) const;

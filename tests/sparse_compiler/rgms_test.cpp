@@ -326,7 +326,7 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
       EXPECT_EQ(got_inner, std::vector<int64_t>(inner.begin(), inner.end())) << hops << " hops";
       ASSERT_LT(got.size(), 200u) << "the test wants a field smaller than the graph";
 
-      const RelationalGraph s = g.induced(got, got_inner, false, 8);
+      const RelationalGraph s = g.induced(got, got_inner, 8);
       EXPECT_EQ(s.rows, static_cast<int64_t>(got.size()));
       EXPECT_EQ(s.cols, s.rows);
       EXPECT_EQ(s.index_dtype, g.index_dtype);
@@ -358,7 +358,7 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
       }
       EXPECT_EQ(s.task_rows.data<int64_t>()[s.num_tasks], s.rows);
       // Global columns: the same non-zeros with their sources' ids in g.
-      const RelationalGraph wide_cols = g.induced(got, got_inner, true, 8);
+      const RelationalGraph wide_cols = s.with_column_ids(got, g.cols);
       EXPECT_EQ(wide_cols.rows, s.rows);
       EXPECT_EQ(wide_cols.cols, g.cols);
       std::vector<NonZero> want_global;
@@ -367,6 +367,13 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
                                  std::get<3>(z), std::get<4>(z));
       std::sort(want_global.begin(), want_global.end());
       EXPECT_EQ(non_zeros(wide_cols), want_global) << hops << " hops";
+      EXPECT_EQ(wide_cols.index_dtype, g.index_dtype);
+      // jloc still points at each column in its relation's (renamed) sources.
+      const int64_t* wsp = wide_cols.src_ptr.data<int64_t>();
+      for (int64_t r = 0; r < wide_cols.relations; ++r)
+        for (int64_t p = qp[rp[r]]; p < qp[rp[r + 1]]; ++p)
+          EXPECT_EQ(wide_cols.src_ids.item_as_double(wsp[r] + static_cast<int64_t>(wide_cols.jloc.item_as_double(p))),
+                    wide_cols.col_ids.item_as_double(p));
     }
   }
   const RelationalGraph g = make_graph(20, 2, 1, 64);
@@ -376,6 +383,10 @@ TEST(RelationalGraph, InNeighbourhoodAndInducedSubgraphMatchABruteForceWalk) {
   testing::expect_user_error([&] { (void)g.induced({2, 4}, {3}); }, {"row 3 at position 0", "not one of the nodes"});
   const RelationalGraph wide = make_graph(20, 2, 1, 64, 30);
   testing::expect_user_error([&] { (void)wide.induced({1}, {1}); }, {"20 x 30 graph (it must be square)"});
+  testing::expect_user_error([&] { (void)g.with_column_ids({0, 1}, 5); }, {"2 column ids for a graph of 20 columns"});
+  std::vector<int64_t> ids(20);
+  for (int64_t k = 0; k < 20; ++k) ids[static_cast<size_t>(k)] = 2 * k;
+  testing::expect_user_error([&] { (void)g.with_column_ids(ids, 30); }, {"column id 30 at position 15", "[0, 30)"});
 }
 
 TEST(RgmsTuner, MeasuresTheMixedOrderWhereRelationsDifferInShape) {

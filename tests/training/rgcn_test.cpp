@@ -350,8 +350,9 @@ TEST(RgcnModel, ForwardOverTheReceptiveFieldGivesTheSeedsTheWholeGraphsLogits) {
       model.layer(0).request_kernels(req_first);
       model.layer(1).request_kernels(req_rest);
       req_first.backward = req_rest.backward = false;
-      const nn::RelationalKernels part(g.induced(field, inner), model.one_hot() ? req_rest : req, {});
-      const nn::RelationalKernels first(g.induced(field, inner, /*global_columns=*/true), req_first, {});
+      const sc::RelationalGraph induced = g.induced(field, inner);
+      const nn::RelationalKernels part(induced, model.one_hot() ? req_rest : req, {});
+      const nn::RelationalKernels first(induced.with_column_ids(field, g.cols), req_first, {});
       std::vector<nn::RgcnTypeInput> sub = types;
       std::vector<int64_t> paper_rows;
       for (int64_t v : field)
