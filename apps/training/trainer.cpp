@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "apps/training/batch_forward.h"
 #include "apps/training/link_prediction.h"
@@ -784,18 +785,15 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
       rep.infer_ms = t.ms() - rep.build_ms;  // sampling, gathering the input rows and the forward
       rep.forward = fmt::format("the batch's {}-hop in-neighbourhood, {} of {} nodes", model.num_layers(),
                                 commas(field.nodes()), commas(d.num_nodes()));
-      // The seeds' labels and test membership, in the logits' rows.
-      const int64_t width = d.multilabel() ? d.labels.dim(1) : 1;
-      const int64_t* y = d.labels.data<int64_t>();
-      std::vector<int64_t> labels, tests;
-      std::vector<char> is_test(static_cast<size_t>(d.num_nodes()), 0);
-      for (int64_t k = 0; k < d.splits.test.numel(); ++k) is_test[d.splits.test.data<int64_t>()[k]] = 1;
-      for (size_t i = 0; i < field.seeds.size(); ++i) {
-        labels.insert(labels.end(), y + field.seeds[i] * width, y + (field.seeds[i] + 1) * width);
-        if (is_test[static_cast<size_t>(field.seeds[i])]) tests.push_back(static_cast<int64_t>(i));
-      }
-      const int64_t n = static_cast<int64_t>(field.seeds.size());
-      const Tensor seed_labels = d.multilabel() ? Tensor::from_vector(labels, {n, width}) : Tensor::from_vector(labels);
+      // The seeds' labels and test membership, in the logits' rows (a scan of the
+      // test split against the seeds, not a flag per node of the graph).
+      std::unordered_map<int64_t, int64_t> seed_row;
+      for (size_t i = 0; i < field.seeds.size(); ++i) seed_row.emplace(field.seeds[i], static_cast<int64_t>(i));
+      std::vector<int64_t> tests;
+      for (int64_t k = 0; k < d.splits.test.numel(); ++k)
+        if (const auto it = seed_row.find(d.splits.test.data<int64_t>()[k]); it != seed_row.end())
+          tests.push_back(it->second);
+      const Tensor seed_labels = d.labels.gather_rows(field.seeds);
       predict_batch(batch, field.rows, NodeScores(logits, seed_labels, d.num_classes, l.ctx.metric).predictions(),
                     seed_labels, Tensor::from_vector(tests), d.node_names, d.class_names, o.out, rep);
       print_inference(print, rep, "nodes", d.num_nodes(), o.out);
