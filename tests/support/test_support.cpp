@@ -42,6 +42,18 @@ ScopedCacheRoot::~ScopedCacheRoot() {
   std::filesystem::remove_all(root_, ec);
 }
 
+void TempDirTest::SetUp() {
+  dir_ = std::filesystem::temp_directory_path() / ("strata-" + tag_ + "-" + std::to_string(::getpid()) + "-" +
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+}
+
+void TempDirTest::TearDown() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
 Graph random_graph(const RandomGraphSpec& s) {
   Rng rng(s.seed);
   std::vector<int64_t> rows, cols;

@@ -52,6 +52,19 @@ class ScopedCacheRoot {
   bool had_ = false;
 };
 
+// A fixture whose every test gets a fresh, empty folder `dir_` (named after `tag`,
+// the process and the test), removed when the test ends.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(std::string tag) : tag_(std::move(tag)) {}
+  void SetUp() override;
+  void TearDown() override;
+  std::filesystem::path dir_;
+
+ private:
+  std::string tag_;
+};
+
 // Asserts that `fn` throws UserError whose message contains every one of `parts`.
 template <class F>
 void expect_user_error(F&& fn, std::initializer_list<std::string> parts);

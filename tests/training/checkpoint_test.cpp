@@ -15,15 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CheckpointFixture : public ::testing::Test {
+class CheckpointFixture : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("strata-ckpt-test-{}-{}", ::getpid(),
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  CheckpointFixture() : TempDirTest("ckpt-test") {}
 
   nn::Checkpoint sample(int64_t hidden = 16) {
     Rng rng(3);
@@ -41,7 +35,6 @@ class CheckpointFixture : public ::testing::Test {
     return ck;
   }
 
-  fs::path dir_;
   std::unique_ptr<nn::GnnModel> model_;
 };
 

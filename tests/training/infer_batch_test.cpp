@@ -38,15 +38,9 @@ const std::string kSbm =
     "output:\n"
     "  log_every: 0\n";
 
-class InferBatchTest : public ::testing::Test {
+class InferBatchTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("strata-infer-batch-test-{}-{}", ::getpid(),
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  InferBatchTest() : TempDirTest("infer-batch-test") {}
 
   Config config(std::vector<std::string> sets) {
     sets.push_back("output.run_dir=" + (dir_ / "run").string());
@@ -79,7 +73,6 @@ class InferBatchTest : public ::testing::Test {
     return false;
   }
 
-  fs::path dir_;
   std::vector<std::string> lines_;
 };
 

@@ -33,15 +33,9 @@ const std::string kSbm =
     "output:\n"
     "  log_every: 0\n";
 
-class MiniBatchFixture : public ::testing::Test {
+class MiniBatchFixture : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("strata-minibatch-test-{}-{}", ::getpid(),
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  MiniBatchFixture() : TempDirTest("minibatch-test") {}
 
   Config config(std::vector<std::string> sets, const std::string& run = "run") {
     sets.push_back("output.run_dir=" + (dir_ / run).string());
@@ -63,7 +57,6 @@ class MiniBatchFixture : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
   std::vector<std::string> lines_;
 };
 

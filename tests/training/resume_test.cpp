@@ -70,15 +70,9 @@ void write_hgb(const fs::path& dir) {
   write_file_atomic(dir / "label.dat.test_full", test.str());
 }
 
-class ResumeFixture : public ::testing::Test {
+class ResumeFixture : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("strata-resume-test-{}-{}", ::getpid(),
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  ResumeFixture() : TempDirTest("resume-test") {}
 
   fs::path run_dir() const { return dir_ / "run"; }
   fs::path dead_staging() const { return fs::path(run_dir().string() + fmt::format(".partial-{}", kDeadPid)); }
@@ -120,7 +114,6 @@ class ResumeFixture : public ::testing::Test {
     return false;
   }
 
-  fs::path dir_;
   std::vector<std::string> lines_;
 };
 

@@ -37,16 +37,9 @@ const std::string kSbm =
     "output:\n"
     "  log_every: 10\n";
 
-class TrainerFixture : public ::testing::Test {
+class TrainerFixture : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("strata-trainer-test-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  TrainerFixture() : TempDirTest("trainer-test") {}
 
   Config config(const std::string& yaml, std::vector<std::string> sets = {}) {
     sets.push_back("output.run_dir=" + (dir_ / "run").string());
@@ -67,7 +60,6 @@ class TrainerFixture : public ::testing::Test {
       EXPECT_TRUE(keep.count(e.path().filename().string())) << "left behind: " << e.path();
   }
 
-  fs::path dir_;
   std::vector<std::string> lines_;
 };
 
