@@ -63,6 +63,21 @@ output:
 YAML
 }
 
+# field_matches_full NAME RUN_DIR BATCH_FILE FIELD_LINE: `strata infer --batch` over the
+# batch's receptive field and with --full-graph; the field run prints FIELD_LINE (a
+# regex) and both write the same predictions CSV.
+field_matches_full() {
+  local name="$1" run="$2" batch="$3" line="$4" how inf
+  for how in field full; do
+    inf="$("$strata" infer "$run/config.yaml" --checkpoint "$run/checkpoints/run-01.ckpt" --batch "$batch" \
+             --out "$scratch/$name-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
+    expect_rc "infer-$name-$how" $? 0
+    [ $how = field ] && expect "infer-$name-field" "$inf" "$line"
+  done
+  cmp -s "$scratch/$name-field.csv" "$scratch/$name-full.csv" ||
+    { echo "FAIL: $name's field predictions differ from --full-graph's"; fails=$((fails + 1)); }
+}
+
 make_graph "$scratch/tiny" 0
 tiny_config "$scratch/tiny.yaml" "$scratch/tiny"
 
@@ -168,13 +183,8 @@ case "$mode" in
     expect synthetic "$out" '^ +4,000 nodes \(t0 2,000, t1 2,000\), 12 relations, 32,004 edges; target type t0, 4 classes'
     expect synthetic "$out" '^Test accuracy \(micro-F1\) over 1 run: 0\.(8[5-9]|9[0-9])[0-9]{2} '
     seq 0 97 1999 > "$scratch/syn-batch.txt"
-    for how in field full; do
-      inf="$("$strata" infer "$scratch/syn/config.yaml" --checkpoint "$scratch/syn/checkpoints/run-01.ckpt" \
-               --batch "$scratch/syn-batch.txt" --out "$scratch/syn-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
-      expect_rc "infer-synthetic-$how" $? 0
-      [ $how = field ] && expect infer-synthetic-field "$inf" '^Inference: 21 nodes of type t0 in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 4,000 nodes\)'
-    done
-    cmp -s "$scratch/syn-field.csv" "$scratch/syn-full.csv" || { echo "FAIL: synthetic field predictions differ from --full-graph's"; fails=$((fails + 1)); }
+    field_matches_full synthetic "$scratch/syn" "$scratch/syn-batch.txt" \
+      '^Inference: 21 nodes of type t0 in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 4,000 nodes\)'
     ;;
   multilabel)
     # Every 4th paper carries a second class: a sigmoid per class, binary cross-entropy,
@@ -313,13 +323,8 @@ case "$mode" in
     # Three entities over their receptive field (one-hot input: the first layer reads
     # the whole graph's weight rows by the field's global ids): the whole graph's predictions.
     printf '0\n1\n2\n' > "$scratch/aifb-batch.txt"
-    for how in field full; do
-      inf="$("$strata" infer "$scratch/aifb/config.yaml" --checkpoint "$scratch/aifb/checkpoints/run-01.ckpt" \
-               --batch "$scratch/aifb-batch.txt" --out "$scratch/aifb-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
-      expect_rc "infer-aifb-$how" $? 0
-      [ $how = field ] && expect infer-aifb-field "$inf" '^Inference: 3 nodes of type entity in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 8,285 nodes\)'
-    done
-    cmp -s "$scratch/aifb-field.csv" "$scratch/aifb-full.csv" || { echo "FAIL: AIFB field predictions differ from --full-graph's"; fails=$((fails + 1)); }
+    field_matches_full aifb "$scratch/aifb" "$scratch/aifb-batch.txt" \
+      '^Inference: 3 nodes of type entity in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 8,285 nodes\)'
     # HGB IMDB: multi-label genres (a sigmoid per genre), scored by micro-F1.
     if [ -f "$data_root/hgb/IMDB.zip" ]; then
       out="$("$strata" train "$src/configs/rgcn_imdb.yaml" --data-root "$data_root" --set training.runs=1 \
@@ -332,13 +337,8 @@ case "$mode" in
       # Typed input (features projected, keywords embedded) over a batch's field: the
       # whole graph's class sets.
       printf '0\n7\n1500\n4000\n' > "$scratch/imdb-batch.txt"
-      for how in field full; do
-        inf="$("$strata" infer "$scratch/imdb/config.yaml" --checkpoint "$scratch/imdb/checkpoints/run-01.ckpt" \
-                 --batch "$scratch/imdb-batch.txt" --out "$scratch/imdb-$how.csv" $([ $how = full ] && echo --full-graph) 2>&1)"
-        expect_rc "infer-imdb-$how" $? 0
-        [ $how = field ] && expect infer-imdb-field "$inf" '^Inference: 4 nodes of type movie in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 21,420 nodes\)'
-      done
-      cmp -s "$scratch/imdb-field.csv" "$scratch/imdb-full.csv" || { echo "FAIL: IMDB field predictions differ from --full-graph's"; fails=$((fails + 1)); }
+      field_matches_full imdb "$scratch/imdb" "$scratch/imdb-batch.txt" \
+        '^Inference: 4 nodes of type movie in [0-9.]+ ms \(forward over the batch.s 2-hop in-neighbourhood, [0-9,]+ of 21,420 nodes\)'
     else
       echo "skipped IMDB: $data_root/hgb/IMDB.zip not found"
     fi
