@@ -173,29 +173,32 @@ void predict_batch(const std::vector<int64_t>& batch, const std::vector<int64_t>
   write_predictions(out, csv);
 }
 
-void print_inference(const Printer& print, const InferReport& r, const std::string& what, int64_t graph_nodes,
+void print_inference(const Printer& print, const InferReport& r, const std::string& of_type, int64_t graph_nodes,
                      const std::string& out) {
+  const auto nodes = [](int64_t n, const char* kind) {
+    return fmt::format("{} {}node{}", commas(n), kind, n == 1 ? "" : "s");
+  };
   print(
-      fmt::format("Inference: {} {} in {:.2f} ms (forward over {}); kernels built in {:.1f} ms (compile "
+      fmt::format("Inference: {}{} in {:.2f} ms (forward over {}); kernels built in {:.1f} ms (compile "
                   "{:.1f} ms, tune {:.1f} ms)",
-                  commas(r.predicted), what, r.infer_ms,
+                  nodes(r.predicted, ""), of_type, r.infer_ms,
                   r.forward.empty() ? fmt::format("all {} nodes", commas(graph_nodes)) : r.forward, r.build_ms,
                   r.compile_ms, r.tune_ms));
   const auto share = [](int64_t k, int64_t n) { return static_cast<double>(k) / static_cast<double>(n); };
   // Undefined where no class has both a positive and a negative node.
   const auto auc = [](const RocAuc& a) { return a.defined() ? fmt::format("{:.4f}", a.mean) : std::string("-"); };
   if (r.labelled && r.multilabel)
-    print(fmt::format(
-        "Micro-F1 on the {} labelled nodes of the batch: {:.4f} (macro-F1 {:.4f}; ROC-AUC {}; {} with the exact "
-        "class set); on its {} test nodes: {}",
-        commas(r.labelled), r.labelled_f1.micro, r.labelled_f1.macro, auc(r.labelled_auc), commas(r.correct),
-        commas(r.tests),
-        r.tests ? fmt::format("{:.4f} (macro-F1 {:.4f}; ROC-AUC {}; exact set {:.4f})", r.test_f1.micro,
-                              r.test_f1.macro, auc(r.test_auc), share(r.tests_correct, r.tests))
-                : "-"));
+    print(
+        fmt::format("Micro-F1 on the {} of the batch: {:.4f} (macro-F1 {:.4f}; ROC-AUC {}; {} with the exact "
+                    "class set); on its {}: {}",
+                    nodes(r.labelled, "labelled "), r.labelled_f1.micro, r.labelled_f1.macro, auc(r.labelled_auc),
+                    commas(r.correct), nodes(r.tests, "test "),
+                    r.tests ? fmt::format("{:.4f} (macro-F1 {:.4f}; ROC-AUC {}; exact set {:.4f})", r.test_f1.micro,
+                                          r.test_f1.macro, auc(r.test_auc), share(r.tests_correct, r.tests))
+                            : "-"));
   else if (r.labelled)
-    print(fmt::format("Accuracy on the {} labelled nodes of the batch: {:.4f} ({} correct); on its {} test nodes: {}",
-                      commas(r.labelled), r.accuracy, commas(r.correct), commas(r.tests),
+    print(fmt::format("Accuracy on the {} of the batch: {:.4f} ({} correct); on its {}: {}",
+                      nodes(r.labelled, "labelled "), r.accuracy, commas(r.correct), nodes(r.tests, "test "),
                       r.tests ? fmt::format("{:.4f}", share(r.tests_correct, r.tests)) : "-"));
   else
     print(r.multilabel ? "Micro-F1: no labelled node in the batch" : "Accuracy: no labelled node in the batch");

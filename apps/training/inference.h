@@ -71,9 +71,9 @@ void predict_batch(const std::vector<int64_t>& batch, const std::vector<int64_t>
                    const std::vector<std::string>& class_names, const std::string& out, InferReport& report);
 
 // The closing lines: inference time and kernel build times, the accuracy on the
-// batch's labelled and test nodes, and where the predictions went; `what` names the
-// batch's nodes ("nodes of type entity", "nodes").
-void print_inference(const Printer& print, const InferReport& report, const std::string& what, int64_t graph_nodes,
+// batch's labelled and test nodes, and where the predictions went; `of_type` follows
+// the batch's node count ("" or " of type entity").
+void print_inference(const Printer& print, const InferReport& report, const std::string& of_type, int64_t graph_nodes,
                      const std::string& out);
 
 }  // namespace strata::train

@@ -792,7 +792,7 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
     predict_batch(batch, rows, NodeScores(logits, labels, d.num_classes, l.ctx.metric).predictions(), labels,
                   Tensor::from_vector(tests), d.target_names, d.class_names, o.out, rep);
   }
-  print_inference(print, rep, "nodes of type " + tname, d.num_nodes(), o.out);
+  print_inference(print, rep, " of type " + tname, d.num_nodes(), o.out);
   return rep;
 }
 

@@ -796,7 +796,7 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
       const Tensor seed_labels = d.labels.gather_rows(field.seeds);
       predict_batch(batch, field.rows, NodeScores(logits, seed_labels, d.num_classes, l.ctx.metric).predictions(),
                     seed_labels, Tensor::from_vector(tests), d.node_names, d.class_names, o.out, rep);
-      print_inference(print, rep, "nodes", d.num_nodes(), o.out);
+      print_inference(print, rep, "", d.num_nodes(), o.out);
       return rep;
     }
   }
@@ -813,7 +813,7 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   rep.tune_ms = l.ctx.kernels->tune_ms();
   predict_batch(batch, 0, NodeScores(logits, d.labels, d.num_classes, l.ctx.metric).predictions(), d.labels,
                 d.splits.test, d.node_names, d.class_names, o.out, rep);
-  print_inference(print, rep, "nodes", d.num_nodes(), o.out);
+  print_inference(print, rep, "", d.num_nodes(), o.out);
   return rep;
 }
 
