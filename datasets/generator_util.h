@@ -25,4 +25,8 @@ inline Rng chunk_rng(uint64_t seed, uint64_t k) { return Rng(splitmix64(splitmix
 Graph graph_from_pairs(int64_t n, std::vector<int64_t> src, std::vector<int64_t> dst, bool undirected, bool simple,
                        const char* what);
 
+// Features of block-labelled nodes: a centroid N(0, 1)^dim per block, drawn first,
+// then each node's centroid plus N(0, noise²) per entry (float32 [block.size(), dim]).
+Tensor block_features(const std::vector<int64_t>& block, int64_t blocks, int64_t dim, double noise, Rng& rng);
+
 }  // namespace strata::data::detail

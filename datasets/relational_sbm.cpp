@@ -117,16 +117,8 @@ Dataset generate_relational_sbm(const RelationalSbmParams& p) {
   ds.target_node_type = 0;
   ds.type_features.resize(static_cast<size_t>(T));
   if (p.feature_dim > 0)
-    for (int64_t t = 0; t < T; ++t) {
-      const Tensor centroids = Tensor::normal({C, p.feature_dim}, 0.0, 1.0, rng);
-      Tensor x = Tensor::empty({n, p.feature_dim}, DType::F32);
-      const float* mu = centroids.data<float>();
-      float* xp = x.data<float>();
-      for (int64_t v = 0; v < n; ++v)
-        for (int64_t f = 0; f < p.feature_dim; ++f)
-          xp[v * p.feature_dim + f] = mu[block[t][v] * p.feature_dim + f] + static_cast<float>(p.noise * rng.normal());
-      ds.type_features[t] = FeatureMatrix::dense(std::move(x));
-    }
+    for (int64_t t = 0; t < T; ++t)
+      ds.type_features[t] = FeatureMatrix::dense(detail::block_features(block[t], C, p.feature_dim, p.noise, rng));
   ds.labels = Tensor::from_vector(block[0]);
   ds.num_classes = C;
   for (int64_t c = 0; c < C; ++c) ds.class_names.push_back(fmt::format("block{}", c));

@@ -10,6 +10,20 @@
 
 namespace strata::data {
 
+namespace detail {
+Tensor block_features(const std::vector<int64_t>& block, int64_t blocks, int64_t dim, double noise, Rng& rng) {
+  const int64_t n = static_cast<int64_t>(block.size());
+  const Tensor centroids = Tensor::normal({blocks, dim}, 0.0, 1.0, rng);
+  Tensor x = Tensor::empty({n, dim}, DType::F32);
+  const float* mu = centroids.data<float>();
+  float* xp = x.data<float>();
+  for (int64_t v = 0; v < n; ++v)
+    for (int64_t f = 0; f < dim; ++f)
+      xp[v * dim + f] = mu[block[static_cast<size_t>(v)] * dim + f] + static_cast<float>(noise * rng.normal());
+  return x;
+}
+}  // namespace detail
+
 SbmParams parse_sbm_params(std::string_view text) {
   GeneratorParams g("sbm", text,
                     {{"nodes", "node count (2000)"},
@@ -98,15 +112,7 @@ Dataset generate_sbm(const SbmParams& p) {
   }
 
   // Features: block centroid + noise.
-  Tensor centroids = Tensor::normal({k, p.feature_dim}, 0.0, 1.0, rng);
-  Tensor x = Tensor::empty({n, p.feature_dim}, DType::F32);
-  {
-    const float* mu = centroids.data<float>();
-    float* xp = x.data<float>();
-    for (int64_t v = 0; v < n; ++v)
-      for (int64_t f = 0; f < p.feature_dim; ++f)
-        xp[v * p.feature_dim + f] = mu[label[v] * p.feature_dim + f] + static_cast<float>(p.noise * rng.normal());
-  }
+  Tensor x = detail::block_features(label, k, p.feature_dim, p.noise, rng);
 
   Dataset ds;
   ds.name = "sbm";

@@ -670,15 +670,8 @@ std::string whole_graph_reason(const RgcnField& f, const RgcnData& d, int layers
   return "";
 }
 
-// The field of `seeds` (global ids) for `model`: its nodes, then, when it is worth
-// running (whole_graph_reason), its subgraph and inputs; the kernels are built by
-// the caller (ctx.build_kernels).
-RgcnField rgcn_field(const RgcnData& d, const nn::RgcnModel& model, const std::vector<int64_t>& seeds) {
-  RgcnField f;
-  f.nodes = d.graph->in_neighbourhood(seeds, model.num_layers(), &f.inner, &f.nnz);
-  return f;
-}
-
+// The field's subgraph and its nodes' inputs, once it is worth running
+// (whole_graph_reason); the kernels are built by the caller (ctx.build_kernels).
 void build_field_inputs(RgcnField& f, const RgcnContext& whole, const nn::RgcnModel& model) {
   const RgcnData& d = whole.data;
   f.ctx.config = whole.config;
@@ -733,7 +726,8 @@ InferReport run_rgcn_inference(const Config& config, const InferOptions& o, cons
   if (whole_graph.empty()) {
     std::vector<int64_t> seeds(batch);
     for (int64_t& v : seeds) v += d.target_offset();
-    field = rgcn_field(d, model, seeds);
+    field.emplace();
+    field->nodes = d.graph->in_neighbourhood(seeds, model.num_layers(), &field->inner, &field->nnz);
     whole_graph = whole_graph_reason(*field, d, model.num_layers());
     if (whole_graph.empty()) {
       build_field_inputs(*field, l.ctx, model);
