@@ -96,16 +96,16 @@ Graph Graph::from_coo(int64_t num_rows, int64_t num_cols, const Tensor& rows, co
   // survives; merged values accumulate on the survivor.
   std::vector<uint8_t> keep(order.size(), 1);
   std::vector<float> merged(weighted || opt.duplicates == DuplicatePolicy::Sum ? order.size() : 0);
-  if (!merged.empty())
-    for (size_t p = 0; p < order.size(); ++p) merged[p] = weighted ? V[order[p]] : 1.0f;
   const bool sorted = opt.order == ColumnOrder::Sorted;
   std::string dup_error;
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t r = 0; r < num_rows; ++r) {
     auto b = order.begin() + count[r], e = order.begin() + count[r + 1];
-    if (e - b < 2) continue;
-    if (sorted) std::stable_sort(b, e, [&](int64_t x, int64_t y) { return C[x] < C[y]; });
-    if (opt.duplicates == DuplicatePolicy::Keep) continue;
+    if (sorted && e - b >= 2) std::stable_sort(b, e, [&](int64_t x, int64_t y) { return C[x] < C[y]; });
+    // Each position's value once its entry is in place (after the sort, not before).
+    if (!merged.empty())
+      for (int64_t p = count[r]; p < count[r + 1]; ++p) merged[static_cast<size_t>(p)] = weighted ? V[order[p]] : 1.0f;
+    if (e - b < 2 || opt.duplicates == DuplicatePolicy::Keep) continue;
     // Positions of this row sorted by (column, input id) to find repeats.
     std::vector<int64_t> pos(static_cast<size_t>(e - b));
     std::iota(pos.begin(), pos.end(), count[r]);

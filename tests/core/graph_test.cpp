@@ -163,6 +163,57 @@ TEST(Graph, ParallelTransposeMatchesAPlainLoopAtEveryThreadCount) {
   }
 }
 
+// Values follow their entries through the row sort, duplicate merging, self-loops and
+// symmetrizing: each entry's value encodes its (row, column), so a value left behind
+// by the sort lands on another column and shows. Rows arrive unsorted and with repeats.
+TEST(Graph, ValuesStayWithTheirEntriesWhateverTheInputOrder) {
+  const auto code = [](int64_t r, int64_t c) { return static_cast<float>(1000 * r + c); };
+  Rng rng(3);
+  const int64_t n = 300;
+  std::vector<int64_t> rows, cols;
+  std::vector<float> vals;
+  std::map<std::pair<int64_t, int64_t>, float> summed;  // (row, col) -> the sum of its copies' values
+  for (int64_t k = 0; k < 4000; ++k) {
+    const auto r = static_cast<int64_t>(rng.below(n)), c = static_cast<int64_t>(rng.below(n));
+    rows.push_back(r);
+    cols.push_back(c);
+    vals.push_back(code(r, c));
+    summed[{r, c}] += code(r, c);
+  }
+  // Counts the entries of g whose value is not want(row, column).
+  const auto misplaced = [](const Graph& g, const auto& want) {
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < g.num_rows(); ++r)
+      for (int64_t p = g.row_begin(r); p < g.row_end(r); ++p)
+        wrong += g.values().data<float>()[p] != want(r, g.column(p));
+    return wrong;
+  };
+  const Tensor R = Tensor::from_vector(rows), C = Tensor::from_vector(cols), V = Tensor::from_vector(vals);
+  for (const DuplicatePolicy d : {DuplicatePolicy::Keep, DuplicatePolicy::KeepFirst, DuplicatePolicy::Sum}) {
+    for (const ColumnOrder order : {ColumnOrder::Sorted, ColumnOrder::InputOrder}) {
+      SCOPED_TRACE(::testing::Message() << "duplicate policy " << static_cast<int>(d) << ", "
+                                        << (order == ColumnOrder::Sorted ? "sorted" : "input order"));
+      CooOptions o;
+      o.duplicates = d;
+      o.order = order;
+      const Graph g = Graph::from_coo(n, n, R, C, o, V);
+      const auto in_g = [&](int64_t r, int64_t c) { return summed.count({r, c}) > 0; };
+      const auto value = [&](int64_t r, int64_t c) {
+        return d == DuplicatePolicy::Sum ? summed.at({r, c}) : code(r, c);
+      };
+      EXPECT_EQ(misplaced(g, value), 0) << "from_coo, of " << g.nnz();
+      // A new self-loop weighs 1; every other entry keeps its value.
+      const Graph loops = g.with_self_loops();
+      EXPECT_EQ(misplaced(loops, [&](int64_t r, int64_t c) { return in_g(r, c) ? value(r, c) : 1.0f; }), 0)
+          << "with_self_loops, of " << loops.nnz();
+      // An entry present one way only takes its value to the mirror entry.
+      const Graph sym = g.symmetrized();
+      EXPECT_EQ(misplaced(sym, [&](int64_t r, int64_t c) { return in_g(r, c) ? value(r, c) : value(c, r); }), 0)
+          << "symmetrized, of " << sym.nnz();
+    }
+  }
+}
+
 TEST(Graph, SelfLoopsAndSymmetrize) {
   Graph g = Graph::from_coo(3, 3, I64({0, 1, 1}), I64({1, 2, 1}));
   Graph l = g.with_self_loops();
