@@ -61,6 +61,7 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
   const int64_t n = A.num_rows();
   const Index* cols = A.indices().template data<Index>();
   const int64_t* indptr = A.indptr_data();
+  const float* weights = A.has_values() ? A.values().data<float>() : nullptr;
   // Global id -> local id of the block being built (-1: not in it); kept between calls,
   // so a batch costs what it touches, not the graph's size.
   thread_local std::vector<int64_t> local;
@@ -96,6 +97,7 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
     const int64_t picks = indptr_out.back();
     // Picks, as node ids of A, each destination's in increasing position.
     std::vector<Index> picked(static_cast<size_t>(picks));
+    std::vector<float> picked_weights(weights ? static_cast<size_t>(picks) : 0);  // each pick's edge value
     const uint64_t layer_seed = fanout < 0 ? 0 : rng.next_u64();  // a full layer draws nothing
     // Each thread's Floyd positions, allocated here: an exception (bad_alloc) may not
     // leave an OpenMP region.
@@ -110,13 +112,18 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
       for (int64_t i = 0; i < b.num_dst; ++i) {
         const int64_t v = frontier[static_cast<size_t>(i)];
         const int64_t begin = indptr[v], d = indptr[v + 1] - begin;
-        Index* out = picked.data() + indptr_out[static_cast<size_t>(i)];
+        const int64_t at = indptr_out[static_cast<size_t>(i)];
+        Index* out = picked.data() + at;
         if (fanout < 0 || d <= fanout) {
           std::copy_n(cols + begin, d, out);
+          if (weights) std::copy_n(weights + begin, d, picked_weights.begin() + at);
         } else {
           DestinationStream stream(layer_seed, static_cast<uint64_t>(i));
           choose_positions(d, fanout, stream, positions);
           for (size_t k = 0; k < positions.size(); ++k) out[k] = cols[begin + positions[k]];
+          if (weights)
+            for (size_t k = 0; k < positions.size(); ++k)
+              picked_weights[static_cast<size_t>(at) + k] = weights[begin + positions[k]];
         }
       }
     }
@@ -135,7 +142,8 @@ SampledBatch sample(const Graph& A, const std::vector<int64_t>& seeds, const std
     // Square over the sources: the rows past the destinations are empty.
     const int64_t num_src = b.num_src();
     indptr_out.resize(static_cast<size_t>(num_src) + 1, indptr_out.back());
-    b.graph = Graph::from_csr(num_src, num_src, Tensor::from_vector(indptr_out), Tensor::from_vector(indices_out));
+    b.graph = Graph::from_csr(num_src, num_src, Tensor::from_vector(indptr_out), Tensor::from_vector(indices_out),
+                              weights ? Tensor::from_vector(picked_weights) : Tensor());
     frontier = b.src_nodes;
   }
   return batch;

@@ -38,7 +38,7 @@ struct SampledBatch {
 // Samples the blocks of one batch from A (rows = destinations, core/graph.h).
 // fanouts[l] is layer l's (input layer first): at most that many in-neighbours per
 // destination, or every one for -1. Seeds must be distinct node ids of A. The blocks
-// keep A's index type; A's edge values are not carried. Each layer with a fanout
+// keep A's index type and, on a weighted A, each kept edge's value. Each layer with a fanout
 // takes one draw from `rng` (a layer of -1 takes none); every destination then picks from its own stream derived from
 // that draw and its position, so large layers pick on all threads and the batch is the same whatever the thread count.
 SampledBatch sample_blocks(const Graph& A, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,

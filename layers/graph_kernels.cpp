@@ -277,7 +277,7 @@ GraphKernels build_graph_kernels(const Graph& A, const SparseFeatures* features,
     inv_sqrt_in = degree_scale(A, DegreeFn::InverseSqrtClamped);
     inv_sqrt_out = degree_scale(At, DegreeFn::InverseSqrtClamped);
     if (requests.gcn_source_scale.defined()) {
-      STRATA_ASSERT(requests.gcn_source_scale.numel() == A.num_cols() && !A.has_values(),
+      STRATA_ASSERT(requests.gcn_source_scale.numel() == A.num_cols(),
                     "a GCN source scale of {} values for a graph of {} columns", requests.gcn_source_scale.numel(),
                     A.num_cols());
       inv_sqrt_out = requests.gcn_source_scale;

@@ -15,25 +15,31 @@ bool uses_gcn_norm(const nn::KernelRequests& r) {
   return false;
 }
 
-// Each column's non-zeros in A: the nodes' out-degrees (rows are destinations).
-std::vector<int64_t> column_counts(const Graph& A) {
-  std::vector<int64_t> count(static_cast<size_t>(A.num_cols()), 0);
-  const auto add = [&count, &A](const auto* index) {
-    for (int64_t p = 0; p < A.nnz(); ++p) ++count[static_cast<size_t>(index[p])];
+// Each node's out-degree in A (its column's non-zeros; rows are destinations), or the
+// sum of its column's edge weights on a weighted A (GCN with data.edge_weights: use).
+std::vector<double> column_degrees(const Graph& A) {
+  std::vector<double> degree(static_cast<size_t>(A.num_cols()), 0.0);
+  const float* w = A.has_values() ? A.values().data<float>() : nullptr;
+  const auto add = [&degree, &A, w](const auto* index) {
+    for (int64_t p = 0; p < A.nnz(); ++p) degree[static_cast<size_t>(index[p])] += w ? w[p] : 1.0;
   };
   if (A.index_dtype() == DType::I32)
     add(A.indices().data<int32_t>());
   else
     add(A.indices().data<int64_t>());
-  return count;
+  return degree;
 }
 
-// Dₒ⁻½ of the nodes `nodes` (degrees clamped to 1, as the GcnNorm kernels do).
-Tensor inverse_sqrt_degrees(const std::vector<int64_t>& degree, const std::vector<int64_t>& nodes) {
+// Dₒ⁻½ of the nodes `nodes`, as the GcnNorm kernels take it: counted degrees clamped
+// to 1, a weighted degree of 0 scaling by 0 (layers/graph_kernels.cpp, degree_scale).
+Tensor inverse_sqrt_degrees(const std::vector<double>& degree, const std::vector<int64_t>& nodes, bool weighted) {
   Tensor s = Tensor::empty({static_cast<int64_t>(nodes.size())}, DType::F32);
   float* p = s.data<float>();
-  for (size_t j = 0; j < nodes.size(); ++j)
-    p[j] = static_cast<float>(1.0 / std::sqrt(std::max<double>(1.0, static_cast<double>(degree[nodes[j]]))));
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    const double d = degree[static_cast<size_t>(nodes[j])];
+    p[j] = weighted ? (d > 0 ? static_cast<float>(1.0 / std::sqrt(d)) : 0.0f)
+                    : static_cast<float>(1.0 / std::sqrt(std::max(1.0, d)));
+  }
   return s;
 }
 
@@ -48,7 +54,7 @@ BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const 
   // GAT: a forced forward (fused or unfused) holds; nothing is measured per block.
   if (runtime.attention == nn::AttentionMode::Tuned) runtime.attention = nn::AttentionMode::Auto;
   const TrainingData& d = ctx.data;
-  std::optional<std::vector<int64_t>> out_degrees;  // of the whole graph, counted once when needed
+  std::optional<std::vector<double>> out_degrees;  // of the whole graph, counted once when needed
   if (d.sparse_features) sparse = d.sparse_features->select_rows(batch.input_nodes());
   kernels.reserve(batch.blocks.size());
   for (size_t l = 0; l < batch.blocks.size(); ++l) {
@@ -56,8 +62,8 @@ BatchForward::BatchForward(const Context& ctx, const nn::GnnModel& model, const 
     nn::KernelRequests requests = model.layer_kernel_requests(static_cast<int>(l), sparse.has_value());
     requests.backward = backward;
     if (whole_graph_degrees && uses_gcn_norm(requests)) {
-      if (!out_degrees) out_degrees = column_counts(d.graph);
-      requests.gcn_source_scale = inverse_sqrt_degrees(*out_degrees, block.src_nodes);
+      if (!out_degrees) out_degrees = column_degrees(d.graph);
+      requests.gcn_source_scale = inverse_sqrt_degrees(*out_degrees, block.src_nodes, d.graph.has_values());
     }
     kernels.push_back(nn::build_graph_kernels(block.graph, l == 0 && sparse ? &*sparse : nullptr, requests, runtime));
     num_dst.push_back(block.num_dst);
@@ -103,12 +109,6 @@ ReceptiveField receptive_field(const Graph& A, const std::vector<int64_t>& nodes
   Rng unused(0);  // every layer keeps every in-neighbour: nothing is drawn
   f.batch = sample_blocks(A, f.seeds, std::vector<int64_t>(static_cast<size_t>(layers), -1), unused);
   return f;
-}
-
-std::string whole_graph_needed(const nn::ModelConfig& model, const Graph& A) {
-  if (model.kind == nn::ModelKind::Gcn && A.has_values())
-    return "GCN sums the graph's edge weights, which blocks do not carry";
-  return "";
 }
 
 }  // namespace strata::train

@@ -26,8 +26,9 @@ struct BatchForward {
   nn::NodeFeatures input;
 
   // With `whole_graph_degrees` (inference over a receptive field), GCN's symmetric
-  // norm scales each source by its out-degree in the whole graph, not in the block;
-  // mini-batch training keeps the blocks' own, as DGL's and PyG's sampled GCNs do.
+  // norm scales each source by its out-degree in the whole graph (its weights' sum on
+  // a weighted graph), not in the block; mini-batch training keeps the blocks' own, as
+  // DGL's and PyG's sampled GCNs do.
   BatchForward(const Context& ctx, const nn::GnnModel& model, const SampledBatch& batch, bool backward,
                bool whole_graph_degrees = false);
   BatchForward(const BatchForward&) = delete;
@@ -51,10 +52,5 @@ struct ReceptiveField {
   int64_t nodes() const { return static_cast<int64_t>(batch.input_nodes().size()); }
 };
 ReceptiveField receptive_field(const Graph& A, const std::vector<int64_t>& nodes, int layers);
-
-// Why a model's forward must run over the whole graph rather than a batch's
-// receptive field ("" when the field, with the whole graph's degrees, gives the whole
-// graph's logits): blocks do not carry the edge weights a weighted GCN sums.
-std::string whole_graph_needed(const nn::ModelConfig& model, const Graph& A);
 
 }  // namespace strata::train

@@ -834,10 +834,6 @@ TrainingConfig typed(const Config& c) {
                  "{}: training.batch_size {}: mini-batch training runs GraphSAGE, GCN and GAT; {} trains on the full "
                  "graph (training.batch_size: 0)",
                  c.origin("training.batch_size"), l.batch_size, c.get_string("model.name"));
-    STRATA_CHECK(!t.data.edge_weights,
-                 "{}: training.batch_size {}: sampled blocks carry no edge weights; set data.edge_weights: ignore or "
-                 "train on the full graph",
-                 c.origin("training.batch_size"), l.batch_size);
   }
 
   t.model.link.mlp = c.get_string("model.link.predictor") == "mlp";

@@ -783,8 +783,7 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
   InferReport report;
   // The pairs' endpoints need embeddings, which their receptive field gives (every
   // in-neighbour within the encoder's layers) unless it is most of the graph.
-  std::string whole_graph_reason =
-      o.full_graph ? "--full-graph" : whole_graph_needed(lc.ctx.config.model, lc.ctx.data.graph);
+  std::string whole_graph_reason = o.full_graph ? "--full-graph" : "";
   std::optional<ReceptiveField> field;
   std::optional<BatchForward> bound;
   Timer t;

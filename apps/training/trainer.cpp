@@ -765,9 +765,7 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   // A batch file: the forward over the batch's receptive field alone (its L-hop
   // in-neighbourhood, every in-neighbour kept), whose logits for the batch are the
   // whole graph's up to rounding, unless the field is most of the graph.
-  std::string whole_graph_reason = o.batch == "all" ? "every node"
-                                   : o.full_graph   ? "--full-graph"
-                                                    : whole_graph_needed(l.ctx.config.model, d.graph);
+  std::string whole_graph_reason = o.batch == "all" ? "every node" : o.full_graph ? "--full-graph" : "";
   if (whole_graph_reason.empty()) {
     Timer t;
     const ReceptiveField field = receptive_field(d.graph, batch, model.num_layers());

@@ -72,11 +72,19 @@ void check_batch(const Graph& A, const SampledBatch& b, const std::vector<int64_
                                           : std::min<int64_t>(fanouts[l], static_cast<int64_t>(all.size()));
       EXPECT_EQ(static_cast<int64_t>(got.size()), want) << "node " << v;
       EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size()) << "without replacement";
-      // A subsequence of the node's in-neighbours, in the graph's order.
+      // A subsequence of the node's in-neighbours, in the graph's order, each with its
+      // edge's value on a weighted graph.
+      EXPECT_EQ(k.graph.has_values(), A.has_values());
       size_t at = 0;
-      for (int64_t u : got) {
+      for (size_t q = 0; q < got.size(); ++q) {
+        const int64_t u = got[q];
         while (at < all.size() && all[at] != u) ++at;
         EXPECT_LT(at, all.size()) << u << " is not an in-neighbour of " << v << " (or out of order)";
+        if (at < all.size() && A.has_values()) {
+          EXPECT_EQ(k.graph.values().data<float>()[k.graph.row_begin(i) + static_cast<int64_t>(q)],
+                    A.values().data<float>()[A.row_begin(v) + static_cast<int64_t>(at)])
+              << "the value of edge " << u << " -> " << v;
+        }
         ++at;
         reached.insert(u);
       }
@@ -98,6 +106,25 @@ TEST(NeighborSampler, FullFanoutsGiveExactNeighbourhoodsBothIndexTypes) {
     EXPECT_EQ(rng.next_u64(), fresh.next_u64());
     // The isolated seed has no in-neighbours in any layer.
     EXPECT_EQ(b.blocks[1].graph.degree(2), 0);
+  }
+}
+
+// A weighted graph's blocks carry each kept edge's value (GCN with edge weights).
+TEST(NeighborSampler, BlocksOfAWeightedGraphCarryTheKeptEdgesValues) {
+  for (DType index : {DType::I32, DType::I64}) {
+    const Graph plain = test_graph(300, index, 4);
+    std::vector<float> w(static_cast<size_t>(plain.nnz()));
+    for (size_t k = 0; k < w.size(); ++k) w[k] = 0.25f + static_cast<float>(k);  // distinct: a misplaced value shows
+    const Graph A = plain.with_values(Tensor::from_vector(w));
+    const std::vector<int64_t> seeds = {0, 5, 299, 120};
+    for (const std::vector<int64_t>& fanouts : std::vector<std::vector<int64_t>>{{-1, -1}, {3, 2}, {-1, 1}}) {
+      SCOPED_TRACE(::testing::Message() << "index " << dtype_name(index) << ", fanouts " << fanouts[0] << ","
+                                        << fanouts[1]);
+      Rng rng(5);
+      check_batch(A, sample_blocks(A, seeds, fanouts, rng), seeds, fanouts);
+    }
+    Rng rng(5);
+    EXPECT_FALSE(sample_blocks(plain, seeds, {2}, rng).blocks[0].graph.has_values());
   }
 }
 

@@ -2,8 +2,8 @@
 // within the model's layers, every one kept): the predictions, labels and test counts
 // are those of the whole graph's forward (--full-graph), for GraphSAGE, GCN and GAT, with
 // repeated nodes in the batch, GCN's symmetric norm with the whole graph's source
-// degrees; a batch whose field is most of the graph runs the whole graph and says why. Link prediction's --pairs embeds
-// the pairs' endpoints over their field alike.
+// degrees (weighted ones for a weighted GCN); a batch whose field is most of the graph runs the whole graph and says
+// why. Link prediction's --pairs embeds the pairs' endpoints over their field alike.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -106,6 +106,32 @@ TEST_F(InferBatchTest, TheReceptiveFieldPredictsWhatTheWholeGraphDoes) {
     EXPECT_GT(field.correct, 0);
     EXPECT_LT(field.correct, 60) << "a model this weak should miss some nodes";
   }
+}
+
+// GCN with edge weights (data.edge_weights: use): the blocks carry each edge's weight
+// and the sources take their weighted out-degrees from the whole graph, so the field
+// predicts what the whole graph does on a directed graph whose weights span 40×.
+TEST_F(InferBatchTest, AWeightedGcnsFieldPredictsWhatTheWholeGraphDoes) {
+  Rng rng(17);
+  const int64_t n = 3000;
+  std::string mtx = fmt::format("%%MatrixMarket matrix coordinate real general\n{} {} {}\n", n, n, 3 * n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k)  // three in-edges a node, from anywhere (a repeat keeps its first weight)
+      mtx += fmt::format("{} {} {:.3f}\n", i + 1, rng.below(static_cast<uint64_t>(n)) + 1, 0.1 + 3.9 * rng.uniform());
+  write_file_atomic(dir_ / "w.mtx", mtx);
+  const Config c = config({"data.dataset=mtx:" + (dir_ / "w.mtx").string(), "data.task=random",
+                           "data.random_features=12", "data.random_classes=4", "data.edge_weights=use",
+                           "model.name=gcn", "model.norm=both", "training.epochs=30"});
+  const fs::path batch = train_and_write_batch(c, 20);
+  const train::InferReport field = infer(c, batch, false, "field.csv");
+  EXPECT_TRUE(printed("(forward over the batch's 2-hop in-neighbourhood, ")) << lines_.back();
+  EXPECT_TRUE(printed("spmm_f12_i32_w_rs_cs")) << "the blocks run the weighted program";
+  const train::InferReport whole = infer(c, batch, true, "whole.csv");
+  EXPECT_EQ(read_file(dir_ / "field.csv"), read_file(dir_ / "whole.csv"));
+  EXPECT_EQ(field.predicted, 60);
+  EXPECT_EQ(field.correct, whole.correct);
+  EXPECT_GT(field.correct, 0);
+  EXPECT_LT(field.correct, 60);
 }
 
 TEST_F(InferBatchTest, ALargeFieldRunsTheWholeGraphAndSaysWhy) {
