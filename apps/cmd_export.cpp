@@ -26,7 +26,9 @@
 // as data.split.seed; with --split-ratios
 // TRAIN,VAL the random split of data.split.kind: random instead), so a peer can train and
 // test on exactly the nodes Strata does (split.json holds the same ids, as the run
-// dir of `strata train` does). --hetero adds, for heterographs, the flattened
+// dir of `strata train` does). On a heterograph the labels and split name the labelled
+// type's nodes by their rows in the flattened graph (meta.json: labelled_type), where
+// the dataset and R-GCN's split.json number them within their type. --hetero adds, for heterographs, the flattened
 // typed graph (hetero_indptr.npy, hetero_indices.npy, hetero_etype.npy int64 per
 // non-zero) for the RGCN benchmarks.
 //
@@ -199,20 +201,28 @@ int run_export(const ExportArgs& a) {
         xsrc = "random uniform [-1, 1), 128 per node (the dataset has no homogeneous node features)";
       }
       int64_t classes = ds.num_classes;
+      // A heterograph's labels and split name its target type's nodes by local id: they are
+      // written at the flattened graph's rows of that type, [first, first + M).
+      const int64_t M = ds.num_label_nodes();
+      int64_t first = 0;
+      for (int t = 0; ds.is_hetero() && t < ds.target_node_type; ++t) first += ds.hetero->node_types()[t].count;
+      STRATA_ASSERT(first + M <= N, "export --train: {} labelled rows from row {} in a graph of {}", M, first, N);
       // Multi-label classes are written as they are, int64 [N, C] of 0/1 (-1 rows unlabelled).
-      const bool multilabel = ds.labels.defined() && ds.multilabel() && ds.labels.dim(0) == N;
+      const bool multilabel = ds.labels.defined() && ds.multilabel() && ds.labels.dim(0) == M;
       const bool have_labels =
-          ds.labels.defined() && (multilabel || (ds.labels.numel() == N && ds.labels.ndim() == 1)) && classes > 1;
+          ds.labels.defined() && (multilabel || (ds.labels.numel() == M && ds.labels.ndim() == 1)) && classes > 1;
       if (!have_labels) classes = 8;
       Tensor labels_out;
       int64_t from_dataset = 0;
       if (multilabel) {
-        labels_out = ds.labels;
-        from_dataset = static_cast<int64_t>(train::labelled_nodes(ds.labels, 0, N).size());
+        const int64_t C = ds.labels.dim(1);
+        labels_out = Tensor::full({N, C}, DType::I64, -1);
+        std::copy_n(ds.labels.data<int64_t>(), M * C, labels_out.data<int64_t>() + first * C);
+        from_dataset = static_cast<int64_t>(train::labelled_nodes(ds.labels, 0, M).size());
       } else {
         std::vector<int64_t> y(static_cast<size_t>(N));
         for (int64_t i = 0; i < N; ++i) {
-          const int64_t l = have_labels ? ds.labels.data<int64_t>()[i] : -1;
+          const int64_t l = have_labels && i >= first && i < first + M ? ds.labels.data<int64_t>()[i - first] : -1;
           if (l >= 0) ++from_dataset;
           y[static_cast<size_t>(i)] =
               l >= 0 ? l : static_cast<int64_t>(trng.next_u64() % static_cast<uint64_t>(classes));
@@ -233,6 +243,11 @@ int run_export(const ExportArgs& a) {
                        {"graph", "symmetrized (A + A^T, duplicates merged)"},
                        {"labels_from_dataset", from_dataset},
                        {"labels_random", multilabel ? 0 : N - from_dataset}};
+      if (ds.is_hetero())
+        meta["train"]["labelled_type"] = {{"name", ds.hetero->node_types()[ds.target_node_type].name},
+                                          {"first_row", first},
+                                          {"rows", M},
+                                          {"note", "labels and split ids are rows of the flattened graph"}};
       // The split of `strata train` with data.split.kind: auto on a dataset (its own, else
       // Planetoid-style with the configs' sizes, or for multi-label classes random with
       // the configs' ratios); written only where it is defined.
@@ -240,10 +255,10 @@ int run_export(const ExportArgs& a) {
       if (ratios) {
         STRATA_CHECK(have_labels, "export --split-ratios: '{}' has no class labels to split", a.graph);
         const auto [train_ratio, val_ratio] = *ratios;
-        split = data::random_split(train::labelled_nodes(ds.labels, 0, N), train_ratio, val_ratio, a.split_seed);
+        split = data::random_split(train::labelled_nodes(ds.labels, 0, M), train_ratio, val_ratio, a.split_seed);
       } else if (split.empty() && multilabel) {
         const train::SplitConfig ratios_of_configs;
-        split = data::random_split(train::labelled_nodes(ds.labels, 0, N), ratios_of_configs.train_ratio,
+        split = data::random_split(train::labelled_nodes(ds.labels, 0, M), ratios_of_configs.train_ratio,
                                    ratios_of_configs.val_ratio, a.split_seed);
       } else if (split.empty() && have_labels) {
         const train::SplitConfig sizes;  // the configs' defaults
@@ -251,6 +266,12 @@ int run_export(const ExportArgs& a) {
                                        sizes.test_size, a.split_seed);
       }
       if (!split.empty()) {
+        for (Tensor* ids : {&split.train, &split.val, &split.test}) {  // local ids of the target type -> rows
+          if (!ids->defined() || first == 0) continue;
+          Tensor rows = ids->clone();
+          for (int64_t k = 0; k < rows.numel(); ++k) rows.data<int64_t>()[k] += first;
+          *ids = rows;
+        }
         const std::pair<const char*, const Tensor*> parts[] = {
             {"train_idx.npy", &split.train}, {"val_idx.npy", &split.val}, {"test_idx.npy", &split.test}};
         for (const auto& [file, ids] : parts)

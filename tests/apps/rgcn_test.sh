@@ -172,6 +172,36 @@ case "$mode" in
     expect infer-all "$all" '^Accuracy on the 90 labelled nodes of the batch'
     expect infer-all "$all" '^ +rgms 8->8 forward +G +[a-z-]+ .*(tuned \(fused|tuning record)'
     ls "$scratch" | grep -q 'pred.csv.*tmp' && { echo "FAIL: a temporary file was left"; fails=$((fails + 1)); }
+
+    # export --train on a heterograph whose labelled type is not the first: the papers
+    # (HGB type 1 here, after 30 terms of type 0) are rows 30..119 of the flattened
+    # graph, and train_y holds paper p's class (p % 3) at row 30 + p for every split row.
+    mkdir -p "$scratch/swapped"
+    awk -F'\t' -v OFS='\t' '{ $3 = 1 - $3; print }' "$scratch/tiny/node.dat" > "$scratch/swapped/node.dat"
+    cp "$scratch/tiny/link.dat" "$scratch/swapped/"
+    for f in label.dat label.dat.test_full; do
+      awk -F'\t' -v OFS='\t' '{ $3 = 1; print }' "$scratch/tiny/$f" > "$scratch/swapped/$f"
+    done
+    "$strata" export --graph "hgb:$scratch/swapped" --feat 4 --train --out "$scratch/exp-swapped" > /dev/null
+    expect_rc export-hetero-train $? 0
+    python3 - "$scratch/exp-swapped" <<'PY' || { echo "FAIL: export --train on a heterograph"; fails=$((fails + 1)); }
+import json, struct, sys
+d = sys.argv[1]
+def npy(name):  # int64 .npy, version 1 header
+    b = open(f"{d}/{name}", "rb").read()
+    n = struct.unpack("<H", b[8:10])[0]
+    assert "'<i8'" in b[10:10 + n].decode(), name
+    body = b[10 + n:]
+    return list(struct.unpack(f"<{len(body) // 8}q", body))
+t = json.load(open(f"{d}/meta.json"))["train"]
+assert t["labelled_type"]["first_row"] == 30 and t["labelled_type"]["rows"] == 90, t["labelled_type"]
+y = npy("train_y.npy")
+rows = [r for part in ("train", "val", "test") for r in npy(f"{part}_idx.npy")]
+assert len(rows) == 90 and min(rows) == 30 and max(rows) == 119, (len(rows), min(rows), max(rows))
+bad = [r for r in rows if y[r] != (r - 30) % 3]
+assert not bad, f"rows {bad[:5]} carry another paper's class"
+assert t["labels_from_dataset"] == 90, t
+PY
     ;;
   synthetic)
     # The relational block model needs no files: R-GCN learns its relation-specific
