@@ -442,13 +442,15 @@ Dataset load_hgb(const fs::path& path, const SourceOptions& opt) {
       // the nodes both list (CrawlScript's ACM and DBLP: 33% and 25% agreement, chance
       // level; label.dat.test agrees with label.dat's classes through the features). Such
       // a test_full is not trusted: the test set is then label.dat.test.
-      std::map<int64_t, std::vector<int64_t>> full;
-      for (size_t i = 0; i < test_full->id.size(); ++i) full[test_full->id[i]] = test_full->classes[i];
+      // Class lists compare as sets: "1,3" and "3,1" are one multi-label.
+      const auto as_set = [](const std::vector<int64_t>& c) { return std::set<int64_t>(c.begin(), c.end()); };
+      std::map<int64_t, std::set<int64_t>> full;
+      for (size_t i = 0; i < test_full->id.size(); ++i) full[test_full->id[i]] = as_set(test_full->classes[i]);
       int64_t common = 0, agree = 0;
       for (size_t i = 0; i < test_half->id.size(); ++i)
         if (auto it = full.find(test_half->id[i]); it != full.end()) {
           ++common;
-          agree += it->second == test_half->classes[i];
+          agree += it->second == as_set(test_half->classes[i]);
         }
       if (common > 0 && agree < common * 9 / 10) {
         test = &*test_half;

@@ -189,6 +189,21 @@ TEST(Hgb, MultiLabelAndSeededValidationSplit) {
   ASSERT_EQ(db.splits.val_size(), 8);
   EXPECT_NE(std::vector<int64_t>(da.splits.val.data<int64_t>(), da.splits.val.data<int64_t>() + 8),
             std::vector<int64_t>(db.splits.val.data<int64_t>(), db.splits.val.data<int64_t>() + 8));
+
+  // label.dat.test_full and label.dat.test listing one node's classes in other orders
+  // ("2,0" and "0,2") agree: the full test set is kept.
+  std::string full, half;
+  for (int i = 40; i < 50; ++i) {
+    full += fmt::format("{}\tn{}\t0\t{}\n", i, i, i % 2 ? "2,0" : "1");
+    if (i % 2) half += fmt::format("{}\tn{}\t0\t{}\n", i, i, "0,2");
+  }
+  dir.write("m/label.dat.test_full", full);
+  dir.write("m/label.dat.test", half);
+  const Dataset dt = load_hgb(dir / "m", a);
+  EXPECT_EQ(dt.splits.test_size(), 10) << "the full test set";
+  for (const std::string& note : dt.notes) EXPECT_EQ(note.find("disagrees"), std::string::npos) << note;
+  EXPECT_EQ(std::vector<int64_t>(dt.labels.data<int64_t>() + 41 * 3, dt.labels.data<int64_t>() + 42 * 3),
+            (std::vector<int64_t>{1, 0, 1}));  // node 41: "2,0"
 }
 
 TEST(HgbErrorTest, BadIdsFeaturesTypesAndArchives) {
