@@ -24,8 +24,9 @@ namespace strata::data {
 // master.csv names when there are several; 4: OGB notes multi-label rows left unlabelled by some NaN columns;
 // 5: OGB refuses a relation or node type listed twice (a relation was loaded twice), HGB and LINQS
 // non-finite features and weights; 6: OGB reads node names from mapping/nodeidx2*.csv; 7: edge weights
-// follow their edges through Graph::from_coo's row sort (they had stayed in input order).
-inline constexpr uint32_t kLoaderVersion = 7;
+// follow their edges through Graph::from_coo's row sort (they had stayed in input order); 8: HGB compares
+// the two test label files' class lists as sets.
+inline constexpr uint32_t kLoaderVersion = 8;
 
 struct LoadOptions {
   std::optional<fs::path> data_root;  // default: default_data_root()
