@@ -40,17 +40,18 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what) {
+std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what, int64_t max) {
   std::vector<int64_t> out;
   for (const auto& item : split_list(s)) {
+    bool ok = false;
     try {
       size_t used = 0;
       const long long v = std::stoll(item, &used);
-      STRATA_CHECK(used == item.size() && v > 0, "");
+      ok = used == item.size() && v > 0 && v <= max;
       out.push_back(v);
     } catch (const std::exception&) {
-      STRATA_FAIL("{}: '{}' is not a positive integer (expected a list such as 32,64,128)", what, item);
     }
+    STRATA_CHECK(ok, "{}: '{}' is not an integer in [1, {}] (expected a list such as 32,64,128)", what, item, max);
   }
   STRATA_CHECK(!out.empty(), "{}: expected at least one value", what);
   return out;

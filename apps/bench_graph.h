@@ -19,8 +19,8 @@ struct BenchGraph {
 
 BenchGraph load_bench_graph(const std::string& spec, const std::optional<std::string>& data_root, bool as_stored);
 
-// Splits "32,64,128" into numbers; throws UserError naming `what` on bad items.
-std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what);
+// Splits "32,64,128" into numbers in [1, max]; throws UserError naming `what` on bad items.
+std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what, int64_t max);
 std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace strata::apps

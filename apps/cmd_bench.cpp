@@ -52,7 +52,7 @@ struct BenchArgs {
   std::string op;
   std::vector<std::string> graphs;
   std::string feats = "32,64,128,256";
-  std::string backends = "generated,reference,eigen";
+  std::string backends;  // empty: generated,reference,eigen for spmm; generated,reference,plain for sddmm
   std::string format = "untuned";
   // 'generated' knobs; unset (empty, 0, -1): the untuned plan's own.
   std::string prefetch, stream, tasks, x_layout;
@@ -145,8 +145,12 @@ sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, con
 int run_bench(const BenchArgs& a) {
   STRATA_CHECK(a.op == "spmm" || a.op == "sddmm", "unknown op '{}' (expected spmm or sddmm)", a.op);
   if (a.threads > 0) set_num_threads(a.threads);
-  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
-  const std::vector<std::string> backends = split_list(a.backends);
+  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat", kMaxFeatureSize);
+  const bool spmm = a.op == "spmm";
+  const std::vector<std::string> backends = split_list(!a.backends.empty() ? a.backends
+                                                       : spmm              ? "generated,reference,eigen"
+                                                                           : "generated,reference,plain");
+  STRATA_CHECK(!backends.empty(), "--backend: no backend given (expected a list such as generated,reference)");
   static const std::vector<std::string> kKnown = {"generated", "plain_csr",   "tuned", "tuned_row", "reference",
                                                    "interpreter", "eigen",     "handwritten", "plain"};
   for (const auto& b : backends)
@@ -154,6 +158,11 @@ int run_bench(const BenchArgs& a) {
                  "--backend: unknown backend '{}' (known: generated, plain_csr, tuned, tuned_row, reference, interpreter, eigen, "
                  "handwritten (spmm, F = 32..256), plain (sddmm), plan:FILE (a plan JSON from strata tune))",
                  b);
+  // Baselines of one op only: refused before anything is timed.
+  for (const auto& b : backends) {
+    STRATA_CHECK(spmm || (b != "eigen" && b != "handwritten"), "--backend {} measures spmm only, not sddmm", b);
+    STRATA_CHECK(!spmm || b != "plain", "--backend plain measures sddmm only, not spmm");
+  }
   STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
   const bool mean = a.reduce == "mean";
   STRATA_CHECK(!mean || a.op == "spmm", "--reduce mean applies to spmm only");
@@ -167,7 +176,6 @@ int run_bench(const BenchArgs& a) {
     const Graph& A = bg.graph;
     if (!a.json_out) std::printf("\n%s\n", bg.description.c_str());
     for (int64_t F : feats) {
-      const bool spmm = a.op == "spmm";
       Tensor X = Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng);
       Tensor Yin = spmm ? Tensor() : Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
       Tensor want = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
@@ -248,11 +256,9 @@ int run_bench(const BenchArgs& a) {
             }
             if (be != sc::Backend::Generated) c.row.plan = "";
           } else if (b == "eigen") {
-            STRATA_CHECK(spmm, "--backend eigen measures spmm only");
             c.eig.emplace(A);
             c.fn = [&X, cp = &c] { cp->eig->run(X, cp->out); };
           } else if (b == "handwritten") {
-            STRATA_CHECK(spmm, "--backend handwritten measures spmm only");
             if (!baselines::HandwrittenCsrSpmmBaseline::supports(F)) {  // not a failure: nothing to time
               c.skipped = "n/a (the baseline is compiled for F = 32, 64, 128, 256)";
               continue;
@@ -260,7 +266,6 @@ int run_bench(const BenchArgs& a) {
             c.hand.emplace(A, F);
             c.fn = [&X, cp = &c] { cp->hand->run(X, cp->out); };
           } else {
-            STRATA_CHECK(!spmm, "--backend plain measures sddmm only");
             c.fn = [&A, &X, &Yin, cp = &c] { baselines::plain_sddmm_baseline(A, X, Yin, cp->out); };
           }
           c.fn();
@@ -339,11 +344,12 @@ RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--graph", a->graphs, "dataset string; repeat for several graphs")
                            ->required();
                        app.add_option("--feat", a->feats, "feature sizes")->capture_default_str();
-                       app.add_option("--backend", a->backends,
-                                      "generated (the untuned plan for the graph), plain_csr (the plan template: csr, "
-                                      "no prefetch, plain stores), tuned, tuned_row (row-major X only), reference, "
-                                      "interpreter, eigen, handwritten, plain, plan:FILE (replay a plan JSON)")
-                           ->capture_default_str();
+                       app.add_option(
+                           "--backend", a->backends,
+                           "generated (the untuned plan for the graph), plain_csr (the plan template: csr, "
+                           "no prefetch, plain stores), tuned, tuned_row (row-major X only), reference, "
+                           "interpreter, eigen, handwritten, plain, plan:FILE (replay a plan JSON); "
+                           "default: generated,reference,eigen for spmm, generated,reference,plain for sddmm");
                        app.add_option("--format", a->format, "plan format for 'generated': untuned (the untuned plan's: "
                                                              "dcsr:cols=.. on graphs with long rows, else csr), csr, coo, "
                                                              "dcsr, dcsr:cols=.., ell:w=.., bsr:b=.., hyb:c=..,B=.., or "

@@ -175,7 +175,7 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                            ->required();
                        app.add_option("--feat", a->feat, "feature size (heads for sddmm_add)")
                            ->capture_default_str()
-                           ->check(integer_at_least(1));
+                           ->check(integer_in(1, kMaxFeatureSize));
                        app.add_option("--format", a->format, "sparse format")->capture_default_str();
                        app.add_option("--emit", a->emit, "stage1, stage2, stage3, scheduled, lowered or source")
                            ->capture_default_str();
@@ -215,9 +215,9 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                            ->capture_default_str();
                        app.add_option("--heads", a->heads, "gat: attention heads (--feat: features per head)")
                            ->capture_default_str()
-                           ->check(integer_at_least(1));
+                           ->check(integer_in(1, kMaxHeads));
                        app.add_option("--feat-out", a->feat_out, "rgms: output feature size (default: --feat)")
-                           ->check(integer_at_least(1));
+                           ->check(integer_in(1, kMaxFeatureSize));
                        return [a, &app] {
                          // --role takes the program and plan from the run's record: options
                          // that would choose them are refused rather than ignored.

@@ -137,7 +137,7 @@ int run_export(const ExportArgs& a) {
   STRATA_CHECK(!a.graph.empty(), "export: --graph is required (or --stream-only)");
   STRATA_CHECK(!a.out.empty(), "export: --out is required");
   if (a.threads > 0) set_num_threads(a.threads);
-  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat");
+  const std::vector<int64_t> feats = parse_int_list(a.feats, "--feat", kMaxFeatureSize);
   STRATA_CHECK(a.split_ratios.empty() || a.train,
                "export --split-ratios: the split is written with the training inputs; add --train");
   std::optional<std::pair<double, double>> ratios;  // refused before anything is read

@@ -57,7 +57,9 @@ RegisterCommand reg({"tune", "choose a format and schedule for an op on a graph,
                        auto a = std::make_shared<TuneArgs>();
                        app.add_option("op", a->op, "spmm or sddmm")->required();
                        app.add_option("--graph", a->graph, "dataset string")->required();
-                       app.add_option("--feat", a->feat, "feature size")->capture_default_str()->check(integer_at_least(1));
+                       app.add_option("--feat", a->feat, "feature size")
+                           ->capture_default_str()
+                           ->check(integer_in(1, kMaxFeatureSize));
                        app.add_flag("--exhaustive", a->exhaustive, "measure the whole search space");
                        app.add_flag("--x-layouts", a->x_layouts,
                                     "spmm: also try reading X in panel and padded layouts");

@@ -9,6 +9,11 @@
 
 namespace strata::apps {
 
+// The largest feature size a command accepts (--feat, --feat-out), as configs bound
+// model.hidden; and the most attention heads, as model.gat.heads.
+inline constexpr int64_t kMaxFeatureSize = 65536;
+inline constexpr int64_t kMaxHeads = 256;
+
 CLI::Validator integer_at_least(int64_t min);
 // "--threads: expected an integer in [1, 4096], got '10000'"
 CLI::Validator integer_in(int64_t min, int64_t max);

@@ -10,6 +10,7 @@
 
 #include "core/file_util.h"
 #include "core/log.h"
+#include "datasets/text_fields.h"
 
 namespace strata::train {
 
@@ -33,6 +34,8 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
   std::string line;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
     std::string s = line;
+    // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
+    if (lineno == 1 && s.rfind("\xEF\xBB\xBF", 0) == 0) s.erase(0, 3);
     if (const size_t h = s.find('#'); h != std::string::npos) s.resize(h);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
     size_t b = 0;
@@ -43,14 +46,17 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
       const auto it = id_of.find(s);
       STRATA_CHECK(it != id_of.end(),
                    "{}:{}: no node of {} is named '{}' (--names: the name column of the predictions)", batch, lineno,
-                   what, s);
+                   what, data::excerpt(s));
       ids.push_back(it->second);
       continue;
     }
     int64_t v = 0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    STRATA_CHECK(r.ec != std::errc::result_out_of_range || r.ptr != s.data() + s.size(),
+                 "{}:{}: node id '{}' is out of range: {} has {} nodes (ids 0..{})", batch, lineno, data::excerpt(s),
+                 what, count, count - 1);
     STRATA_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size(),
-                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'{}", batch, lineno, count, s,
+                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'{}", batch, lineno, count, data::excerpt(s),
                  names.empty() ? "" : "; --names reads node names (the name column of the predictions) instead");
     STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: {} has {} nodes (ids 0..{}){}", batch, lineno,
                  v, what, count, count - 1,

@@ -93,10 +93,14 @@ err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --pre
 expect prefetch "$err" "--prefetch: expected auto or a distance >= 0 in non-zeros, got '-2'"
 err="$("$strata" bench spmm --graph "$graph" --feat 0 --backend generated 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --feat 0 exited 0"; fails=$((fails + 1)); }
-expect feat "$err" "--feat: '0' is not a positive integer"
+expect feat "$err" "--feat: '0' is not an integer in \\[1, 65536\\]"
 err="$("$strata" bench spmm --graph "$graph" --feat 32,,64 --backend generated 2>&1)"
 [ $? -eq 1 ] || { echo "FAIL: --feat 32,,64 did not exit 1"; fails=$((fails + 1)); }
-expect feat-empty "$err" "--feat: '' is not a positive integer"
+expect feat-empty "$err" "--feat: '' is not an integer in \\[1, 65536\\]"
+# Sizes past any model's (once a segmentation fault or an internal error on overflow).
+err="$("$strata" bench spmm --graph "$graph" --feat 2305843009213693952 --backend generated 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: --feat 2^61 did not exit 1"; fails=$((fails + 1)); }
+expect feat-huge "$err" "--feat: '2305843009213693952' is not an integer in \\[1, 65536\\]"
 echo "not a folder" > "$scratch/cachefile"
 err="$(STRATA_CACHE_DIR="$scratch/cachefile" "$strata" bench spmm --graph "$graph" --feat 8 --backend generated 2>&1)"
 [ $? -eq 1 ] || { echo "FAIL: a file as STRATA_CACHE_DIR did not exit 1"; fails=$((fails + 1)); }
@@ -107,6 +111,14 @@ expect format-twice "$err" "--format: 'ell:w=4,w=5': parameter w is given twice"
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend cuda_magic 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: bad backend exited 0"; fails=$((fails + 1)); }
 expect backend "$err" "cuda_magic"
+# The default backends are the op's own: a plain `bench sddmm` once had an eigen FAIL
+# cell and exit 1. A baseline of the other op is refused before anything is timed.
+out="$("$strata" bench sddmm --graph "$graph" --feat 8 --repeats 2 2>&1)"
+[ $? -eq 0 ] || { echo "FAIL: bench sddmm with the default backends exited non-zero"; fails=$((fails + 1)); }
+expect sddmm-default "$out" 'F=8 +plain '
+err="$("$strata" bench sddmm --graph "$graph" --feat 8 --backend generated,eigen 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: bench sddmm --backend eigen did not exit 1"; fails=$((fails + 1)); }
+expect sddmm-eigen "$err" "--backend eigen measures spmm only, not sddmm"
 
 # Numeric options outside their range are command-line errors (exit 2) that say
 # what was expected; once --repeats 0 printed 'inf GFLOP/s' and --lanes 7 reached
@@ -126,7 +138,10 @@ bad_option command "unknown command 'frobnicate' \\(commands: .*bench.*; strata 
 bad_option grain "--grain: expected an integer >= 1, got '2x'" bench spmm --graph "$graph" --feat 8 --grain 2x
 bad_option lanes "--lanes: expected a power of two from 1 to 64, got '7'" compile spmm --feat 8 --lanes 7
 bad_option compile-prefetch "--prefetch: expected an integer >= 0, got '-1'" compile spmm --feat 8 --prefetch -1
-bad_option tune-feat "--feat: expected an integer >= 1, got '0'" tune spmm --graph "$graph" --feat 0
+bad_option tune-feat "--feat: expected an integer in \\[1, 65536\\], got '0'" tune spmm --graph "$graph" --feat 0
+bad_option tune-feat-huge "--feat: expected an integer in \\[1, 65536\\], got '4611686018427387904'" tune sddmm --graph "$graph" --feat 4611686018427387904
+bad_option compile-heads "--heads: expected an integer in \\[1, 256\\], got '4611686018427387904'" compile gat --heads 4611686018427387904 --feat 2
+bad_option compile-feat "--feat: expected an integer in \\[1, 65536\\], got '4611686018427387904'" compile sddmm_add --feat 4611686018427387904
 
 # Feature sizes past the staging limit: F = 4100 has no tile that divides it, so
 # rows are summed in Y itself; checked against the reference like every row.
