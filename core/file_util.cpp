@@ -56,10 +56,47 @@ bool is_temporary_sibling(const fs::path& path) {
   return dot != std::string::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
 }
 
-AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temporary_sibling(target_)) {
+namespace {
+const char* file_kind(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory:
+      return "folder";
+    case fs::file_type::fifo:
+      return "named pipe";
+    case fs::file_type::character:
+      return "character device";
+    case fs::file_type::block:
+      return "block device";
+    case fs::file_type::socket:
+      return "socket";
+    default:
+      return "special file";
+  }
+}
+}  // namespace
+
+fs::path output_file_path(const fs::path& target) {
+  fs::path p = target;
+  std::error_code ec;
+  // Through symbolic links to the file they name, as `cp` and shell redirections write.
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    STRATA_CHECK(hops < 40, "cannot write '{}': too many levels of symbolic links", target.string());
+    const fs::path next = fs::read_symlink(p, ec);
+    STRATA_CHECK(!ec, "cannot write '{}': {}", target.string(), ec.message());
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  const fs::file_status st = fs::status(p, ec);
+  STRATA_CHECK(!fs::exists(st) || fs::is_regular_file(st),
+               "cannot write '{}': it is a {}, and Strata writes a regular file there (choose another path)",
+               target.string(), file_kind(st.type()));
+  return p;
+}
+
+AtomicFile::AtomicFile(fs::path target) : target_(output_file_path(target)), temp_(temporary_sibling(target_)) {
   if (target_.has_parent_path()) ensure_directory(target_.parent_path());
   file_ = std::fopen(temp_.c_str(), "wb");
-  STRATA_CHECK(file_ != nullptr, "cannot write '{}': {}", temp_.string(), std::strerror(errno));
+  STRATA_CHECK(file_ != nullptr, "cannot write '{}' (through the temporary '{}' beside it): {}", target_.string(),
+               temp_.string(), std::strerror(errno));
 }
 
 AtomicFile::~AtomicFile() {

@@ -3,7 +3,8 @@
 // Every file Strata writes (caches, checkpoints, run outputs, kernels) goes through
 // AtomicFile: data is written under a temporary name in the same directory and
 // renamed into place on commit(), so a crash or a concurrent writer never leaves a
-// torn file behind; an uncommitted temporary is removed.
+// torn file behind; an uncommitted temporary is removed. A symbolic link is written
+// through (its target replaced, the link kept); a folder, pipe or device is refused.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,10 @@ void ensure_directory(const fs::path& dir);
 // The same without throwing: why `dir` is not a folder now ("" when it is), for
 // callers whose message names the setting the path came from.
 std::string create_directories_problem(const fs::path& dir);
+
+// Where a file written to `target` lands: through symbolic links to the file they name.
+// Throws UserError naming `target` when that is a folder, pipe, device or socket.
+fs::path output_file_path(const fs::path& target);
 
 class AtomicFile {
  public:

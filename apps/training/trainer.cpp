@@ -815,6 +815,31 @@ InferReport infer_checkpoint(const Config& config, const InferOptions& o, const 
   return rep;
 }
 
+// Options that cannot work together, refused before anything is loaded: --names and
+// --full-graph without a file to apply to, and an --out path that is one of the
+// command's own inputs (it would be replaced by the CSV).
+void check_infer_options(const Config& config, const InferOptions& o) {
+  const bool listed = o.batch != "all" || !o.pairs.empty();
+  STRATA_CHECK(listed || !o.names,
+               "strata infer: --names says how a --batch or --pairs file names its nodes, but neither is given "
+               "(--batch all predicts every node)");
+  STRATA_CHECK(listed || !o.full_graph,
+               "strata infer: --full-graph runs a --batch or --pairs file over the whole graph, but neither is given "
+               "(--batch all runs over the whole graph already)");
+  if (o.out.empty()) return;
+  const fs::path out = output_file_path(o.out);
+  const std::pair<fs::path, const char*> inputs[] = {{config.source(), "the config"},
+                                                     {o.checkpoint, "the checkpoint"},
+                                                     {o.batch == "all" ? "" : o.batch, "the --batch file"},
+                                                     {o.pairs, "the --pairs file"}};
+  for (const auto& [input, what] : inputs) {
+    std::error_code ec;
+    STRATA_CHECK(input.empty() || !fs::exists(out, ec) || !fs::equivalent(out, input, ec),
+                 "strata infer: --out '{}' is {} ('{}'), which the predictions would replace; choose another path",
+                 o.out, what, input.string());
+  }
+}
+
 }  // namespace
 
 EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
@@ -826,6 +851,7 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
 }
 
 InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {
+  check_infer_options(config, o);
   try {
     return infer_checkpoint(config, o, print);
   } catch (const OutOfMemoryError& e) {

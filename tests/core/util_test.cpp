@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <map>
 #include <set>
@@ -95,6 +96,39 @@ TEST(AtomicFile, CommitRenamesAndAbandonLeavesNothing) {
   size_t files = 0;
   for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
+// A symbolic link is written through (the link stays, its target gets the data, also
+// along a chain and when the target does not exist yet); a folder, a named pipe or a
+// device is refused by name before anything is written (once each was replaced by a
+// regular file, /dev/full included).
+TEST(AtomicFile, WritesThroughLinksAndRefusesWhatIsNoRegularFile) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("strata-atomic-links-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  fs::create_symlink("sub/target.csv", dir / "link.csv");  // relative to the link's folder, target absent
+  fs::create_symlink("link.csv", dir / "chain.csv");
+  write_file_atomic(dir / "chain.csv", "first");
+  EXPECT_TRUE(fs::is_symlink(dir / "chain.csv"));
+  EXPECT_TRUE(fs::is_symlink(dir / "link.csv"));
+  EXPECT_EQ(read_file(dir / "sub/target.csv"), "first");
+  write_file_atomic(dir / "link.csv", "second");
+  EXPECT_EQ(read_file(dir / "sub/target.csv"), "second");
+  EXPECT_EQ(output_file_path(dir / "chain.csv"), dir / "sub/target.csv");
+
+  ASSERT_EQ(::mkfifo((dir / "pipe").c_str(), 0600), 0);
+  testing::expect_user_error([&] { write_file_atomic(dir / "pipe", "x"); },
+                             {"cannot write '" + (dir / "pipe").string() + "': it is a named pipe"});
+  testing::expect_user_error([&] { write_file_atomic(dir / "sub", "x"); }, {"it is a folder"});
+  testing::expect_user_error([&] { AtomicFile f("/dev/null"); },
+                             {"cannot write '/dev/null': it is a character device"});
+  fs::create_symlink("pipe", dir / "to-pipe");
+  testing::expect_user_error([&] { write_file_atomic(dir / "to-pipe", "x"); }, {"to-pipe': it is a named pipe"});
+  EXPECT_TRUE(fs::is_fifo(dir / "pipe"));
+  size_t files = 0;
+  for (auto& e : fs::recursive_directory_iterator(dir)) files += e.is_regular_file() && !e.is_symlink();
+  EXPECT_EQ(files, 1u) << "no temporaries left";
   fs::remove_all(dir);
 }
 

@@ -154,6 +154,37 @@ TEST_F(InferBatchTest, ALargeFieldRunsTheWholeGraphAndSaysWhy) {
   EXPECT_DOUBLE_EQ(static_cast<double>(r.tests_correct) / static_cast<double>(r.tests), e.eval.test_acc);
 }
 
+// --names and --full-graph without a file to apply to, and an --out that is one of the
+// command's inputs, are refused before anything runs; the inputs are left as they were.
+TEST_F(InferBatchTest, OptionsThatCannotWorkAreRefusedAndInputsAreNeverOverwritten) {
+  const Config c = config({"model.name=graphsage"});
+  const fs::path batch = train_and_write_batch(c, 3);
+  const fs::path ckpt = dir_ / "run/checkpoints/run-01.ckpt";
+  const std::string ckpt_bytes = read_file(ckpt), batch_bytes = read_file(batch);
+  auto run = [&](train::InferOptions o) {
+    o.checkpoint = ckpt;
+    train::run_inference(c, o, [](const std::string&) {});
+  };
+  train::InferOptions o;
+  o.names = true;
+  testing::expect_user_error([&] { run(o); }, {"--names says how a --batch or --pairs file names its nodes"});
+  o = {};
+  o.full_graph = true;
+  testing::expect_user_error([&] { run(o); }, {"--full-graph runs a --batch or --pairs file over the whole graph"});
+  o = {};
+  o.out = ckpt.string();
+  testing::expect_user_error([&] { run(o); }, {"--out '" + ckpt.string() + "' is the checkpoint"});
+  o = {};
+  o.batch = batch.string();
+  o.out = batch.string();
+  testing::expect_user_error([&] { run(o); }, {"is the --batch file", "choose another path"});
+  fs::create_symlink(ckpt, dir_ / "alias.csv");  // the checkpoint under another name
+  o.out = (dir_ / "alias.csv").string();
+  testing::expect_user_error([&] { run(o); }, {"alias.csv' is the checkpoint"});
+  EXPECT_EQ(read_file(ckpt), ckpt_bytes);
+  EXPECT_EQ(read_file(batch), batch_bytes);
+}
+
 // The rows of a scores CSV: u, v, score, probability, known, u_name, v_name.
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
