@@ -553,7 +553,14 @@ Config Config::parse(const std::string& yaml, const std::string& source, const s
   c.overrides_ = overrides;
   YAML::Node root;
   try {
-    root = YAML::Load(yaml);
+    // Every document, so that one after a '---' is refused rather than silently dropped.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
+    for (size_t d = 1; d < docs.size(); ++d)
+      STRATA_CHECK(docs[d].IsNull(),
+                   "{}: a second YAML document (after '---'); a config is one document, and Strata would ignore "
+                   "this one",
+                   where(source, docs[d].Mark()));
+    if (!docs.empty()) root = docs.front();
   } catch (const YAML::ParserException& e) {
     STRATA_FAIL("{}: YAML syntax error: {}", where(source, e.mark), e.msg);
   }

@@ -185,6 +185,10 @@ TEST(ConfigErrorTest, VersionRequiredKeysAndSyntax) {
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: \"\"\n"); }, {"'data.dataset' must not be empty"});
   expect_user_error([] { parse("version: 1\ndata:\n  dataset: [cora\n"); }, {"cfg.yaml:", "YAML syntax error"});
   expect_user_error([] { parse(""); }, {"cfg.yaml: the config is empty"});
+  // A second document is refused, not dropped; a bare '---' before or after the one is fine.
+  expect_user_error([] { parse("version: 1\ndata:\n  dataset: cora\n---\nversion: 7\n"); },
+                    {"cfg.yaml:5:1: a second YAML document (after '---'); a config is one document"});
+  EXPECT_EQ(parse("---\nversion: 1\ndata:\n  dataset: cora\n---\n").get_string("data.dataset"), "cora");
   expect_user_error([] { parse("- 1\n- 2\n"); }, {"the config must be a mapping of keys to values, got a list"});
   expect_user_error([] { Config::load("/nonexistent/strata.yaml"); }, {"config '/nonexistent/strata.yaml' does not exist"});
 }
