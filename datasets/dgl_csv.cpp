@@ -33,6 +33,8 @@ struct Meta {
 };
 
 std::string at(const fs::path& file, const YAML::Node& n) {
+  // A node yaml-cpp made up (the root of an empty file) has no position.
+  if (n.Mark().is_null()) return file.string();
   return fmt::format("{}:{}:{}", file.string(), n.Mark().line + 1, n.Mark().column + 1);
 }
 
@@ -63,6 +65,8 @@ void check_keys(const fs::path& file, const YAML::Node& map, const std::string& 
 // absolute path, a symlinked folder) could change without the cache noticing.
 fs::path data_file(const fs::path& folder, const fs::path& meta, const YAML::Node& n) {
   const std::string name = scalar(meta, n, "file_name");
+  STRATA_CHECK(!trim(name).empty(), "{}: file_name is empty, expected the name of a CSV file in the dataset folder",
+               at(meta, n));
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(folder, ec), file = fs::weakly_canonical(folder / name, ec);
   const fs::path rel = file.lexically_relative(base);
@@ -89,6 +93,10 @@ Meta read_meta(const fs::path& folder) {
   } catch (const YAML::Exception& e) {
     STRATA_FAIL("{}:{}:{}: not valid YAML ({})", m.path.string(), e.mark.line + 1, e.mark.column + 1, e.msg);
   }
+  STRATA_CHECK(!root.IsNull(),
+               "'{}': the file is empty (no keys), expected a mapping with dataset_name, node_data and edge_data (a "
+               "DGL CSVDataset's meta.yaml)",
+               m.path.string());
   check_keys(m.path, root, "meta.yaml",
              {"version", "dataset_name", "separator", "node_data", "edge_data", "graph_data"});
   STRATA_CHECK(!root["graph_data"],
@@ -194,10 +202,8 @@ Header read_header(CsvReader& csv, const fs::path& file, const std::string& need
   std::vector<std::string> row;
   STRATA_CHECK(csv.next(row), "'{}': empty, expected a header line with {}", file.string(), needs);
   Header h;
+  // (A UTF-8 byte-order mark, as Excel writes, is skipped by the LineReader under the CsvReader.)
   for (const auto& f : row) h.names.emplace_back(trim(f));
-  // A UTF-8 byte-order mark (Excel writes one) is not part of the first name.
-  if (!h.names.empty() && h.names[0].rfind("\xEF\xBB\xBF", 0) == 0)
-    h.names[0] = std::string(trim(h.names[0].substr(3)));
   std::set<std::string> seen;
   for (const auto& name : h.names)
     STRATA_CHECK(name.empty() || seen.insert(name).second, "{}: column '{}' appears twice in the header",

@@ -1,6 +1,7 @@
 #include "datasets/edge_list.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <utility>
 
@@ -63,9 +64,21 @@ EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
   std::vector<std::string_view> f;
   int64_t columns = -1;
   bool first = true;
+  bool first_line = true;  // the first line that is not blank
   while (lines.next(line)) {
     const std::string_view t = trim(line);
     if (t.empty()) continue;
+    // A Matrix Market file would read as an edge list (its banner a comment, its size
+    // line "4 4 3" an edge 4 -> 4 of weight 3): refuse it.
+    if (first_line) {
+      std::string head(t.substr(0, 14));
+      for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      STRATA_CHECK(head != "%%matrixmarket",
+                   "{}: this is a Matrix Market file (it starts with the '%%MatrixMarket' banner), not an edge list; "
+                   "load it with the 'mtx:' prefix (mtx:{})",
+                   lines.where().str(), path.string());
+      first_line = false;
+    }
     if (style == EdgeListStyle::Blank && (t[0] == '#' || t[0] == '%')) {
       if (!rec.header_edges && rec.src.empty()) parse_snap_counts(t, lines.where(), rec);
       continue;
@@ -77,7 +90,8 @@ EdgeRecords read_edge_records(const fs::path& path, EdgeListStyle style) {
       for (auto& x : f) x = trim(x);
     }
     const Where w = lines.where();
-    if (first && style == EdgeListStyle::Csv && !f.empty() && !try_parse_int(f[0])) {
+    // (Not an integer too large for int64, which parse_node_id reports as out of range.)
+    if (first && style == EdgeListStyle::Csv && !f.empty() && !is_integer_syntax(f[0])) {
       for (auto x : f) rec.header.emplace_back(x);  // a header line
       first = false;
       continue;

@@ -30,6 +30,13 @@ bool LineReader::refill() {
 }
 
 bool LineReader::next(std::string_view& line) {
+  if (!next_line(line)) return false;
+  // Lines are whole here, so a mark split across reads of the source is found too.
+  if (line_no_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  return true;
+}
+
+bool LineReader::next_line(std::string_view& line) {
   size_t scanned = 0;  // bytes after begin_ known to hold no terminator
   for (;;) {
     const char* base = buf_.data();

@@ -2,6 +2,8 @@
 // CRLF or a lone CR; the last line may lack a terminator. Lines are returned as
 // views into an internal buffer (valid until the next call), so reading a large file
 // allocates nothing per line. where() gives the "file:line" that error messages cite.
+// A UTF-8 byte-order mark (EF BB BF, as Windows editors and Excel write) at the very
+// start of the input is skipped: it is not part of the first line.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,8 @@ class LineReader {
  public:
   explicit LineReader(ByteSource& src, size_t block_bytes = size_t{1} << 20);
 
-  // The next line without its terminator; false at the end of the input.
+  // The next line without its terminator (and the first without a leading byte-order
+  // mark); false at the end of the input.
   bool next(std::string_view& line);
   // 1-based number of the line last returned.
   int64_t line_number() const { return line_no_; }
@@ -33,6 +36,7 @@ class LineReader {
 
  private:
   bool refill();  // false when the source is exhausted
+  bool next_line(std::string_view& line);  // next() without the byte-order mark check
 
   ByteSource& src_;
   std::vector<char> buf_;

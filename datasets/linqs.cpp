@@ -125,7 +125,7 @@ Dataset load_linqs(const fs::path& path, const SourceOptions& opt) {
   index.reserve(static_cast<size_t>(n_content) * 2);
   for (int64_t i = 0; i < n_content; ++i) {
     auto [it, fresh] = index.emplace(content->ids[i], i);
-    STRATA_CHECK(fresh, "{}: paper id '{}' appears twice (rows {} and {})", content->file, content->ids[i],
+    STRATA_CHECK(fresh, "{}: paper id '{}' appears twice (rows {} and {})", content->file, excerpt(content->ids[i]),
                  it->second + 1, i + 1);
   }
   std::vector<std::string> names = content->ids;

@@ -25,8 +25,10 @@ namespace strata::data {
 // 5: OGB refuses a relation or node type listed twice (a relation was loaded twice), HGB and LINQS
 // non-finite features and weights; 6: OGB reads node names from mapping/nodeidx2*.csv; 7: edge weights
 // follow their edges through Graph::from_coo's row sort (they had stayed in input order); 8: HGB compares
-// the two test label files' class lists as sets.
-inline constexpr uint32_t kLoaderVersion = 8;
+// the two test label files' class lists as sets; 9: edge lists refuse a Matrix Market file (its size line
+// loaded as an edge) and a CSV edge list's first line starting with an integer too large for int64 is a
+// record (refused), not a header.
+inline constexpr uint32_t kLoaderVersion = 9;
 
 struct LoadOptions {
   std::optional<fs::path> data_root;  // default: default_data_root()

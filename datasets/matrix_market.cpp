@@ -30,14 +30,16 @@ Dataset load_matrix_market(const fs::path& path, const SourceOptions& opt) {
                "<general|symmetric>', found '{}'",
                lines.where().str(), excerpt(line));
   const std::string object = lower(f[1]), layout = lower(f[2]), field = lower(f[3]), symmetry = lower(f[4]);
-  STRATA_CHECK(object == "matrix", "{}: object '{}' is not supported, expected 'matrix'", lines.where().str(), f[1]);
+  STRATA_CHECK(object == "matrix", "{}: object '{}' is not supported, expected 'matrix'", lines.where().str(),
+               excerpt(f[1]));
   STRATA_CHECK(layout == "coordinate", "{}: layout '{}' is not supported, expected 'coordinate' (a sparse matrix)",
-               lines.where().str(), f[2]);
+               lines.where().str(), excerpt(f[2]));
   STRATA_CHECK(field == "real" || field == "integer" || field == "pattern" || field == "double",
-               "{}: field '{}' is not supported, expected real, integer or pattern", lines.where().str(), f[3]);
+               "{}: field '{}' is not supported, expected real, integer or pattern", lines.where().str(),
+               excerpt(f[3]));
   STRATA_CHECK(symmetry == "general" || symmetry == "symmetric" || symmetry == "skew-symmetric",
-               "{}: symmetry '{}' is not supported, expected general, symmetric or skew-symmetric",
-               lines.where().str(), f[4]);
+               "{}: symmetry '{}' is not supported, expected general, symmetric or skew-symmetric", lines.where().str(),
+               excerpt(f[4]));
   const bool pattern = field == "pattern";
   const bool mirrored = symmetry != "general";
   const float mirror_sign = symmetry == "skew-symmetric" ? -1.0f : 1.0f;
@@ -53,7 +55,7 @@ Dataset load_matrix_market(const fs::path& path, const SourceOptions& opt) {
     rows = parse_int(f[0], lines.where(), "row count");
     cols = parse_int(f[1], lines.where(), "column count");
     declared = parse_int(f[2], lines.where(), "entry count");
-    STRATA_CHECK(rows >= 0 && cols >= 0 && declared >= 0, "{}: negative size in '{}'", lines.where().str(), t);
+    STRATA_CHECK(rows >= 0 && cols >= 0 && declared >= 0, "{}: negative size in '{}'", lines.where().str(), excerpt(t));
     STRATA_CHECK(!mirrored || rows == cols, "{}: a {} matrix must be square, the size line says {} x {}",
                  lines.where().str(), symmetry, rows, cols);
     break;

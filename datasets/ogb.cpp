@@ -270,7 +270,8 @@ void load_hetero(const fs::path& folder, const fs::path& raw, Dataset& ds) {
   }
   auto type_id = [&](const std::string& name, const Where& w) {
     const int t = hg.find_node_type(name);
-    STRATA_CHECK(t >= 0, "{}: node type '{}' is not in num-node-dict ({})", w.str(), name, fmt::join(types, ", "));
+    STRATA_CHECK(t >= 0, "{}: node type '{}' is not in num-node-dict ({})", w.str(), excerpt(name),
+                 fmt::join(types, ", "));
     return t;
   };
 
@@ -352,7 +353,7 @@ void read_node_names(const fs::path& folder, int64_t n, Dataset& ds) {
     if (trim(line).empty()) continue;
     const size_t comma = line.find(',');
     STRATA_CHECK(comma != std::string_view::npos, "{}: expected 'node index,name', got '{}'", lines.where().str(),
-                 line);
+                 excerpt(line));
     const int64_t idx = parse_int(trim(line.substr(0, comma)), lines.where(), "the node index");
     STRATA_CHECK(idx == static_cast<int64_t>(names.size()),
                  "{}: node index {} where {} was expected (the rows list the nodes in order)", lines.where().str(), idx,

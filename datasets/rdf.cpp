@@ -244,7 +244,7 @@ Dataset load_rdf(const fs::path& path, const SourceOptions& opt) {
       const std::string key = "<" + r.entity + ">";
       auto it = term_index.find(key);
       const std::string here = fmt::format("{}:{}", lf.path.string(), r.line);
-      STRATA_CHECK(it != term_index.end(), "{}: entity '{}' is not in the graph ({})", here, r.entity,
+      STRATA_CHECK(it != term_index.end(), "{}: entity '{}' is not in the graph ({})", here, excerpt(r.entity),
                    graph_path.filename().string());
       const int64_t id = term_rank[it->second];
       STRATA_CHECK(where_labelled[id].empty(), "{}: entity '{}' is already labelled at {}", here, r.entity,

@@ -1,5 +1,8 @@
 #include "datasets/text_fields.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -72,13 +75,55 @@ std::optional<double> try_parse_double(std::string_view s) { return parse_floati
 std::optional<float> try_parse_float(std::string_view s) { return parse_floating<float>(s); }
 
 std::string excerpt(std::string_view s, size_t max_chars) {
-  if (s.size() <= max_chars) return std::string(s);
-  return std::string(s.substr(0, max_chars)) + "...";
+  size_t keep = std::min(s.size(), max_chars);
+  // Do not split a UTF-8 character: back off over its continuation bytes (10xxxxxx).
+  if (keep < s.size())
+    while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;
+  std::string out;
+  out.reserve(keep + 3);
+  for (size_t i = 0; i < keep; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (s.substr(i, 3) == "\xEF\xBB\xBF") {
+      out += "\\ufeff";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (keep < s.size()) out += "...";
+  return out;
 }
+
+bool is_integer_syntax(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+namespace {
+// "<where>: <what> '99999999999999999999' is out of range (at most 9223372036854775807)".
+[[noreturn]] void fail_int_range(std::string_view s, const Where& where, std::string_view what) {
+  if (s[0] == '-')
+    STRATA_FAIL("{}: {} '{}' is out of range (at least {})", where.str(), what, excerpt(s),
+                std::numeric_limits<int64_t>::min());
+  STRATA_FAIL("{}: {} '{}' is out of range (at most {})", where.str(), what, excerpt(s),
+              std::numeric_limits<int64_t>::max());
+}
+}  // namespace
 
 int64_t parse_int(std::string_view s, const Where& where, std::string_view what) {
   auto v = try_parse_int(s);
-  if (!v) STRATA_FAIL("{}: {} is '{}', expected an integer", where.str(), what, excerpt(s));
+  if (!v) {
+    if (is_integer_syntax(s)) fail_int_range(s, where, what);
+    STRATA_FAIL("{}: {} is '{}', expected an integer", where.str(), what, excerpt(s));
+  }
   return *v;
 }
 
@@ -111,6 +156,7 @@ float parse_finite_float(std::string_view s, const Where& where, std::string_vie
 
 int64_t parse_integral(std::string_view s, const Where& where, std::string_view what) {
   if (auto i = try_parse_int(s)) return *i;
+  if (is_integer_syntax(s)) fail_int_range(s, where, what);
   auto d = try_parse_double(s);
   if (!d || !std::isfinite(*d) || std::floor(*d) != *d || std::fabs(*d) > 9.0e15)
     STRATA_FAIL("{}: {} is '{}', expected an integer id (such as 2 or 2.0)", where.str(), what, excerpt(s));

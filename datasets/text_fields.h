@@ -26,7 +26,10 @@ std::optional<int64_t> try_parse_int(std::string_view s);
 std::optional<double> try_parse_double(std::string_view s);
 std::optional<float> try_parse_float(std::string_view s);
 
-// Parse or throw: "<where>: <what> is 'abc', expected an integer".
+// True when `s` is written as an integer ('+' or '-', then digits), in range or not.
+bool is_integer_syntax(std::string_view s);
+
+// Parse or throw: "<where>: <what> is 'abc', expected an integer"; an integer int64 cannot hold is "out of range".
 int64_t parse_int(std::string_view s, const Where& where, std::string_view what);
 double parse_double(std::string_view s, const Where& where, std::string_view what);
 float parse_float(std::string_view s, const Where& where, std::string_view what);
@@ -36,7 +39,9 @@ float parse_finite_float(std::string_view s, const Where& where, std::string_vie
 // An id given as an integral float ("2.0", as in the R-GCN TSVs) or an integer.
 int64_t parse_integral(std::string_view s, const Where& where, std::string_view what);
 
-// Shortens a field for an error message.
+// A token or line as an error message quotes it: control bytes escaped (\t, \r, \n, else \x00: a NUL would cut
+// the message short) and a byte-order mark inside it written \ufeff, so no byte is invisible; longer than
+// `max_chars` bytes, it is cut (at a UTF-8 character boundary) and ends in "...".
 std::string excerpt(std::string_view s, size_t max_chars = 60);
 
 // Reads RFC 4180 CSV records: fields separated by `sep`, optionally quoted with '"',

@@ -56,7 +56,8 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
                  "{}:{}: node id '{}' is out of range: {} has {} nodes (ids 0..{})", batch, lineno, data::excerpt(s),
                  what, count, count - 1);
     STRATA_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size(),
-                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'{}", batch, lineno, count, data::excerpt(s),
+                 "{}:{}: expected a node id (an integer in [0, {})), got '{}'{}", batch, lineno, count,
+                 data::excerpt(s),
                  names.empty() ? "" : "; --names reads node names (the name column of the predictions) instead");
     STRATA_CHECK(v >= 0 && v < count, "{}:{}: node id {} is out of range: {} has {} nodes (ids 0..{}){}", batch, lineno,
                  v, what, count, count - 1,

@@ -21,6 +21,7 @@
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
 #include "core/timer.h"
+#include "datasets/text_fields.h"
 #include "layers/pair_scores.h"
 #include "models/link_predictor.h"
 
@@ -716,13 +717,20 @@ NodePairs read_pairs(const std::string& file, int64_t nodes, bool by_name, const
   if (by_name)
     for (size_t i = 0; i < names.size(); ++i) id_of.emplace(names[i], static_cast<int64_t>(i));
   const char* hint = names.empty() ? "" : "; --names reads node names (DrugBank ids, paper ids) instead";
+  std::error_code ec;
+  STRATA_CHECK(!fs::is_directory(file, ec), "--pairs '{}' is a folder (expected a file of node pairs 'u v' or 'u,v')",
+               file);
   std::ifstream in(file);
   STRATA_CHECK(in.good(), "--pairs '{}': cannot read the file (expected node pairs 'u v' or 'u,v', one per line)",
                file);
   NodePairs pairs;
   std::string line;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
+    if (lineno == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
     if (const size_t h = line.find('#'); h != std::string::npos) line.resize(h);
+    STRATA_CHECK(std::count(line.begin(), line.end(), ',') <= 1,
+                 "{}:{}: expected a node pair 'u v' or 'u,v' (one comma at most), got '{}'", file, lineno,
+                 data::excerpt(line));
     for (char& ch : line)
       if (ch == ',' || ch == '\t' || ch == '\r') ch = ' ';
     std::vector<std::string> tokens;
@@ -735,19 +743,20 @@ NodePairs read_pairs(const std::string& file, int64_t nodes, bool by_name, const
     }
     if (tokens.empty()) continue;
     STRATA_CHECK(tokens.size() == 2, "{}:{}: expected a node pair 'u v' or 'u,v' (two {}), got '{}'", file, lineno,
-                 by_name ? "names" : "integers", line);
+                 by_name ? "names" : "integers", data::excerpt(line));
     int64_t ids[2];
     for (int k = 0; k < 2; ++k) {
       const std::string& t = tokens[static_cast<size_t>(k)];
       if (by_name) {
         const auto it = id_of.find(t);
-        STRATA_CHECK(it != id_of.end(), "{}:{}: no node of the graph is named '{}'", file, lineno, t);
+        STRATA_CHECK(it != id_of.end(), "{}:{}: no node of the graph is named '{}'", file, lineno, data::excerpt(t));
         ids[k] = it->second;
         continue;
       }
       const auto r = std::from_chars(t.data(), t.data() + t.size(), ids[k]);
       STRATA_CHECK(r.ec == std::errc() && r.ptr == t.data() + t.size(),
-                   "{}:{}: expected a node pair 'u v' or 'u,v' (two integers), got '{}'{}", file, lineno, line, hint);
+                   "{}:{}: expected a node pair 'u v' or 'u,v' (two integers), got '{}'{}", file, lineno,
+                   data::excerpt(line), hint);
       STRATA_CHECK(ids[k] >= 0 && ids[k] < nodes,
                    "{}:{}: node id {} is out of range: the graph has {} nodes (ids 0..{}){}", file, lineno, ids[k],
                    nodes, nodes - 1, hint);

@@ -165,6 +165,14 @@ PY
     printf '0 1 2\n' > "$scratch/three.txt"
     err infer-three "three.txt:1: expected a node pair" \
         infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/three.txt"
+    printf '0,,1\n' > "$scratch/commas.txt"
+    err infer-commas "commas.txt:1: expected a node pair 'u v' or 'u,v' \\(one comma at most\\), got '0,,1'" \
+        infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/commas.txt"
+    err infer-folder "--pairs '$scratch' is a folder" infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch"
+    printf '\xef\xbb\xbf0 1\n' > "$scratch/bom.txt"  # a UTF-8 byte-order mark, as some editors write
+    bom="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/bom.txt" 2>&1)"
+    expect_rc infer-bom $? 0
+    expect infer-bom "$bom" '^Scored 1 pair'
     printf '0 2000\n' > "$scratch/range.txt"
     err infer-range 'range.txt:1: node id 2000 is out of range: the graph has 2000 nodes \(ids 0..1999\)' \
         infer "$scratch/run/config.yaml" --checkpoint "$ck" --pairs "$scratch/range.txt" --out "$scratch/never.csv"

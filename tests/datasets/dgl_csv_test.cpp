@@ -231,6 +231,32 @@ TEST(DglCsvTest, UnlabelledNodesIntegralFloatLabelsAndAByteOrderMark) {
   EXPECT_TRUE(noted);
 }
 
+TEST(DglCsvErrorTest, EmptyFileNameAndEmptyMetaYaml) {
+  TempDir d;
+  d.write("nodes.csv", "node_id\n0\n1\n");
+  d.write("edges.csv", "src_id,dst_id\n0,1\n");
+  // Was "'<folder>/' is a directory, expected a file".
+  d.write("meta.yaml", "dataset_name: mini\nedge_data:\n- file_name: ''\nnode_data:\n- file_name: nodes.csv\n");
+  expect_user_error([&] { load_dgl_csv(d.path(), {}); },
+                    {"meta.yaml:3:", "file_name is empty, expected the name of a CSV file"});
+  d.write("meta.yaml", "dataset_name: mini\nedge_data:\n- file_name: edges.csv\nnode_data:\n- file_name: '  '\n");
+  expect_user_error([&] { load_dgl_csv(d.path(), {}); }, {"meta.yaml:5:", "file_name is empty"});
+  // Was "meta.yaml:0:0: meta.yaml must be a mapping of keys".
+  for (const char* text : {"", "# only a comment\n", "\n\n"}) {
+    d.write("meta.yaml", text);
+    try {
+      load_dgl_csv(d.path(), {});
+      ADD_FAILURE() << "an empty meta.yaml was accepted";
+    } catch (const UserError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("meta.yaml': the file is empty (no keys), expected a mapping with dataset_name"),
+                std::string::npos)
+          << msg;
+      EXPECT_EQ(msg.find(":0:0"), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(DglCsvTest, BadInputIsNamedWithFileLineAndExpectation) {
   TempDir d;
   auto load = [&](const std::string& meta, const std::string& nodes, const std::string& edges) {

@@ -254,8 +254,7 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
         load_edge_list(dir.write("f.txt", "# Nodes: 99999999999999999999999 Edges: 2\n0 1\n1 2\n"),
                        EdgeListStyle::Blank, {});
       },
-      {"f.txt:1", "node count of the '# Nodes: … Edges: …' header is '99999999999999999999999'",
-       "expected an integer"});
+      {"f.txt:1", "node count of the '# Nodes: … Edges: …' header '99999999999999999999999' is out of range"});
   // Found by fuzzing: a 100,000-character header overflowed std::regex's recursion.
   testing::expect_user_error(
       [&] {
@@ -267,6 +266,90 @@ TEST(EdgeListErrorTest, MalformedLinesAndHeaderCounts) {
       load_edge_list(dir.write("i.txt", "# Nodes:" + std::string(100000, ' ') + "\n# Nodes:\t3   Edges: 2\n0 1\n1 2\n"),
                      EdgeListStyle::Blank, {});
   EXPECT_EQ(spaced.num_nodes(), 3);
+}
+
+TEST(EdgeList, Utf8ByteOrderMarkAtTheStartIsSkipped) {
+  TempDir dir;
+  const Dataset blank = load_edge_list(dir.write("b.txt",
+                                                 "\xEF\xBB\xBF"
+                                                 "0 1\n1 2\n"),
+                                       EdgeListStyle::Blank, {});
+  EXPECT_EQ(blank.num_nodes(), 3);
+  EXPECT_EQ(blank.num_edges(), 2);
+  const Dataset commented =
+      load_edge_list(dir.write("c.txt", "\xEF\xBB\xBF# Nodes: 3 Edges: 2\n0 1\n1 2\n"), EdgeListStyle::Blank, {});
+  EXPECT_EQ(commented.num_edges(), 2);
+  const EdgeRecords csv = read_edge_records(dir.write("h.csv", "\xEF\xBB\xBFsrc,dst\n0,1\n"), EdgeListStyle::Csv);
+  EXPECT_EQ(csv.header, (std::vector<std::string>{"src", "dst"}));
+}
+
+TEST(MatrixMarket, Utf8ByteOrderMarkAtTheStartIsSkipped) {
+  TempDir dir;
+  const Dataset ds = load_matrix_market(
+      dir.write("bom.mtx", "\xEF\xBB\xBF%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3\n"), {});
+  EXPECT_EQ(ds.num_nodes(), 3);
+  EXPECT_EQ(ds.graph.nnz(), 2);
+}
+
+TEST(EdgeListErrorTest, MatrixMarketFileIsRefusedNamingTheMtxPrefix) {
+  TempDir dir;
+  const std::string mtx = "%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 1\n2 3 1\n3 4 1\n";
+  for (auto style : {EdgeListStyle::Blank, EdgeListStyle::Csv})
+    testing::expect_user_error([&] { load_edge_list(dir.write("m.mtx", mtx), style, {}); },
+                               {"m.mtx:1: this is a Matrix Market file", "'%%MatrixMarket' banner", "not an edge list",
+                                "'mtx:' prefix", "mtx:" + (dir / "m.mtx").string()});
+  // Also with a byte-order mark, in lower case, after blank lines.
+  testing::expect_user_error(
+      [&] {
+        load_edge_list(
+            dir.write("l.txt", "\xEF\xBB\xBF\n%%matrixmarket matrix coordinate pattern general\n2 2 1\n1 2\n"),
+            EdgeListStyle::Blank, {});
+      },
+      {"l.txt:2: this is a Matrix Market file"});
+  // A '%' comment that is not the banner stays a comment.
+  EXPECT_EQ(
+      load_edge_list(dir.write("p.txt", "% MatrixMarket-like comment\n0 1\n"), EdgeListStyle::Blank, {}).num_edges(),
+      1);
+}
+
+TEST(EdgeListErrorTest, ControlBytesAndHugeIdsAreQuotedVisibly) {
+  TempDir dir;
+  // A NUL used to end the message there: "e/nul.txt:2: destination id is '2".
+  testing::expect_user_error(
+      [&] { load_edge_list(dir.write("nul.txt", std::string("0 1\n1 2") + '\0' + "\n"), EdgeListStyle::Blank, {}); },
+      {"nul.txt:2: destination id is '2\\x00', expected an integer"});
+  testing::expect_user_error(
+      [&] { load_edge_list(dir.write("esc.txt", "0 1\n1 2 3 \x1b[31m\n"), EdgeListStyle::Blank, {}); },
+      {"esc.txt:2", "found 4: '1 2 3 \\x1b[31m'"});
+  testing::expect_user_error(
+      [&] {
+        load_edge_list(dir.write("long.txt", "0 1\n1 " + std::string(200, '7') + "x\n"), EdgeListStyle::Blank, {});
+      },
+      {"long.txt:2: destination id is '" + std::string(60, '7') + "...', expected an integer"});
+  testing::expect_user_error(
+      [&] { load_edge_list(dir.write("big.txt", "0 1\n99999999999999999999 2\n"), EdgeListStyle::Blank, {}); },
+      {"big.txt:2: source id '99999999999999999999' is out of range (at most 9223372036854775807)"});
+  // In a CSV the first line is a header unless it starts with an integer, however large.
+  testing::expect_user_error(
+      [&] { load_edge_list(dir.write("big.csv", "99999999999999999999,2\n"), EdgeListStyle::Csv, {}); },
+      {"big.csv:1: source id '99999999999999999999' is out of range"});
+}
+
+TEST(MatrixMarketErrorTest, ControlBytesAndHugeSizesAreQuotedVisibly) {
+  TempDir dir;
+  testing::expect_user_error(
+      [&] {
+        load_matrix_market(dir.write("n.mtx", std::string("%%MatrixMarket matrix coordinate real gene") + '\0' +
+                                                  "ral\n1 1 1\n1 1 1\n"),
+                           {});
+      },
+      {"n.mtx:1: symmetry 'gene\\x00ral' is not supported", "expected general"});
+  testing::expect_user_error(
+      [&] {
+        load_matrix_market(
+            dir.write("s.mtx", "%%MatrixMarket matrix coordinate real general\n3 99999999999999999999 1\n"), {});
+      },
+      {"s.mtx:2: column count '99999999999999999999' is out of range (at most 9223372036854775807)"});
 }
 
 TEST(MusaeErrorTest, IdsOutsideTheTargetJsonAndCsvProblems) {

@@ -50,6 +50,20 @@ TEST(LineReader, LinesLongerThanTheBufferAndCrlfSplitAcrossReads) {
   for (size_t block : {1, 2, 3, 7, 16, 64, 1 << 20}) EXPECT_EQ(lines_of(text, block), want) << "block " << block;
 }
 
+TEST(LineReader, SkipsAByteOrderMarkAtTheStartOnly) {
+  using V = std::vector<std::string>;
+  const std::string bom = "\xEF\xBB\xBF";
+  // Any block size, so a mark split across reads of the source is found too.
+  for (size_t block : {1, 2, 3, 1 << 20}) {
+    EXPECT_EQ(lines_of(bom + "a b\nc\n", block), (V{"a b", "c"})) << "block " << block;
+    EXPECT_EQ(lines_of(bom + "\r\nx", block), (V{"", "x"})) << "block " << block;
+    EXPECT_EQ(lines_of(bom, block), (V{""})) << "block " << block;
+    // Only at the very start: elsewhere the bytes are data.
+    EXPECT_EQ(lines_of("a\n" + bom + "b", block), (V{"a", bom + "b"})) << "block " << block;
+    EXPECT_EQ(lines_of(" " + bom + "a", block), (V{" " + bom + "a"})) << "block " << block;
+  }
+}
+
 TEST(LineReader, CountsLinesForMessages) {
   auto src = memory_source("x\r\ny\r\nz", "f.txt");
   LineReader r(*src);
@@ -172,6 +186,39 @@ TEST(Fields, SplitTrimAndParse) {
   EXPECT_DOUBLE_EQ(*try_parse_double("2.5e-3"), 2.5e-3);
   EXPECT_EQ(parse_integral("2.0", {"f", 1}, "id"), 2);
   EXPECT_EQ(parse_integral("17", {"f", 1}, "id"), 17);
+}
+
+TEST(Fields, ExcerptShowsControlBytesAndShortensLongTokens) {
+  EXPECT_EQ(excerpt("abc"), "abc");
+  EXPECT_EQ(excerpt(std::string_view("2\0", 2)), "2\\x00");
+  EXPECT_EQ(excerpt("a\tb\r\n\x1b\x7f"), "a\\tb\\r\\n\\x1b\\x7f");
+  EXPECT_EQ(excerpt("x\xEF\xBB\xBFy"), "x\\ufeffy");
+  EXPECT_EQ(excerpt("caf\xC3\xA9"), "caf\xC3\xA9");  // UTF-8 is kept as is
+  EXPECT_EQ(excerpt(std::string(100, 'x')), std::string(60, 'x') + "...");
+  // Cut before a character, not inside it: "é" is 2 bytes, at bytes 59 and 60.
+  EXPECT_EQ(excerpt(std::string(59, 'x') + "\xC3\xA9zz"), std::string(59, 'x') + "...");
+}
+
+TEST(FieldsErrorTest, IntegersBeyondInt64AreOutOfRange) {
+  testing::expect_user_error(
+      [] {
+        parse_int("99999999999999999999", {"e.txt", 2}, "source id");
+      },
+      {"e.txt:2: source id '99999999999999999999' is out of range (at most 9223372036854775807)"});
+  testing::expect_user_error(
+      [] {
+        parse_int("-99999999999999999999", {"e.txt", 3}, "row");
+      },
+      {"e.txt:3: row '-99999999999999999999' is out of range (at least -9223372036854775808)"});
+  testing::expect_user_error(
+      [] {
+        parse_integral("99999999999999999999", {"t.tsv", 4}, "id");
+      },
+      {"t.tsv:4: id '99999999999999999999' is out of range"});
+  EXPECT_EQ(parse_int("9223372036854775807", {"e.txt", 1}, "id"), INT64_MAX);
+  EXPECT_TRUE(is_integer_syntax("-12"));
+  EXPECT_FALSE(is_integer_syntax("1e3"));
+  EXPECT_FALSE(is_integer_syntax("-"));
 }
 
 TEST(FieldsErrorTest, NonNumericFieldsNameFileLineAndField) {
