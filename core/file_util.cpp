@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -140,6 +141,14 @@ std::optional<std::string> env_value(const char* name) {
 bool env_flag(const char* name) {
   auto v = env_value(name);
   return v && (*v == "1" || *v == "true" || *v == "yes" || *v == "on");
+}
+
+std::optional<bool> parse_on_off(std::string_view s) {
+  std::string v(s);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
 }
 
 fs::path cache_root() {

@@ -60,6 +60,8 @@ bool is_temporary_sibling(const fs::path& path);
 std::optional<std::string> env_value(const char* name);
 // True when the variable is set to 1, true, yes or on.
 bool env_flag(const char* name);
+// 1, true, yes, on -> true; 0, false, no, off -> false (any case); anything else -> nullopt.
+std::optional<bool> parse_on_off(std::string_view s);
 
 // STRATA_CACHE_DIR, default ~/.cache/strata; created on first use.
 fs::path cache_root();

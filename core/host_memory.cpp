@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "core/memory_limits.h"
 
 namespace strata {
@@ -19,7 +21,15 @@ std::atomic<bool> huge_pages_default{true};
 bool huge_pages_enabled() {
   static const int env = [] {
     const char* v = std::getenv("STRATA_HUGE_PAGES");
-    return v == nullptr || *v == '\0' ? -1 : std::strcmp(v, "0") != 0;
+    if (v == nullptr || *v == '\0') return -1;
+    const std::optional<bool> on = parse_on_off(v);
+    // A typo should not stop a run, nor go unnoticed (as STRATA_LOG).
+    if (!on)
+      std::fprintf(stderr,
+                   "strata: warning: STRATA_HUGE_PAGES is '%s', expected 1 or 0 (on/off, true/false, yes/no); using "
+                   "the command's default\n",
+                   v);
+    return on ? static_cast<int>(*on) : -1;
   }();
   return env >= 0 ? env == 1 : huge_pages_default.load(std::memory_order_relaxed);
 }

@@ -99,6 +99,13 @@ TEST(AtomicFile, CommitRenamesAndAbandonLeavesNothing) {
   fs::remove_all(dir);
 }
 
+// STRATA_HUGE_PAGES and other switches: 'off' once meant on (anything but '0' did).
+TEST(Environment, OnOffSwitchesReadEitherWayAndRefuseTheRest) {
+  for (const char* v : {"1", "true", "YES", "On"}) EXPECT_EQ(parse_on_off(v), std::optional<bool>(true)) << v;
+  for (const char* v : {"0", "false", "No", "OFF"}) EXPECT_EQ(parse_on_off(v), std::optional<bool>(false)) << v;
+  for (const char* v : {"", "2", "of", "enabled", "on "}) EXPECT_EQ(parse_on_off(v), std::nullopt) << v;
+}
+
 // A symbolic link is written through (the link stays, its target gets the data, also
 // along a chain and when the target does not exist yet); a folder, a named pipe or a
 // device is refused by name before anything is written (once each was replaced by a
