@@ -137,6 +137,10 @@ int run_compile(const CompileArgs& a) {
     }
   } else if (a.op == "rgms") {
     STRATA_CHECK(!cuda, "--device cuda: the RGMS kernels are generated for the CPU only");
+    for (const auto& [option, value] : {std::pair<const char*, int64_t>{"--feat", a.feat}, {"--feat-out", a.feat_out}})
+      STRATA_CHECK(value <= Schedule::kMaxStagedElements,
+                   "{} {}: the RGMS kernels hold a row of at most {} features in registers", option, value,
+                   Schedule::kMaxStagedElements);
     RgmsSpec spec;
     spec.fin = a.feat;
     spec.fout = a.feat_out > 0 ? a.feat_out : a.feat;

@@ -12,6 +12,7 @@
 
 #include "core/file_util.h"
 #include "datasets/generator_params.h"
+#include "sparse_compiler/schedule/schedule.h"
 
 namespace strata::train {
 namespace {
@@ -748,6 +749,14 @@ TrainingConfig typed(const Config& c) {
   m.rgcn.input = rin == "one_hot" ? nn::RgcnInput::OneHot : rin == "embedding" ? nn::RgcnInput::Embedding : nn::RgcnInput::Auto;
   m.rgcn.embedding_dim = c.get_int("model.embedding_dim");
   m.rgcn.target_features_only = c.get_string("model.type_features") == "target";
+  if (m.kind == nn::ModelKind::Rgcn) {
+    // R-GCN's relational kernels keep a row of each layer's input and output in
+    // registers (sc::Schedule::kMaxStagedElements floats at most).
+    for (const char* key : {"model.hidden", "model.embedding_dim"})
+      STRATA_CHECK(c.get_int(key) <= sc::Schedule::kMaxStagedElements,
+                   "{}: {} is {}, but R-GCN's relational kernels hold a row of at most {} features in registers",
+                   c.origin(key), key, c.get_int(key), sc::Schedule::kMaxStagedElements);
+  }
 
   // A key that only another model reads would do nothing: refused unless it is at its
   // default (compared with the defaults, not by origin: a resolved config.yaml lists

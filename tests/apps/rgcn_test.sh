@@ -285,6 +285,13 @@ PY
     expect_rc rgcn-plans-width $? 1
     expect rgcn-plans-width "$err" "runtime.plans '.*kernels.json' has no relational order for the kernel set 'rgms 8->16 forward' \(it holds: rgms 8->3 backward dX; "
     [ ! -e "$scratch/plans16" ] || { echo "FAIL: a refused run left '$scratch/plans16'"; fails=$((fails + 1)); }
+    # Widths past what the relational kernels stage are refused by key (once a compiler message).
+    err="$("$strata" train "$scratch/tiny.yaml" --set model.hidden=4097 --set output.run_dir="$scratch/wide" 2>&1)"
+    expect_rc rgcn-wide $? 1
+    expect rgcn-wide "$err" "model.hidden is 4097, but R-GCN's relational kernels hold a row of at most 4096 features"
+    err="$("$strata" compile rgms --feat 8 --feat-out 4097 --emit stage1 2>&1)"
+    expect_rc rgms-wide $? 1
+    expect rgms-wide "$err" "--feat-out 4097: the RGMS kernels hold a row of at most 4096 features in registers"
     err="$("$strata" infer "$cfg" --checkpoint "$scratch/missing.ckpt" 2>&1)"
     expect_rc missing $? 1
     expect missing "$err" "^strata: error: checkpoint '.*missing.ckpt' does not exist"
