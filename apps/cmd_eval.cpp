@@ -1,7 +1,10 @@
 // `strata eval <config.yaml> --checkpoint <file>`: rebuilds the data and model a
 // config describes, loads a checkpoint written by `strata train` and evaluates it,
 // checking that the test accuracy (and the test logits, bit for bit) match the run
-// that saved it.
+// that saved it; exits 1 when they do not and the backend and thread count are the
+// run's (another backend or thread count explains a difference).
+
+#include <cstdio>
 
 #include "apps/commands.h"
 #include "apps/config_args.h"
@@ -25,8 +28,19 @@ const RegisterCommand kEval{Command{
           ->required();
       return [args] {
         set_huge_pages_default(false);  // one pass: buffers written once (core/host_memory.h)
-        train::run_evaluation(args->in.load(), args->checkpoint, print_line);
-        return 0;
+        const train::EvalReport r = train::run_evaluation(args->in.load(), args->checkpoint, print_line);
+        if (r.identical) return 0;
+        // Run on purpose with another backend or thread count, a difference is expected;
+        // otherwise the check failed, and so does the command (for scripts and CI too).
+        if (!r.runtime_changes.empty()) {
+          print_line("(expected: this evaluation runs " + r.runtime_changes + ")");
+          return 0;
+        }
+        std::fprintf(stderr,
+                     "strata: error: the evaluation of '%s' does not reproduce the recorded run (above), with the "
+                     "run's backend and thread count\n",
+                     args->checkpoint.c_str());
+        return 1;
       };
     }}};
 

@@ -700,7 +700,7 @@ EvalReport run_link_evaluation(const Config& config, const std::filesystem::path
                                 : fmt::format("the run recorded {} {:.4f}", meta.value("metric", std::string("?")),
                                               r.recorded_test_acc),
                     r.identical ? "reproduced bit for bit (test scores XXH3 " + e.test.hash.substr(0, 16) + ")"
-                                : "DIFFERS from the recorded run (other threads, backend or build?)"));
+                                : "DIFFERS from the recorded run (other threads, backend, dataset or build?)"));
   return r;
 }
 

@@ -634,10 +634,11 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   const char* metric = metric_name(l.ctx.metric);
   print(
       fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, e.train_acc, metric, e.val_acc, e.val_loss));
-  print(fmt::format("Test {} {:.4f} ({}), macro-F1 {:.4f}: {}", metric, e.test_acc,
-                    recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc), e.test_macro_f1,
-                    r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
-                                : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
+  print(fmt::format(
+      "Test {} {:.4f} ({}), macro-F1 {:.4f}: {}", metric, e.test_acc,
+      recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc), e.test_macro_f1,
+      r.identical ? "reproduced bit for bit (test logits XXH3 " + e.test_logits_hash.substr(0, 16) + ")"
+                  : "DIFFERS from the recorded run (other threads, backend, feature storage, dataset or build?)"));
   return r;
 }
 

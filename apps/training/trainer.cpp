@@ -1,5 +1,7 @@
 #include "apps/training/trainer.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +23,7 @@
 #include "core/neighbor_sampler.h"
 #include "core/parallel.h"
 #include "core/timer.h"
+#include "models/checkpoint.h"
 
 namespace strata::train {
 namespace {
@@ -735,11 +738,11 @@ EvalReport evaluate_checkpoint(const Config& config, const fs::path& checkpoint,
   const char* metric = metric_name(l.ctx.metric);
   print(fmt::format("Train {} {:.4f} | val {} {:.4f} (loss {:.4f})", metric, r.eval.train_acc, metric, r.eval.val_acc,
                     r.eval.val_loss));
-  print(fmt::format("Test {} {:.4f} ({}): {}", metric, r.eval.test_acc,
-                    recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc),
-                    r.identical
-                        ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
-                        : "DIFFERS from the recorded run (other threads, backend, feature storage or build?)"));
+  print(fmt::format(
+      "Test {} {:.4f} ({}): {}", metric, r.eval.test_acc,
+      recorded_score_text(recorded, l.ctx.metric, r.recorded_test_acc),
+      r.identical ? "reproduced bit for bit (test logits XXH3 " + r.eval.test_logits_hash.substr(0, 16) + ")"
+                  : "DIFFERS from the recorded run (other threads, backend, feature storage, dataset or build?)"));
   return r;
 }
 
@@ -843,11 +846,23 @@ void check_infer_options(const Config& config, const InferOptions& o) {
 }  // namespace
 
 EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, const Printer& print) {
+  EvalReport r;
   try {
-    return evaluate_checkpoint(config, checkpoint, print);
+    r = evaluate_checkpoint(config, checkpoint, print);
   } catch (const OutOfMemoryError& e) {
     rethrow_restored_out_of_memory(e, config, "eval", checkpoint);
   }
+  if (!r.identical) {  // the runtime settings the run recorded, against this evaluation's
+    const nlohmann::ordered_json meta = nn::read_checkpoint(checkpoint).meta;
+    std::vector<std::string> changes;
+    const std::string backend = config.get_string("runtime.backend");
+    if (meta.contains("backend") && meta["backend"] != backend)
+      changes.push_back(fmt::format("backend {} (the run: {})", backend, meta["backend"].get<std::string>()));
+    if (meta.contains("threads") && meta["threads"] != num_threads())
+      changes.push_back(fmt::format("{} threads (the run: {})", num_threads(), meta["threads"].get<int>()));
+    r.runtime_changes = fmt::format("{}", fmt::join(changes, ", "));
+  }
+  return r;
 }
 
 InferReport run_inference(const Config& config, const InferOptions& o, const Printer& print) {

@@ -159,6 +159,9 @@ struct EvalReport {
   double recorded_test_acc = 0;
   std::string recorded_logits_hash;
   bool identical = false;  // same test accuracy and same test logits, bit for bit
+  // What this evaluation runs differently from the recorded run, which explains a
+  // difference ("backend reference (the run: generated)"); empty when nothing does.
+  std::string runtime_changes;
 };
 
 // `strata eval`: rebuilds the data and the model from `config`, loads the

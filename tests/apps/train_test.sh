@@ -93,6 +93,17 @@ case "$mode" in
     reject eval "$ev" ' compiled$'
     reject eval "$ev" 'backward'
     expect eval "$ev" '^Test accuracy 0\.[0-9]{4} \(recorded 0\.[0-9]{4}\): reproduced bit for bit'
+    # A check that fails fails the command, unless this evaluation chose another backend or
+    # thread count, which explains it (once every difference exited 0).
+    ev2="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+           --set data.dataset=sbm:nodes=2000,classes=5,avg_degree=10,seed=2 2>&1)"
+    expect_rc eval-other-graph $? 1
+    expect eval-other-graph "$ev2" "DIFFERS from the recorded run"
+    expect eval-other-graph "$ev2" "^strata: error: the evaluation of '.*run-02.ckpt' does not reproduce the recorded run"
+    ev2="$("$strata" eval "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
+           --set runtime.backend=reference 2>&1)"
+    expect_rc eval-reference $? 0
+    expect eval-reference "$ev2" "(reproduced bit for bit|expected: this evaluation runs backend reference \\(the run: generated\\))"
     # Inference: every node predicted; on the test nodes, the accuracy eval reports.
     inf="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" \
            --out "$scratch/pred.csv")"
