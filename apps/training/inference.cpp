@@ -28,6 +28,10 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
   std::unordered_map<std::string, int64_t> id_of;
   if (by_name)
     for (size_t i = 0; i < names.size(); ++i) id_of.emplace(names[i], static_cast<int64_t>(i));
+  std::error_code ec;
+  STRATA_CHECK(!fs::is_directory(batch, ec),
+               "--batch '{}' is a folder (expected 'all' or a file of node {}, one per line)", batch,
+               by_name ? "names" : "ids");
   std::ifstream in(batch);
   STRATA_CHECK(in.good(), "--batch '{}': cannot read the file (expected 'all' or a file of node {}, one per line)",
                batch, by_name ? "names" : "ids");

@@ -38,6 +38,11 @@ data::Splits read_split_json(const fs::path& file, int64_t num_nodes) {
                "split file '{}': expected a JSON object with \"train\", "
                "\"val\" and \"test\" lists",
                name);
+  for (const auto& [key, value] : j.items())
+    STRATA_CHECK(key == "train" || key == "val" || key == "test" || key == "origin",
+                 "split file '{}': unknown key \"{}\" (a split file holds \"train\", \"val\" and \"test\" lists and "
+                 "an optional \"origin\" text)",
+                 name, key);
   // Which part holds each node (0: none yet), to refuse repeats and overlaps.
   std::vector<uint8_t> part_of(static_cast<size_t>(num_nodes), 0);
   const char* names[] = {"train", "val", "test"};

@@ -181,6 +181,9 @@ TEST_F(InferBatchTest, OptionsThatCannotWorkAreRefusedAndInputsAreNeverOverwritt
   fs::create_symlink(ckpt, dir_ / "alias.csv");  // the checkpoint under another name
   o.out = (dir_ / "alias.csv").string();
   testing::expect_user_error([&] { run(o); }, {"alias.csv' is the checkpoint"});
+  o = {};
+  o.batch = dir_.string();
+  testing::expect_user_error([&] { run(o); }, {"--batch '" + dir_.string() + "' is a folder"});
   EXPECT_EQ(read_file(ckpt), ckpt_bytes);
   EXPECT_EQ(read_file(batch), batch_bytes);
 }

@@ -396,6 +396,8 @@ TEST_F(TrainerErrorTest, SplitFilesThatCannotBeUsedAreNamed) {
   const std::string f = "split file '" + file.string() + "'";
   expect_user_error([&] { train(with("{\"train\": [1, 2], \"val\": [3], \"test\": [2, 4]}")); },
                     {"data.split.file: " + f + ": node 2 is listed in two parts (in \"train\" and \"test\")"});
+  expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [4], \"tset\": [5]}")); },
+                    {f + ": unknown key \"tset\" (a split file holds \"train\", \"val\" and \"test\" lists"});
   expect_user_error([&] { train(with("{\"train\": [1, 1], \"val\": [3], \"test\": [4]}")); },
                     {f + ": node 1 is listed twice (in \"train\" and \"train\")"});
   expect_user_error([&] { train(with("{\"train\": [1], \"val\": [3], \"test\": [400]}")); },
