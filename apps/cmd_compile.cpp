@@ -9,13 +9,13 @@
 // same plan always prints the same code.
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
 #include "apps/commands.h"
 #include "apps/option_checks.h"
 #include "core/file_util.h"
-#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/cuda_emitter.h"
 #include "sparse_compiler/formats/decompose.h"
@@ -25,6 +25,7 @@
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/gpu_schedules.h"
 #include "sparse_compiler/ops/max_aggregation.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -232,6 +233,21 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                                           "{}: --role takes the kernel's program and plan from the run's kernels.json; "
                                           "drop {}",
                                           o, o);
+                         // Likewise a plan file replaces the format and the knobs, and an
+                         // option of another op would do nothing.
+                         if (!a->plan_file.empty() && a->role.empty())
+                           for (const char* o :
+                                {"--format", "--lanes", "--grain", "--prefetch", "--tile", "--x-layout"})
+                             STRATA_CHECK(app.count(o) == 0,
+                                          "{}: --plan replaces the format and the schedule knobs; drop {} (or edit the "
+                                          "plan file)",
+                                          o, o);
+                         const std::pair<const char*, std::vector<std::string>> own[] = {
+                             {"--kernel", {"rgms", "gat"}}, {"--heads", {"gat"}}, {"--feat-out", {"rgms"}}};
+                         for (const auto& [o, ops] : own)
+                           STRATA_CHECK(app.count(o) == 0 || std::find(ops.begin(), ops.end(), a->op) != ops.end(),
+                                        "{} applies to {}, not to {}", o, fmt::format("{}", fmt::join(ops, " and ")),
+                                        a->op);
                          return run_compile(*a);
                        };
                      }});

@@ -32,6 +32,16 @@ expect rgms-stage1 "$out" 'rgms_aggregate'
 err="$("$strata" compile rgms --feat 32 --kernel bogus 2>&1)"
 expect_rc bad-kernel $? 1
 expect bad-kernel "$err" "rgms: unknown kernel 'bogus' \(expected one of: fused, aggregate, transform, source_transform"
+# An option of another op, or one a --plan file replaces, is refused rather than ignored.
+err="$("$strata" compile spmm --feat 8 --kernel fused 2>&1)"
+expect_rc spmm-kernel $? 1
+expect spmm-kernel "$err" '--kernel applies to rgms and gat, not to spmm'
+err="$("$strata" compile gat --feat 8 --feat-out 4 2>&1)"
+expect_rc gat-feat-out $? 1
+expect gat-feat-out "$err" '--feat-out applies to rgms, not to gat'
+err="$("$strata" compile spmm --feat 8 --plan "$scratch/none.json" --lanes 8 2>&1)"
+expect_rc plan-lanes $? 1
+expect plan-lanes "$err" '--lanes: --plan replaces the format and the schedule knobs; drop --lanes'
 err="$("$strata" compile rgms --feat 32 --device cuda 2>&1)"
 expect_rc rgms-cuda $? 1
 expect rgms-cuda "$err" 'the RGMS kernels are generated for the CPU only'
