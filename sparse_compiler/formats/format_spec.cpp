@@ -14,6 +14,8 @@ constexpr const char* kForms = "csr, coo, dcsr, dcsr:cols=<columns per tile>, el
 
 std::map<std::string, int64_t> parse_params(const std::string& body, const std::string& whole, const std::string& what) {
   std::map<std::string, int64_t> out;
+  STRATA_CHECK(body.empty() || body.back() != ',', "{}: '{}' ends in a comma (expected key=value after it)", what,
+               whole);
   size_t pos = 0;
   while (pos < body.size()) {
     size_t comma = body.find(',', pos);

@@ -399,6 +399,8 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { FormatSpec::parse("ellpack"); }, {"unknown format 'ellpack'", "hyb:c=<parts>"});
   testing::expect_user_error([] { FormatSpec::parse("ell:w=x"); }, {"parameter w must be an integer, got 'x'"});
   testing::expect_user_error([] { FormatSpec::parse("bsr:b=4,z=1"); }, {"unknown parameter z"});
+  testing::expect_user_error([] { FormatSpec::parse("ell:w=1,", "--format"); },
+                             {"--format: 'ell:w=1,' ends in a comma"});
   testing::expect_user_error([] { FormatSpec::parse("bsr:b=1"); }, {"b must be in [2, 64], got 1"});
   testing::expect_user_error([] { FormatSpec::parse("dcsr:cols=0", "--format"); },
                              {"--format", "'dcsr:cols=0': cols must be in [1, 2^30], got 0"});
