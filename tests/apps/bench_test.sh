@@ -91,6 +91,11 @@ expect sddmm "$out" 'F=32 +plain +[0-9.]+ ms'
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --prefetch -2 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --prefetch -2 exited 0"; fails=$((fails + 1)); }
 expect prefetch "$err" "--prefetch: expected auto or a distance >= 0 in non-zeros, got '-2'"
+# Knob options are checked before anything is timed, not as FAIL cells after the rest.
+err="$("$strata" bench spmm --graph "$graph" --feat 16 --tile 5 2>&1)"
+[ $? -eq 1 ] || { echo "FAIL: --tile 5 did not exit 1"; fails=$((fails + 1)); }
+expect tile "$err" "^strata: error: --tile 5: a feature tile must divide the feature size \\(--feat 16\\)$"
+reject tile "$err" 'reference'
 err="$("$strata" bench spmm --graph "$graph" --feat 0 --backend generated 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --feat 0 exited 0"; fails=$((fails + 1)); }
 expect feat "$err" "--feat: '0' is not an integer in \\[1, 65536\\]"
