@@ -248,7 +248,14 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                            STRATA_CHECK(app.count(o) == 0 || std::find(ops.begin(), ops.end(), a->op) != ops.end(),
                                         "{} applies to {}, not to {}", o, fmt::format("{}", fmt::join(ops, " and ")),
                                         a->op);
-                         return run_compile(*a);
+                         try {
+                           return run_compile(*a);
+                         } catch (const UserError& e) {  // a plan the file holds but the op cannot take
+                           if (a->plan_file.empty() ||
+                               std::string_view(e.what()).find(a->plan_file) != std::string_view::npos)
+                             throw;
+                           throw UserError(fmt::format("--plan '{}': {}", a->plan_file, e.what()));
+                         }
                        };
                      }});
 

@@ -914,7 +914,11 @@ TrainingConfig typed(const Config& c) {
                  "{}: runtime.plans replays the plans of generated kernels, but runtime.backend is '{}' (plain loops, "
                  "no plans)",
                  c.source(), c.get_string("runtime.backend"));
-    r.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(plans));
+    try {
+      r.kernels.plans = std::make_shared<const sc::RecordedPlans>(sc::RecordedPlans::read(plans));
+    } catch (const UserError& e) {  // the file's own message, with the key that named it
+      throw UserError(fmt::format("{}: runtime.plans: {}", c.origin("runtime.plans"), e.what()));
+    }
   }
   // Edge weights enter GCN's symmetric normalisation; the other norms aggregate unweighted.
   STRATA_CHECK(!t.data.edge_weights || t.model.kind != nn::ModelKind::Gcn || t.model.norm == nn::GcnNorm::Both,

@@ -42,6 +42,13 @@ expect gat-feat-out "$err" '--feat-out applies to rgms, not to gat'
 err="$("$strata" compile spmm --feat 8 --plan "$scratch/none.json" --lanes 8 2>&1)"
 expect_rc plan-lanes $? 1
 expect plan-lanes "$err" '--lanes: --plan replaces the format and the schedule knobs; drop --lanes'
+echo '{"format": "csr", "tile": 7}' > "$scratch/tile7.json"
+err="$("$strata" compile spmm --feat 32 --plan "$scratch/tile7.json" --emit lowered 2>&1)"
+expect_rc plan-tile $? 1
+expect plan-tile "$err" "--plan '.*tile7.json': spmm plan: feature tile 7 does not divide the feature size 32"
+err="$("$strata" train "$(dirname "${BASH_SOURCE[0]}")/../../configs/graphsage_sbm.yaml" --set runtime.plans="$scratch/none.json" 2>&1)"
+expect_rc train-plans $? 1
+expect train-plans "$err" "--set runtime.plans=.*none.json: runtime.plans: cannot open '.*none.json'"
 err="$("$strata" compile rgms --feat 32 --device cuda 2>&1)"
 expect_rc rgms-cuda $? 1
 expect rgms-cuda "$err" 'the RGMS kernels are generated for the CPU only'
