@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/rng.h"
 #include "datasets/load.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/support/test_support.h"
@@ -40,6 +41,44 @@ TEST(DglCsvTest, FeaturelessGraphKeepsIdsAndDirection) {
   const auto pairs = testing::edge_pairs(ds.graph);
   EXPECT_EQ(std::count(pairs.begin(), pairs.end(), std::make_pair(int64_t{1}, int64_t{4})), 3);
   EXPECT_EQ(std::count(pairs.begin(), pairs.end(), std::make_pair(int64_t{0}, int64_t{3})), 1);
+}
+
+// A shuffled, string-named graph: every node's features, label, every edge's weight and
+// edge features must land on the node and the edge they were written for, however the
+// loader renumbers nodes and sorts rows (a weight once stayed at its input position).
+TEST(DglCsvTest, EveryValueLandsOnItsNodeAndEdgeInAShuffledGraph) {
+  TempDir d;
+  Rng rng(12);
+  const int64_t n = 200;
+  const std::vector<int64_t> order = rng.permutation(n);  // the rows of nodes.csv
+  std::string nodes = "node_id,label,feat\n", edges = "src_id,dst_id,weight,feat\n";
+  for (int64_t k : order) nodes += fmt::format("n{},{},\"{}, 0.5\"\n", k, k % 3, k);
+  for (int e = 0; e < 1500; ++e) {
+    const auto u = static_cast<int64_t>(rng.below(n)), v = static_cast<int64_t>(rng.below(n));
+    edges += fmt::format("n{},n{},{},\"{}\"\n", u, v, 1000 * v + u, e);
+  }
+  d.write("meta.yaml", kMeta);
+  d.write("nodes.csv", nodes);
+  d.write("edges.csv", edges);
+  const Dataset ds = load_dgl_csv(d.path(), {});
+  ASSERT_EQ(ds.num_nodes(), n);
+  ASSERT_EQ(ds.node_names.size(), static_cast<size_t>(n));
+  const auto number = [&](int64_t i) { return std::stoll(ds.node_names[static_cast<size_t>(i)].substr(1)); };
+  const Tensor x = ds.features.to_dense();
+  int64_t wrong_nodes = 0, wrong_edges = 0;
+  for (int64_t i = 0; i < n; ++i)
+    wrong_nodes += x.data<float>()[2 * i] != static_cast<float>(number(i)) || ints(ds.labels)[i] != number(i) % 3;
+  const Tensor eid = ds.graph.edge_ids();
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t p = ds.graph.row_begin(r); p < ds.graph.row_end(r); ++p) {
+      const float w = ds.graph.values().data<float>()[p];
+      wrong_edges += w != static_cast<float>(1000 * number(r) + number(ds.graph.column(p)));
+      // The edge's features, by its input edge id, belong to the same line of edges.csv.
+      const int64_t line = eid.data<int64_t>()[p];
+      wrong_edges += ds.edge_features.data<float>()[line] != static_cast<float>(line);
+    }
+  EXPECT_EQ(wrong_nodes, 0);
+  EXPECT_EQ(wrong_edges, 0) << "of " << ds.graph.nnz() << " edges";
 }
 
 TEST(DglCsvTest, FeaturesLabelsMasksWeightsAndEdgeFeatures) {
