@@ -10,6 +10,8 @@
 // link-prediction checkpoint (data.task: link) scores the node pairs of --pairs instead,
 // embedding their endpoints over their receptive field likewise.
 
+#include <cstdio>
+
 #include "apps/commands.h"
 #include "apps/config_args.h"
 #include "apps/training/trainer.h"
@@ -45,7 +47,8 @@ const RegisterCommand kInfer{Command{
                      "link prediction: a file of node pairs to score, 'u v' or 'u,v' per line ('#' comments)");
       app.add_option("--out", args->out,
                      "predictions CSV: node,name,predicted,predicted_class,label,correct (link prediction: "
-                     "u,v,score,probability,known,u_name,v_name)");
+                     "u,v,score,probability,known,u_name,v_name); '-' writes it to standard output and the report "
+                     "to standard error");
       return [args] {
         set_huge_pages_default(false);  // one pass: buffers written once (core/host_memory.h)
         const train::Config config = args->in.load();
@@ -56,7 +59,12 @@ const RegisterCommand kInfer{Command{
         o.pairs = args->pairs;
         o.full_graph = args->full_graph;
         o.names = args->names;
-        train::run_inference(config, o, print_line);
+        // With the predictions on standard output (--out -), the report goes to stderr.
+        const train::Printer to_stderr = [](const std::string& line) {
+          std::fprintf(stderr, "%s\n", line.c_str());
+          std::fflush(stderr);
+        };
+        train::run_inference(config, o, o.out == "-" ? to_stderr : train::Printer(print_line));
         return 0;
       };
     }}};

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unordered_map>
 
@@ -85,16 +88,21 @@ std::string csv_quote(const std::string& s) {
   return q + "\"";
 }
 
-namespace {
-std::string class_name(const std::vector<std::string>& class_names, int64_t c) {
-  return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)] : "";
-}
-
-void write_predictions(const std::string& out, const std::string& csv) {
+void write_csv_output(const std::string& out, const std::string& csv) {
   if (out.empty()) return;
+  if (out == "-") {
+    const bool ok = std::fwrite(csv.data(), 1, csv.size(), stdout) == csv.size() && std::fflush(stdout) == 0;
+    STRATA_CHECK(ok, "--out -: cannot write to standard output: {}", std::strerror(errno));
+    return;
+  }
   AtomicFile f(out);
   f.write(csv);
   f.commit();
+}
+
+namespace {
+std::string class_name(const std::vector<std::string>& class_names, int64_t c) {
+  return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)] : "";
 }
 
 // predict_batch for int64 [N, C] labels of 0/1.
@@ -139,7 +147,7 @@ void predict_multi_label(const std::vector<int64_t>& batch, const std::vector<in
   report.test_f1 = multi_label_f1(logits, labels, Tensor::from_vector(tests));
   report.labelled_auc = mean_roc_auc(logits, labels, Tensor::from_vector(labelled));
   report.test_auc = mean_roc_auc(logits, labels, Tensor::from_vector(tests));
-  write_predictions(out, csv);
+  write_csv_output(out, csv);
 }
 
 }  // namespace
@@ -181,7 +189,7 @@ void predict_batch(const std::vector<int64_t>& batch, const std::vector<int64_t>
                        correct);
   }
   report.accuracy = report.labelled ? static_cast<double>(report.correct) / static_cast<double>(report.labelled) : 0.0;
-  write_predictions(out, csv);
+  write_csv_output(out, csv);
 }
 
 void print_inference(const Printer& print, const InferReport& r, const std::string& of_type, int64_t graph_nodes,
@@ -213,7 +221,7 @@ void print_inference(const Printer& print, const InferReport& r, const std::stri
                       r.tests ? fmt::format("{:.4f}", share(r.tests_correct, r.tests)) : "-"));
   else
     print(r.multilabel ? "Micro-F1: no labelled node in the batch" : "Accuracy: no labelled node in the batch");
-  if (!out.empty()) print(fmt::format("Predictions written to {}", out));
+  if (!out.empty()) print(fmt::format("Predictions written to {}", out == "-" ? "standard output" : out));
 }
 
 }  // namespace strata::train

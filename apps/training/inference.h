@@ -48,6 +48,10 @@ struct InferReport {
 std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, const std::string& what,
                                      bool by_name = false, const std::vector<std::string>& names = {});
 
+// Writes `csv` to `out` atomically (AtomicFile), or to standard output for "-"; nothing
+// for "".
+void write_csv_output(const std::string& out, const std::string& csv);
+
 // A CSV field in double quotes (quotes doubled, line breaks written as \n, \r).
 std::string csv_quote(const std::string& s);
 

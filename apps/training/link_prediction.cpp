@@ -868,18 +868,14 @@ InferReport run_link_inference(const Config& config, const InferOptions& o, cons
     csv += fmt::format("{},{},{:.6g},{:.6f},{},{},{}\n", u, v, score[i], p, kKnown[kind], csv_quote(name_of(u)),
                        csv_quote(name_of(v)));
   }
-  if (!o.out.empty()) {
-    AtomicFile f(o.out);
-    f.write(csv);
-    f.commit();
-  }
+  write_csv_output(o.out, csv);
   print(fmt::format(
       "Scored {} pairs in {:.1f} ms (forward over {}; kernels built in {:.1f} ms, compiler {:.1f} ms): {} training "
       "edges, {} validation and {} test edges, {} others; mean probability {:.4f}",
       commas(pairs.size()), report.infer_ms, report.forward, report.build_ms, report.compile_ms, commas(known[0]),
       commas(known[1]), commas(known[2]), commas(known[3]), probability_sum / static_cast<double>(pairs.size())));
   print(o.out.empty() ? std::string("Scores not written (--out FILE writes u,v,score,probability,known,u_name,v_name)")
-                      : fmt::format("Scores written to {}", o.out));
+                      : fmt::format("Scores written to {}", o.out == "-" ? "standard output" : o.out));
   return report;
 }
 

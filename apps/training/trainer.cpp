@@ -829,7 +829,7 @@ void check_infer_options(const Config& config, const InferOptions& o) {
   STRATA_CHECK(listed || !o.full_graph,
                "strata infer: --full-graph runs a --batch or --pairs file over the whole graph, but neither is given "
                "(--batch all runs over the whole graph already)");
-  if (o.out.empty()) return;
+  if (o.out.empty() || o.out == "-") return;  // "-": standard output
   const fs::path out = output_file_path(o.out);
   const std::pair<fs::path, const char*> inputs[] = {{config.source(), "the config"},
                                                      {o.checkpoint, "the checkpoint"},

@@ -115,6 +115,12 @@ case "$mode" in
     expect infer "$inf" '^Inference: 2,000 nodes in [0-9.]+ ms \(forward over all 2,000 nodes\)'
     eval_test="$(grep -oE '^Test accuracy 0\.[0-9]{4}' <<<"$ev" | grep -oE '0\.[0-9]{4}')"
     expect infer "$inf" "^Accuracy on the 2,000 labelled nodes of the batch: 0\.[0-9]{4} \([0-9,]+ correct\); on its [0-9,]+ test nodes: $eval_test\$"
+    # --out -: the CSV on standard output, the report on standard error; the same rows.
+    "$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" --out - \
+        > "$scratch/stdout.csv" 2> "$scratch/stderr.txt"
+    expect_rc infer-stdout $? 0
+    cmp -s "$scratch/stdout.csv" "$scratch/pred.csv" || { echo "FAIL: --out - wrote other rows"; fails=$((fails + 1)); }
+    expect infer-stdout "$(cat "$scratch/stderr.txt")" '^Predictions written to standard output$'
     expect infer "$inf" "^Predictions written to $scratch/pred.csv"
     [ "$(wc -l < "$scratch/pred.csv")" -eq 2001 ] || { echo "FAIL: pred.csv line count"; fails=$((fails + 1)); }
     expect infer-csv "$(head -1 "$scratch/pred.csv")" '^node,name,predicted,predicted_class,label,correct$'
