@@ -1,8 +1,10 @@
 #include "datasets/line_reader.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
-#include <fmt/format.h>
+#include "datasets/text_fields.h"
 
 namespace strata::data {
 
@@ -32,7 +34,7 @@ bool LineReader::refill() {
 bool LineReader::next(std::string_view& line) {
   if (!next_line(line)) return false;
   // Lines are whole here, so a mark split across reads of the source is found too.
-  if (line_no_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  if (line_no_ == 1) line = without_byte_order_mark(line);
   return true;
 }
 

@@ -91,7 +91,7 @@ std::string excerpt(std::string_view s, size_t max_chars) {
       out += "\\n";
     } else if (c < 0x20 || c == 0x7F) {
       out += fmt::format("\\x{:02x}", c);
-    } else if (s.substr(i, 3) == "\xEF\xBB\xBF") {
+    } else if (s.substr(i, kByteOrderMark.size()) == kByteOrderMark) {
       out += "\\ufeff";
       i += 2;
     } else {

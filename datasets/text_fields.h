@@ -44,6 +44,14 @@ int64_t parse_integral(std::string_view s, const Where& where, std::string_view 
 // `max_chars` bytes, it is cut (at a UTF-8 character boundary) and ends in "...".
 std::string excerpt(std::string_view s, size_t max_chars = 60);
 
+// The UTF-8 byte-order mark some editors write at the start of a file.
+inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+// `first_line` without a leading byte-order mark.
+inline std::string_view without_byte_order_mark(std::string_view first_line) {
+  return first_line.substr(0, kByteOrderMark.size()) == kByteOrderMark ? first_line.substr(kByteOrderMark.size())
+                                                                       : first_line;
+}
+
 // Reads RFC 4180 CSV records: fields separated by `sep`, optionally quoted with '"',
 // "" inside quotes for a quote, and quoted fields may span lines.
 class CsvReader {

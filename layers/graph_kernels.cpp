@@ -49,8 +49,7 @@ Tensor degree_scale(const Graph& g, DegreeFn fn) {
     switch (fn) {
       case DegreeFn::Inverse: p[r] = d > 0 ? static_cast<float>(1.0 / d) : 0.0f; break;
       case DegreeFn::InverseSqrtClamped:
-        p[r] = w ? (d > 0 ? static_cast<float>(1.0 / std::sqrt(d)) : 0.0f)
-                 : static_cast<float>(1.0 / std::sqrt(std::max(d, 1.0)));
+        p[r] = gcn_inverse_sqrt_degree(d, w != nullptr);
         break;
       case DegreeFn::InversePlusOne: p[r] = static_cast<float>(1.0 / (d + 1.0)); break;
     }

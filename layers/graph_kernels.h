@@ -34,6 +34,8 @@
 // the same graph reuse it without measuring.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -43,9 +45,9 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/ops/attention.h"
 #include "sparse_compiler/ops/max_aggregation.h"
+#include "sparse_compiler/ops/recorded_plans.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/gat_tuner.h"
 
@@ -54,6 +56,13 @@ namespace strata::nn {
 // Max: the feature-wise maximum over in-neighbours (0 without any), through the
 // compiler's max row programs (sparse_compiler/ops/max_aggregation.h).
 enum class Aggregation : uint8_t { Sum, Mean, GcnNorm, SageGcn, Max };
+
+// GcnNorm's scale of a node of degree d: d^-1/2, counted degrees clamped to at least 1,
+// a weighted degree (a sum of edge weights) of 0 scaling by 0 as in PyG's gcn_norm.
+inline float gcn_inverse_sqrt_degree(double d, bool weighted) {
+  if (weighted) return d > 0 ? static_cast<float>(1.0 / std::sqrt(d)) : 0.0f;
+  return static_cast<float>(1.0 / std::sqrt(std::max(d, 1.0)));
+}
 const char* aggregation_name(Aggregation a);
 
 // ---- GAT attention (layers/gat_conv.h) ----

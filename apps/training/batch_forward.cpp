@@ -30,16 +30,12 @@ std::vector<double> column_degrees(const Graph& A) {
   return degree;
 }
 
-// Dₒ⁻½ of the nodes `nodes`, as the GcnNorm kernels take it: counted degrees clamped
-// to 1, a weighted degree of 0 scaling by 0 (layers/graph_kernels.cpp, degree_scale).
+// Dₒ⁻½ of the nodes `nodes`, as the GcnNorm kernels take it.
 Tensor inverse_sqrt_degrees(const std::vector<double>& degree, const std::vector<int64_t>& nodes, bool weighted) {
   Tensor s = Tensor::empty({static_cast<int64_t>(nodes.size())}, DType::F32);
   float* p = s.data<float>();
-  for (size_t j = 0; j < nodes.size(); ++j) {
-    const double d = degree[static_cast<size_t>(nodes[j])];
-    p[j] = weighted ? (d > 0 ? static_cast<float>(1.0 / std::sqrt(d)) : 0.0f)
-                    : static_cast<float>(1.0 / std::sqrt(std::max(1.0, d)));
-  }
+  for (size_t j = 0; j < nodes.size(); ++j)
+    p[j] = nn::gcn_inverse_sqrt_degree(degree[static_cast<size_t>(nodes[j])], weighted);
   return s;
 }
 

@@ -42,7 +42,7 @@ std::vector<int64_t> read_node_batch(const std::string& batch, int64_t count, co
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
     std::string s = line;
     // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
-    if (lineno == 1 && s.rfind("\xEF\xBB\xBF", 0) == 0) s.erase(0, 3);
+    if (lineno == 1) s = std::string(data::without_byte_order_mark(s));
     if (const size_t h = s.find('#'); h != std::string::npos) s.resize(h);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
     size_t b = 0;

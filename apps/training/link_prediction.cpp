@@ -726,7 +726,7 @@ NodePairs read_pairs(const std::string& file, int64_t nodes, bool by_name, const
   NodePairs pairs;
   std::string line;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
-    if (lineno == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+    if (lineno == 1) line = std::string(data::without_byte_order_mark(line));
     if (const size_t h = line.find('#'); h != std::string::npos) line.resize(h);
     STRATA_CHECK(std::count(line.begin(), line.end(), ',') <= 1,
                  "{}:{}: expected a node pair 'u v' or 'u,v' (one comma at most), got '{}'", file, lineno,
