@@ -100,8 +100,10 @@ class PartRewriter : public IRMutator {
   Stmt visit(const SparseStoreNode* op, const Stmt& self) override {
     if (!over_structure(op->buffer, J_)) {
       // A node-indexed accumulation B[..] = B[..] + e: a padding slot adds nothing.
-      // The mask multiplies the contribution (a value, not a branch), so the
-      // update stays vectorizable and the accumulator's location stays unguarded.
+      // The mask selects the contribution (a value, not a branch), so the update
+      // stays vectorizable and the accumulator's location stays unguarded. It does
+      // not multiply it by 0: a padding slot repeats a real column (ELL) or lies
+      // inside a block (BSR), and 0 * X[j] is NaN where X[j] is infinite.
       // A running max (min), B = max(B, e): a padding slot offers -inf (+inf).
       Stmt s = IRMutator::visit(op, self);
       const auto* st = s.as<SparseStoreNode>();
@@ -117,9 +119,7 @@ class PartRewriter : public IRMutator {
       for (size_t k = 0; same && k < st->indices.size(); ++k) same = structural_equal(old->indices[k], st->indices[k]);
       if (!same) return s;
       const Expr real = ge(eid(), make_int(0));
-      if (sum)
-        return sparse_store(st->buffer, st->indices,
-                            add(acc, mul(term, select(real, make_one(term.type()), make_zero(term.type())))));
+      if (sum) return sparse_store(st->buffer, st->indices, add(acc, select(real, term, make_zero(term.type()))));
       const double inf = std::numeric_limits<double>::infinity();
       if (mx) return sparse_store(st->buffer, st->indices, max(acc, select(real, term, make_float(-inf, term.type()))));
       return sparse_store(st->buffer, st->indices, min(acc, select(real, term, make_float(inf, term.type()))));

@@ -46,9 +46,13 @@ Kernel decompose_ell3d(const Kernel& program, int B) {
     buffers.push_back(eid);
     const Expr vr = var(p + "_r"), vi = var(p + "_i"), vj = var(p + "_j"), vf = var(p + "_f");
     const Expr e = cast(Type::i64(), sparse_load(eid, {vr, vi, vj}));
-    // H[pair] += a * X[source], padding (eid < 0) adds nothing.
-    Expr a = select(ge(e, make_int(0)), sparse_load(A, {e}), make_float(0));
-    Stmt body = sparse_store(H, {vi, vf}, add(sparse_load(H, {vi, vf}), mul(a, sparse_load(X, {vj, vf}))));
+    // H[pair] += a * X[source], padding (eid < 0) adds nothing: the product is
+    // selected away, not multiplied by a zero weight (a padding slot repeats a real
+    // source, and 0 * X[source] is NaN where X[source] is infinite).
+    const Expr real = ge(e, make_int(0));
+    const Expr a = select(real, sparse_load(A, {e}), make_float(0));  // no read at edge id -1
+    const Expr term = select(real, mul(a, sparse_load(X, {vj, vf})), make_float(0));
+    Stmt body = sparse_store(H, {vi, vf}, add(sparse_load(H, {vi, vf}), term));
     iterations.push_back(sparse_iteration(
         "ell3d_" + p, {{p + "_r", R, false}, {p + "_i", P, false}, {p + "_j", C, true}, {p + "_f", F, false}}, Stmt(), body));
     for (const char* arr : {"_rptr"}) params.push_back(Param::buffer(p + arr, DType::I64));
