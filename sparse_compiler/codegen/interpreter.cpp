@@ -225,7 +225,10 @@ class Machine {
         Val v = make_val(e.type());
         for (int l = 0; l < x.lanes(); ++l) {
           if (v.t.is_float()) {
-            v.f[0] = l == 0 ? x.f[0] : (n->op == ReduceOp::Add ? round_to(v.t, v.f[0] + x.f[l]) : std::max(v.f[0], x.f[l]));
+            // Max as the emitters' lane loop: s = v[l] > s ? v[l] : s.
+            v.f[0] = l == 0 ? x.f[0]
+                            : (n->op == ReduceOp::Add ? round_to(v.t, v.f[0] + x.f[l])
+                                                      : (x.f[l] > v.f[0] ? x.f[l] : v.f[0]));
           } else {
             v.i[0] = l == 0 ? x.i[0] : (n->op == ReduceOp::Add ? v.i[0] + x.i[l] : std::max(v.i[0], x.i[l]));
           }
@@ -249,8 +252,14 @@ class Machine {
           case '*': r = x * y; break;
           case '/': r = x / y; break;
           case '%': r = std::fmod(x, y); break;
-          case 'm': r = std::min(x, y); break;
-          case 'M': r = std::max(x, y); break;
+          // As every emitter writes them (x86 minps / maxps): y when either is NaN
+          // or they compare equal (-0 and +0), not std::min / std::max's x.
+          case 'm':
+            r = x < y ? x : y;
+            break;
+          case 'M':
+            r = x > y ? x : y;
+            break;
         }
         v.f[l] = round_to(v.t, r);
       } else {

@@ -147,6 +147,9 @@ Expr sub(Expr a, Expr b);
 Expr mul(Expr a, Expr b);
 Expr div(Expr a, Expr b);
 Expr mod(Expr a, Expr b);
+// Floats: min(a, b) = a < b ? a : b and max(a, b) = a > b ? a : b in every backend
+// (the emitters and the interpreter alike; x86's minps / maxps): b when either is
+// NaN or the two compare equal (-0 and +0). A NaN that must propagate needs a select.
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 Expr eq(Expr a, Expr b);

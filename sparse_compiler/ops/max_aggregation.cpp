@@ -50,15 +50,20 @@ Kernel max_aggregation_program(const MaxAggregationSpec& s) {
   const Expr neg_inf = make_float(-std::numeric_limits<double>::infinity());
   // One pass over the neighbours keeps the running maximum and how many attain it:
   // a larger value restarts the count at 1, an equal one adds 1 (C is updated from
-  // the old maximum, then Y).
+  // the old maximum, then Y). A NaN is taken like a larger value, and then kept (no
+  // value compares larger than or equal to it): the maximum of a row with a NaN is
+  // NaN, wherever the NaN stands (torch.scatter_reduce "amax" and PyG's aggr="max"),
+  // with C = 1 so the row is not taken for an empty one. No gradient flows through a
+  // NaN maximum (no input equals it).
   const Expr x = sparse_load(X, {j, f}), y = sparse_load(Y, {i, f}), c = sparse_load(C, {i, f});
+  const Expr take = logical_or(gt(x, y), ne(x, x));
   const Stmt body = seq({
       sparse_iteration("max_init", {{"f0", F, false}}, Stmt(),
                        seq({sparse_store(Y, {i, f0}, neg_inf), sparse_store(C, {i, f0}, make_float(0))})),
       sparse_iteration(
           "max_reduce", {{"j", ax.J, true}, {"f", F, false}}, Stmt(),
-          seq({sparse_store(C, {i, f}, select(gt(x, y), make_float(1), select(eq(x, y), add(c, make_float(1)), c))),
-               sparse_store(Y, {i, f}, max(y, x))})),
+          seq({sparse_store(C, {i, f}, select(take, make_float(1), select(eq(x, y), add(c, make_float(1)), c))),
+               sparse_store(Y, {i, f}, select(take, x, y))})),
       // A row without neighbours: 0, not -inf.
       sparse_iteration("max_empty", {{"f3", F, false}}, Stmt(),
                        sparse_store(

@@ -11,9 +11,12 @@
 // max picks one of them), a subgradient that sums to dY whatever the ties. ReLU
 // outputs tie at 0 often, so this choice matters there.
 //
-//   forward   row i of A:   Y = -inf, C = 0; per neighbour j, element-wise:
-//                           C = X[j] > Y ? 1 : (X[j] == Y ? C + 1 : C);  Y = max(Y, X[j])
+//   forward   row i of A:   Y = -inf, C = 0; per neighbour j, element-wise, with
+//                           take = X[j] > Y or X[j] is NaN:
+//                           C = take ? 1 : (X[j] == Y ? C + 1 : C);  Y = take ? X[j] : Y
 //                           then Y = C > 0 ? Y : 0
+//                           (a NaN input makes the maximum NaN, as torch's amax does,
+//                           wherever it stands in the row; it passes no gradient)
 //   backward  row j of Aᵀ:  dX[j, :] = Σ_i (X[j, :] == Y[i, :]) ? G[i, :] : 0
 //
 // CSR only (padding slots of ELL-style formats would take part in a maximum);
