@@ -20,16 +20,18 @@ void reference_spmm(const Graph& A, const Tensor& X, const Tensor& values, const
   for_rows(A, [&](int64_t i) {
     float* yi = y + i * F;
     for (int64_t f = 0; f < F; ++f) yi[f] = 0;
+    // The row scale multiplies every term, as in the program (ops/programs.h: w =
+    // A[i, j] * rs[i] * cs[j]), not the sum: a mean of values near FLT_MAX stays
+    // finite instead of overflowing, as in the generated kernels.
+    float scale = r ? r[i] : 1.0f;
+    if (mean) scale = A.degree(i) > 0 ? scale / static_cast<float>(A.degree(i)) : 0.0f;
     for (int64_t p = A.row_begin(i); p < A.row_end(i); ++p) {
       const int64_t j = A.column(p);
       float w = v ? v[p] : 1.0f;
+      if (r || mean) w *= scale;
       if (c) w *= c[j];
       for (int64_t f = 0; f < F; ++f) yi[f] += w * x[j * F + f];
     }
-    float scale = r ? r[i] : 1.0f;
-    if (mean) scale = A.degree(i) > 0 ? scale / static_cast<float>(A.degree(i)) : 0.0f;
-    if (scale != 1.0f)
-      for (int64_t f = 0; f < F; ++f) yi[f] *= scale;
   });
 }
 

@@ -11,8 +11,9 @@
 
 namespace strata::sc {
 
-// Y[i] = rs[i] * sum_p values[p] * cs[j] * X[j] over row i's non-zeros (j = column
-// of p); any of values, rs, cs may be undefined (= 1); mean divides by the degree.
+// Y[i] = sum_p (values[p] * rs[i] * cs[j]) * X[j] over row i's non-zeros (j = column
+// of p; the row scale inside the sum, as in the program); any of values, rs, cs may
+// be undefined (= 1); mean divides by the degree.
 void reference_spmm(const Graph& A, const Tensor& X, const Tensor& values, const Tensor& row_scale,
                     const Tensor& col_scale, bool mean, Tensor& Y);
 // O[p] = X[i] . Y[j]
