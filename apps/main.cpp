@@ -53,6 +53,18 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  // An empty value (--out '', a config path of "") is never meaningful: CLI11 accepts it,
+  // and it would then mean the option's default or nothing at all.
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_type_size() == 0) continue;  // a flag
+      for (const std::string& value : opt->results())
+        if (value.empty()) {
+          std::fprintf(stderr, "strata %s: %s: expected a value, got an empty string\n", sub->get_name().c_str(),
+                       opt->get_name().c_str());
+          return 2;
+        }
+    }
   try {
     (void)memory_headroom();  // a bad STRATA_MEMORY_LIMIT is refused now, not at the first large buffer
     return run ? run() : 0;

@@ -116,6 +116,14 @@ expect format-twice "$err" "--format: 'ell:w=4,w=5': parameter w is given twice"
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend cuda_magic 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: bad backend exited 0"; fails=$((fails + 1)); }
 expect backend "$err" "cuda_magic"
+# An empty value once meant the defaults (--backend '') or nothing (infer --out ''):
+# every command refuses it by option name, with CLI11's exit code.
+err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend '' 2>&1)"
+expect_rc empty-backend $? 2
+expect empty-backend "$err" "^strata bench: --backend: expected a value, got an empty string$"
+err="$("$strata" info '' 2>&1)"
+expect_rc empty-graph $? 2
+expect empty-graph "$err" "^strata info: (dataset|graph): expected a value, got an empty string$"
 # The default backends are the op's own: a plain `bench sddmm` once had an eigen FAIL
 # cell and exit 1. A baseline of the other op is refused before anything is timed.
 out="$("$strata" bench sddmm --graph "$graph" --feat 8 --repeats 2 2>&1)"

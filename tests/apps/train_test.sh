@@ -121,6 +121,9 @@ case "$mode" in
     expect_rc infer-stdout $? 0
     cmp -s "$scratch/stdout.csv" "$scratch/pred.csv" || { echo "FAIL: --out - wrote other rows"; fails=$((fails + 1)); }
     expect infer-stdout "$(cat "$scratch/stderr.txt")" '^Predictions written to standard output$'
+    err="$("$strata" infer "$scratch/run/config.yaml" --checkpoint "$scratch/run/checkpoints/run-02.ckpt" --out '' 2>&1)"
+    expect_rc infer-empty-out $? 2
+    expect infer-empty-out "$err" "^strata infer: --out: expected a value, got an empty string$"
     expect infer "$inf" "^Predictions written to $scratch/pred.csv"
     [ "$(wc -l < "$scratch/pred.csv")" -eq 2001 ] || { echo "FAIL: pred.csv line count"; fails=$((fails + 1)); }
     expect infer-csv "$(head -1 "$scratch/pred.csv")" '^node,name,predicted,predicted_class,label,correct$'
