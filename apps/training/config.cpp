@@ -107,8 +107,9 @@ std::vector<KeySpec> build_schema() {
                        "it has none); one_hot, one-hot node ids; edge_mean, each node the mean of its edges' "
                        "features (both directions when the graph is symmetrized: OGB's ogbn-proteins recipe)"));
   s.push_back(key_enum("data.edge_weights", "ignore", {"ignore", "use"},
-                       "use: GCN aggregates with the dataset's edge weights (weighted degrees, as PyG's GCNConv with "
-                       "edge_weight); ignore: every edge counts 1"));
+                       "use: GCN aggregates with the dataset's edge weights (the destination's weighted in-degree, the "
+                       "source's weighted out-degree, as DGL's GraphConv; on a symmetric graph the same as PyG's "
+                       "GCNConv with edge_weight, which takes in-degrees at both ends); ignore: every edge counts 1"));
   s.push_back(key_enum("data.split.kind", "auto", {"auto", "dataset", "planetoid", "random", "file"},
                        "dataset: the dataset's own split; planetoid: train_per_class per class, then val_size and "
                        "test_size nodes; random: train_ratio / val_ratio / rest; file: data.split.file; auto: dataset "
