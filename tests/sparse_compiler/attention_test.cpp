@@ -18,6 +18,7 @@
 #include "sparse_compiler/formats/inspected_format.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/passes/pipeline.h"
+#include "tests/sparse_compiler/gat_over_formats.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
@@ -408,19 +409,8 @@ TEST(GatOverFormats, SinglePassProgramsMatchTheDenseReferenceOnEveryFormat) {
   for (const bool int64 : {false, true}) {
     const DType idt = int64 ? DType::I64 : DType::I32;
     const GatSpec s{H, F, 0.2, idt};
-    std::vector<Kernel> programs = {gat_score_program(s)};
-    for (const auto& k : edge_softmax_stage_programs(s)) programs.push_back(k);
-    programs.push_back(gat_aggregate_program(s, false));
-    programs.push_back(gat_sddmm_program(s));
     // Every (format, program) lowered and scheduled, then compiled in one batch.
-    std::vector<Kernel> loops, lowered;
-    for (const auto& f : formats)
-      for (const auto& p : programs) {
-        const FormatSpec spec = FormatSpec::parse(f);
-        loops.push_back(lower_to_loops(gat_program_over(p, spec)));
-        lowered.push_back(lower_schedule(schedule_gat_over_format_cpu(loops.back(), spec, knobs)));
-      }
-    const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+    const GatOverFormats g = compile_gat_over_formats(s, formats, knobs);
     std::vector<std::pair<std::string, Graph>> gs = graphs();
     if (int64)
       for (auto& [name, g] : gs) g = g.with_index_dtype(DType::I64);
@@ -444,27 +434,14 @@ TEST(GatOverFormats, SinglePassProgramsMatchTheDenseReferenceOnEveryFormat) {
           Tensor E = Tensor::full({A.nnz(), H}, DType::F32, NAN), P = Tensor::full({A.nnz(), H}, DType::F32, NAN);
           Tensor M = Tensor::full({A.num_rows(), H}, DType::F32, NAN), S = Tensor::full({A.num_rows(), H}, DType::F32, NAN);
           Tensor Y = Tensor::full({A.num_rows(), H, F}, DType::F32, NAN), dP = Tensor::full({A.nnz(), H}, DType::F32, NAN);
-          for (size_t k = 0; k < programs.size(); ++k) {
-            const size_t at = fi * programs.size() + k;
+          for (size_t k = 0; k < g.programs.size(); ++k) {
+            const size_t at = g.at(fi, k);
             KernelArgs a;
             a.buffer("A_indptr", A.indptr()).buffer("A_indices", A.indices());
             a.scalar("m", A.num_rows()).scalar("n", A.num_cols()).scalar("nnz", A.nnz());
-            parts.bind(a);
             a.buffer("XL", XL).buffer("XR", XR).buffer("X", X).buffer("dY", dY).buffer("E", E).buffer("P", P);
             a.buffer("M", M).buffer("S", S).buffer("Y", Y).buffer("dP", dP);
-            if (generated) {
-              std::vector<Tensor> workspaces;
-              for (const auto& [param, size] : compiled[at].workspaces(a)) {
-                workspaces.push_back(Tensor::zeros({std::max<int64_t>(size, 1)}, param.dtype));
-                a.buffer(param.name, workspaces.back());
-              }
-              if (compiled[at].preprocess) compiled[at].run_preprocess(a);
-              compiled[at].run(a);
-            } else {
-              Interpreter interp;
-              a.bind(interp, loops[at]);
-              interp.run(loops[at]);
-            }
+            run_over_format(g.loops[at], generated ? &g.compiled[at] : nullptr, parts, a);
           }
           const std::string what = fmt::format("{} {} {} ({})", gname, int64 ? "int64" : "int32", formats[fi],
                                                generated ? "generated" : "interpreted");

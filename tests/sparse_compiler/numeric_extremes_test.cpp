@@ -50,6 +50,7 @@
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "tests/sparse_compiler/edge_case_graphs.h"
+#include "tests/sparse_compiler/gat_over_formats.h"
 #include "tests/support/test_support.h"
 
 namespace strata::sc {
@@ -308,25 +309,6 @@ INSTANTIATE_TEST_SUITE_P(BackendsAndIndices, NumericExtremesGat,
                                   (std::get<1>(info.param) ? "Int64" : "Int32");
                          });
 
-// Runs `loops` (a program over `format`, lowered) in the interpreter, or its
-// compiled schedule, with `a` and the format's arrays bound.
-void run_over(const Kernel& loops, const CompiledKernel* compiled, const InspectedFormat& parts, KernelArgs a) {
-  parts.bind(a);
-  if (compiled) {
-    std::vector<Tensor> workspaces;
-    for (const auto& [param, size] : compiled->workspaces(a)) {
-      workspaces.push_back(Tensor::zeros({std::max<int64_t>(size, 1)}, param.dtype));
-      a.buffer(param.name, workspaces.back());
-    }
-    if (compiled->preprocess) compiled->run_preprocess(a);
-    compiled->run(a);
-  } else {
-    Interpreter interp;
-    a.bind(interp, loops);
-    interp.run(loops);
-  }
-}
-
 CpuKnobs small_grain_knobs() {
   CpuKnobs knobs;
   knobs.vector_lanes = host_vector_lanes();
@@ -344,18 +326,7 @@ TEST(NumericExtremesGatOverFormats, SinglePassProgramsOnHybAndBsr) {
   const CpuKnobs knobs = small_grain_knobs();
   for (const bool int64 : {false, true}) {
     const GatSpec s{H, F, kSlope, int64 ? DType::I64 : DType::I32};
-    std::vector<Kernel> programs = {gat_score_program(s)};
-    for (const auto& k : edge_softmax_stage_programs(s)) programs.push_back(k);
-    programs.push_back(gat_aggregate_program(s, false));
-    programs.push_back(gat_sddmm_program(s));
-    std::vector<Kernel> loops, lowered;
-    for (const auto& f : formats)
-      for (const auto& p : programs) {
-        const FormatSpec spec = FormatSpec::parse(f);
-        loops.push_back(lower_to_loops(gat_program_over(p, spec)));
-        lowered.push_back(lower_schedule(schedule_gat_over_format_cpu(loops.back(), spec, knobs)));
-      }
-    const std::vector<CompiledKernel> compiled = compile_cpu(lowered);
+    const GatOverFormats g = compile_gat_over_formats(s, formats, knobs);
     for (const auto& [gname, A] : graphs(int64)) {
       for (const Scores& sc : score_regimes()) {
         GatInputs in = gat_inputs(A, sc, H, F, 5);
@@ -369,14 +340,14 @@ TEST(NumericExtremesGatOverFormats, SinglePassProgramsOnHybAndBsr) {
             const int64_t m = A.num_rows(), nnz = A.nnz();
             Tensor E = f32({nnz, H}), P = f32({nnz, H}), M = f32({m, H}), S = f32({m, H}), Y = f32({m, H, F}),
                    dP = f32({nnz, H});
-            for (size_t k = 0; k < programs.size(); ++k) {
-              const size_t at = fi * programs.size() + k;
+            for (size_t k = 0; k < g.programs.size(); ++k) {
+              const size_t at = g.at(fi, k);
               KernelArgs a;
               a.buffer("A_indptr", A.indptr()).buffer("A_indices", A.indices());
               a.scalar("m", A.num_rows()).scalar("n", A.num_cols()).scalar("nnz", A.nnz());
               a.buffer("XL", in.XL).buffer("XR", in.XR).buffer("X", in.X).buffer("dY", in.dY).buffer("E", E);
               a.buffer("P", P).buffer("M", M).buffer("S", S).buffer("Y", Y).buffer("dP", dP);
-              run_over(loops[at], generated ? &compiled[at] : nullptr, parts, a);
+              run_over_format(g.loops[at], generated ? &g.compiled[at] : nullptr, parts, a);
             }
             const std::string what = fmt::format("{} {} {} {} ({})", gname, int64 ? "int64" : "int32", formats[fi],
                                                  sc.name, generated ? "generated" : "interpreted");
@@ -517,7 +488,7 @@ TEST_P(NumericExtremesSpmm, SumMeanAndWeightedOverCsrHybAndBsr) {
             a.scalar("m", A.num_rows()).scalar("n", A.num_cols()).scalar("nnz", A.nnz());
             if (spec.weighted) a.buffer("A", w);
             if (spec.row_scale) a.buffer("row_scale", rs);
-            run_over(loops, nullptr, inspect_format(A, fs, 16), a);
+            run_over_format(loops, nullptr, inspect_format(A, fs, 16), a);
             expect_ieee(Y, want, &scale, v.rtol, v.atol, what + " interpreter " + f);
           }
         }
