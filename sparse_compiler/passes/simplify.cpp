@@ -28,12 +28,9 @@ class Simplifier : public IRMutator {
   }
 
   Expr visit(const AddNode* op, const Expr& self) override { return linearize(IRMutator::visit(op, self)); }
-  Expr visit(const SubNode* op, const Expr& self) override {
-    Expr e = IRMutator::visit(op, self);
-    if (const auto* s = e.as<SubNode>(); s && e.type().is_float() && structural_equal(s->a, s->b))
-      return make_zero(e.type());
-    return linearize(e);
-  }
+  // Integer arithmetic only: a float `x - x` is NaN for an infinite or NaN x, and
+  // a float `x * 0` likewise, so floats keep their IEEE meaning (no fast-math folds).
+  Expr visit(const SubNode* op, const Expr& self) override { return linearize(IRMutator::visit(op, self)); }
   Expr visit(const MulNode* op, const Expr& self) override { return linearize(IRMutator::visit(op, self)); }
 
   Expr visit(const MinNode* op, const Expr& self) override {

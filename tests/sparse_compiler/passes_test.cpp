@@ -94,6 +94,17 @@ TEST(Simplify, Golden) {
   for (const auto& p : kPrograms) golden("simplify", p.name, simplify(before_simplify(p.make())));
 }
 
+TEST(Simplify, FoldsIntegerArithmeticButKeepsFloatsIeee) {
+  Expr i = var("i"), k = var("k");
+  EXPECT_TRUE(is_zero(simplify(i - i)));
+  EXPECT_EQ(to_string(simplify((i + k) * 2 - k - i)), "i + k");
+  // inf - inf and NaN - NaN are NaN, inf * 0 is NaN: none of these is 0.
+  Expr x = load(Type::f32(), "X", i);
+  EXPECT_EQ(to_string(simplify(x - x)), "X[i] - X[i]");
+  EXPECT_EQ(to_string(simplify(x * make_float(0.0))), "X[i] * 0.0f");
+  EXPECT_EQ(to_string(simplify(max(x, x))), "X[i]");  // max(x, x) is x for every x, NaN included
+}
+
 TEST(RebaseLoops, Golden) {
   for (const auto& p : kPrograms) golden("rebase_loops", p.name, simplify(rebase_loops(before_rebase(p.make()))));
 }
