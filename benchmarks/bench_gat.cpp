@@ -25,12 +25,11 @@
 // interpreter runs a Cora epoch in about 8 s, so Facebook's would take minutes),
 // and runs at most 3 timed repeats.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <fstream>
-
 #include "apps/training/trainer.h"
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -215,10 +214,7 @@ int main(int argc, char** argv) {
       std::printf("| %s | %.3f | %.3f | %s |\n", row["dataset"].get<std::string>().c_str(), t, i,
                   t <= 1.05 && i <= 1.05 ? "met" : "MISSED");
     }
-    if (!json_out.empty()) {
-      std::ofstream f(json_out);
-      f << results.dump(2) << "\n";
-    }
+    if (!json_out.empty()) write_file_atomic(json_out, results.dump(2) + "\n");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strata_bench_gat: %s\n", e.what());

@@ -17,16 +17,16 @@
 //                     [--data-root DIR] [--json FILE]
 // Dense products (W_r, W_self) run as one single-threaded Eigen GEMM per block of
 // rows per thread in every variant.
+#include <omp.h>
+
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
-#include <omp.h>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -288,6 +288,13 @@ int main(int argc, char** argv) {
       results.push_back(row);
     }
   }
-  if (!json_file.empty()) std::ofstream(json_file) << results.dump(2) << "\n";
+  if (!json_file.empty()) {
+    try {
+      write_file_atomic(json_file, results.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "strata_bench_rgcn: --json: %s\n", e.what());
+      return 1;
+    }
+  }
   return 0;
 }

@@ -24,12 +24,11 @@
 // machine; times are medians over the timed epochs, shares are of the mean epoch.
 // The variants' last losses must agree: they compute the same thing.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <fstream>
-
 #include "apps/training/trainer.h"
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -218,10 +217,7 @@ int main(int argc, char** argv) {
                   row["tuned"]["tune_ms"].get<double>());
       for (const auto& p : row["tuned"]["plans"]) std::printf("  %s\n", p.get<std::string>().c_str());
     }
-    if (!json_out.empty()) {
-      std::ofstream f(json_out);
-      f << results.dump(2) << "\n";
-    }
+    if (!json_out.empty()) write_file_atomic(json_out, results.dump(2) + "\n");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strata_bench_train: %s\n", e.what());
