@@ -36,7 +36,6 @@
 // `strata bench` uses as the memory-bandwidth floor, on the requested threads.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/bench_graph.h"
@@ -46,6 +45,7 @@
 #include "apps/training/run_report.h"
 #include "apps/training/split_file.h"
 #include "benchmarks/baselines/baselines.h"
+#include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/staged_directory.h"
@@ -114,15 +114,14 @@ void write_npy(const fs::path& path, const Tensor& t) {
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::ofstream f(path, std::ios::binary);
-  STRATA_CHECK(f.good(), "export: cannot write '{}'", path.string());
+  AtomicFile f(path);  // checked writes and flush: a full disk is an error, not a short file
   f.write("\x93NUMPY\x01\x00", 8);
   const uint16_t len = static_cast<uint16_t>(header.size());
   const char lenb[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
   f.write(lenb, 2);
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  f.write(static_cast<const char*>(t.raw_data()), t.nbytes());
-  STRATA_CHECK(f.good(), "export: writing '{}' failed (disk full?)", path.string());
+  f.write(header);
+  f.write(t.raw_data(), t.nbytes());
+  f.commit();
 }
 
 int run_stream_only(const ExportArgs& a) {
@@ -276,9 +275,7 @@ int run_export(const ExportArgs& a) {
             {"train_idx.npy", &split.train}, {"val_idx.npy", &split.val}, {"test_idx.npy", &split.test}};
         for (const auto& [file, ids] : parts)
           write_npy(dir / file, ids->defined() ? *ids : Tensor::empty({0}, DType::I64));
-        std::ofstream sj(dir / "split.json");
-        sj << train::split_json(split);
-        STRATA_CHECK(sj.good(), "export: cannot write '{}'", (dir / "split.json").string());
+        write_file_atomic(dir / "split.json", train::split_json(split));
         meta["train"]["split"] = {{"origin", split.origin}, {"train", split.train_size()},
                                   {"val", split.val_size()}, {"test", split.test_size()}};
       }
@@ -298,11 +295,7 @@ int run_export(const ExportArgs& a) {
                         {"relations", rels}};
     }
   }
-  {
-    std::ofstream m(dir / "meta.json");
-    m << meta.dump(2) << "\n";
-    STRATA_CHECK(m.good(), "export: cannot write '{}'", (dir / "meta.json").string());
-  }
+  write_file_atomic(dir / "meta.json", meta.dump(2) + "\n");
   out.commit();
   std::printf("%s -> %s\n", bg.description.c_str(), out.final_path().string().c_str());
   return 0;
