@@ -452,8 +452,10 @@ class ConfigBuilder {
     }
     std::set<std::string> seen;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node key = it->first;  // a handle (binding a reference to the temporary warns)
-      const YAML::Node& val = it->second;
+      // Handles, not references: `it->` is a proxy that dies with the statement, so a
+      // reference into it dangles (AddressSanitizer: stack-use-after-scope).
+      const YAML::Node key = it->first;
+      const YAML::Node val = it->second;
       STRATA_CHECK(key.IsScalar(), "{}: keys must be plain names", where(source, key.Mark()));
       const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
       STRATA_CHECK(seen.insert(key.Scalar()).second, "{}: duplicate key '{}'", where(source, key.Mark()), path);
