@@ -324,7 +324,8 @@ TEST_F(ResumeTest, TunedRunsResumeOnTheInterruptedSessionsChoices) {
   EXPECT_TRUE(
       std::any_of(lines_.begin(), lines_.end(), [&](const std::string& l) { return std::regex_search(l, line); }))
       << "no line for the rewritten order " << now;
-  for (const auto& e : nlohmann::json::parse(read_file(run_dir() / "kernels.json"))["kernels"]) {
+  const nlohmann::json kernels = nlohmann::json::parse(read_file(run_dir() / "kernels.json"));  // outlives the loop
+  for (const auto& e : kernels["kernels"]) {
     if (e["role"] == "rgms 8->8 forward") {
       EXPECT_EQ(e["order"], now);
     }
