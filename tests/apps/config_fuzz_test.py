@@ -3,7 +3,10 @@
 
 Every mutated config must be either accepted (exit 0) or refused with exit 1 and one
 `strata: error:` line that names the config file (where the YAML or a key went wrong);
-never a crash, a signal, a sanitizer report or a silent failure. Python standard library only.
+never a crash, a signal, a sanitizer report or a silent failure. One case in four instead
+keeps the config and adds a `--set key=value` (a real key from --help-config, or a typo of
+one, with a junk value), whose refusal must name the `--set` argument. Python standard
+library only.
 
 usage: config_fuzz_test.py STRATA CONFIG_DIR [CASES] [SEED]
 """
@@ -46,6 +49,22 @@ def mutate(rng, text):
     return '\n'.join(lines)
 
 
+def config_keys(strata):
+    """The dotted keys `strata train --help-config` lists (first column of its key lines)."""
+    out = subprocess.run([strata, 'train', '--help-config'], capture_output=True, timeout=60).stdout.decode()
+    keys = [line.split()[0] for line in out.splitlines() if line.startswith('  ') and not line.startswith('   ')]
+    return [k for k in keys if k[0].isalpha()]
+
+
+def override(rng, keys):
+    key = rng.choice(keys)
+    if rng.random() < 0.2:
+        p = rng.randrange(len(key))
+        key = key[:p] + key[p + 1:]  # a typo
+    value = rng.choice([v for v in VALUES if '\x00' not in v])  # an argument cannot hold NUL
+    return f'{key}={value.strip()}'
+
+
 def main():
     strata, config_dir = sys.argv[1], sys.argv[2]
     cases = int(sys.argv[3]) if len(sys.argv) > 3 else 300
@@ -54,6 +73,10 @@ def main():
     if not configs:
         print(f'FAIL: no configs under {config_dir}')
         return 1
+    keys = config_keys(strata)
+    if len(keys) < 20:
+        print(f'FAIL: --help-config lists {len(keys)} keys')
+        return 1
     failures, codes = 0, {}
     with tempfile.TemporaryDirectory(prefix='strata-config-fuzz-') as tmp:
         env = dict(os.environ, STRATA_CACHE_DIR=os.path.join(tmp, 'cache'))
@@ -61,10 +84,16 @@ def main():
         for n in range(cases):
             source = rng.choice(configs)
             with open(source, encoding='utf-8') as f:
-                text = mutate(rng, f.read())
+                text = f.read()
+            extra = []
+            if rng.random() < 0.25:
+                extra = ['--set', override(rng, keys)]
+            else:
+                text = mutate(rng, text)
             with open(path, 'w', encoding='utf-8') as f:
                 f.write(text)
-            r = subprocess.run([strata, 'train', path, '--print-config'], env=env, capture_output=True, timeout=120)
+            r = subprocess.run([strata, 'train', path, '--print-config'] + extra, env=env, capture_output=True,
+                               timeout=120)
             err = r.stderr.decode('utf-8', 'replace')
             codes[r.returncode] = codes.get(r.returncode, 0) + 1
             problem = None
@@ -74,11 +103,14 @@ def main():
                 problem = f'exit code {r.returncode} (expected 0, or 1 with an error)'
             elif r.returncode == 1 and not err.startswith('strata: error: '):
                 problem = 'exit 1 without a "strata: error:" line'
-            elif r.returncode == 1 and path not in err:
+            elif r.returncode == 1 and not extra and path not in err:
                 problem = 'the error does not name the config file'
+            elif r.returncode == 1 and extra and '--set' not in err:
+                problem = f'the error does not name the override {extra[1]!r}'
             if problem:
                 failures += 1
-                print(f'FAIL case {n} (from {os.path.basename(source)}): {problem}\n--- config ---\n{text}\n'
+                print(f'FAIL case {n} (from {os.path.basename(source)} {" ".join(extra)}): {problem}\n'
+                      f'--- config ---\n{text}\n'
                       f'--- stderr ---\n{err[:2000]}')
     print(f'{cases} mutated configs: exit codes {dict(sorted(codes.items()))}; {failures} failures')
     # A fuzzer that never reaches the error paths (or never gets a config through) tests little.
