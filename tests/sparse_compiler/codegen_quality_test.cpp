@@ -10,9 +10,9 @@
 #include <regex>
 #include <sstream>
 
-#include "core/file_util.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "tests/support/test_support.h"
 
 namespace strata::sc {
 namespace {
@@ -55,8 +55,8 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
   if (run("command -v objdump").empty()) GTEST_SKIP() << "objdump (binutils) not found";
   // The machine code is judged as the release flags make it: sanitizer checks in the
   // loop (scripts/sanitize.sh sets STRATA_CXXFLAGS) take registers of their own.
-  if (auto flags = env_value("STRATA_CXXFLAGS"); flags && flags->find("-fsanitize") != std::string::npos)
-    GTEST_SKIP() << "kernels built with sanitizers (STRATA_CXXFLAGS='" << *flags << "')";
+  if (const std::string flags = ::strata::testing::kernel_sanitizer_flags(); !flags.empty())
+    GTEST_SKIP() << "kernels built with sanitizers (STRATA_CXXFLAGS='" << flags << "')";
   // The default plans, and tiled and panel plans whose row update covers one tile
   // (F below is the number of features a row update touches).
   struct Case {

@@ -261,8 +261,7 @@ TEST(JitCompilerTest, ClangIdentityDiffersAndCompiles) {
   options.work_dir = dir.path();
   // Under scripts/sanitize.sh, STRATA_CXXFLAGS asks for GCC's sanitizers; Clang's runtime
   // cannot join GCC's in one process, so this library is built without them.
-  if (auto flags = env_value("STRATA_CXXFLAGS"); flags && flags->find("-fsanitize") != std::string::npos)
-    options.extra_flags.push_back("-fno-sanitize=all");
+  if (!::strata::testing::kernel_sanitizer_flags().empty()) options.extra_flags.push_back("-fno-sanitize=all");
   // No OpenMP pragma here: a clang -fopenmp library pulls in libomp beside the test's libgomp.
   const CompiledLibrary c = compile("extern \"C\" long strata_clang_twice(long x) { return 2 * x; }\n", options);
   EXPECT_EQ(c.library->function<long(long)>("strata_clang_twice")(21), 42);

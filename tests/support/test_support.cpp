@@ -9,6 +9,11 @@
 
 namespace strata::testing {
 
+std::string kernel_sanitizer_flags() {
+  const auto flags = env_value("STRATA_CXXFLAGS");
+  return flags && flags->find("-fsanitize") != std::string::npos ? *flags : std::string();
+}
+
 std::filesystem::path data_root() {
   if (auto v = env_value("STRATA_DATA_ROOT")) return *v;
   return STRATA_DEFAULT_DATA_ROOT;

@@ -19,6 +19,11 @@ std::filesystem::path data_root();
 bool have_data(const std::string& relative);
 std::string skip_message(const std::string& relative);
 
+// STRATA_CXXFLAGS when it asks for sanitizers (-fsanitize=..., as scripts/sanitize.sh sets it
+// for the kernels it generates), else "": tests that judge machine code or mix compilers
+// adapt to sanitized kernels.
+std::string kernel_sanitizer_flags();
+
 #define STRATA_REQUIRE_DATA(rel) \
   if (!::strata::testing::have_data(rel)) GTEST_SKIP() << ::strata::testing::skip_message(rel)
 
