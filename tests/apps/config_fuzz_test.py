@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+import fuzz_verdict  # beside this file
+
 # Fragments that break YAML structure or types: flow collections, anchors, tags,
 # tabs, control bytes, out-of-range and non-finite numbers.
 JUNK = [':', '- ', '[', ']', '{', '}', '"', "'", '#', '&a', '*a', '!!int ', '\t', '  ', '\n', '?', '|', '>', '%',
@@ -96,28 +98,14 @@ def main():
                                timeout=120)
             err = r.stderr.decode('utf-8', 'replace')
             codes[r.returncode] = codes.get(r.returncode, 0) + 1
-            problem = None
-            if 'Sanitizer' in err or 'runtime error:' in err:
-                problem = 'sanitizer report'
-            elif r.returncode not in (0, 1):
-                problem = f'exit code {r.returncode} (expected 0, or 1 with an error)'
-            elif r.returncode == 1 and not err.startswith('strata: error: '):
-                problem = 'exit 1 without a "strata: error:" line'
-            elif r.returncode == 1 and not extra and path not in err:
-                problem = 'the error does not name the config file'
-            elif r.returncode == 1 and extra and '--set' not in err:
-                problem = f'the error does not name the override {extra[1]!r}'
+            names, naming = ('--set', f'the override {extra[1]!r}') if extra else (path, 'the config file')
+            problem = fuzz_verdict.problem(r.returncode, err, True, names, naming)
             if problem:
                 failures += 1
                 print(f'FAIL case {n} (from {os.path.basename(source)} {" ".join(extra)}): {problem}\n'
                       f'--- config ---\n{text}\n'
                       f'--- stderr ---\n{err[:2000]}')
-    print(f'{cases} mutated configs: exit codes {dict(sorted(codes.items()))}; {failures} failures')
-    # A fuzzer that never reaches the error paths (or never gets a config through) tests little.
-    if codes.get(1, 0) < cases // 4 or codes.get(0, 0) == 0:
-        print('FAIL: the mutations no longer reach both accepted and refused configs')
-        return 1
-    return 1 if failures else 0
+    return fuzz_verdict.tally(cases, codes, failures, 'mutated configs', 'accepted and refused configs')
 
 
 if __name__ == '__main__':

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import fuzz_verdict  # beside this file
+
 SEEDS = {
     'general.mtx': b'%%MatrixMarket matrix coordinate real general\n% a comment\n5 5 6\n1 2 1.5\n2 3 2\n3 1 -1\n'
                    b'4 5 0.5\n5 4 1\n5 5 3\n',
@@ -75,25 +77,13 @@ def main():
                                capture_output=True, timeout=120)
             err = r.stderr.decode('utf-8', 'replace')
             codes[r.returncode] = codes.get(r.returncode, 0) + 1
-            problem = None
-            if 'Sanitizer' in err or 'runtime error:' in err:
-                problem = 'sanitizer report'
-            elif r.returncode not in (0, 1):
-                problem = f'exit code {r.returncode} (expected 0, or 1 with an error)'
-            elif r.returncode == 1 and 'strata: error: ' not in err:
-                problem = 'exit 1 without a "strata: error:" line'
-            elif r.returncode == 1 and target not in err:
-                problem = 'the error does not name the file'
+            problem = fuzz_verdict.problem(r.returncode, err, False, target, 'the file')
             if problem:
                 failures += 1
                 print(f'FAIL case {n} ({fmt}:{name}, edited {os.path.relpath(edited, work)}): {problem}\n'
                       f'--- edited file ---\n{bytes(data)!r}\n--- stderr ---\n{err[:2000]}')
             shutil.rmtree(work)
-    print(f'{cases} mutated graph files: exit codes {dict(sorted(codes.items()))}; {failures} failures')
-    if codes.get(1, 0) < cases // 4 or codes.get(0, 0) == 0:
-        print('FAIL: the mutations no longer reach both loaded and refused files')
-        return 1
-    return 1 if failures else 0
+    return fuzz_verdict.tally(cases, codes, failures, 'mutated graph files', 'loaded and refused files')
 
 
 if __name__ == '__main__':
