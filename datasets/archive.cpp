@@ -15,9 +15,10 @@ struct ArchiveCloser {
 };
 using ArchivePtr = std::unique_ptr<archive, ArchiveCloser>;
 
-std::string archive_reason(archive* a) {
+// libarchive's message, or `otherwise` where it has none (as when a zip ends at a member boundary).
+std::string archive_reason(archive* a, const char* otherwise = "libarchive gives no reason") {
   const char* s = archive_error_string(a);
-  return s ? s : "unknown libarchive error";
+  return s ? s : otherwise;
 }
 
 ArchivePtr open_archive(const fs::path& path) {
@@ -79,7 +80,7 @@ void for_each_archive_member(const fs::path& path,
     if (rc == ARCHIVE_RETRY) continue;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
       STRATA_FAIL("'{}': cannot read the next archive member (truncated or corrupt archive): {}", path.string(),
-                  archive_reason(a.get()));
+                  archive_reason(a.get(), "the file ends where a member's header should be"));
     if (archive_entry_filetype(entry) != AE_IFREG) continue;
     const char* p = archive_entry_pathname(entry);
     const std::string member = p ? p : "";

@@ -1,6 +1,9 @@
 // Streaming text input: line endings, gzip, archives, fields, numbers and CSV.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "datasets/archive.h"
 #include "datasets/byte_source.h"
 #include "datasets/line_reader.h"
@@ -167,6 +170,16 @@ TEST(ArchiveErrorTest, GarbageTruncatedAndMissingArchives) {
         [&] { for_each_archive_member(p, [&](const std::string&, ByteSource& s) { read_all(s); }); },
         {p.string(), "truncated or corrupt"});
   }
+  // A zip cut where its second member starts: the first member is whole, yet the archive is refused.
+  const auto two = dir / "two.zip";
+  testing::write_archive(two, "zip", {{"x/a.dat", "1\n"}, {"x/b.dat", "2\n"}});
+  std::ifstream in(two, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t second = bytes.find("PK\x03\x04", 1);
+  ASSERT_NE(second, std::string::npos);
+  testing::truncate_file(two, second);
+  testing::expect_user_error([&] { list_archive_members(two); },
+                             {two.string(), "cannot read the next archive member (truncated or corrupt archive)"});
   testing::expect_user_error([&] { list_archive_members(dir / "none.zip"); }, {"none.zip", "does not exist"});
 }
 
