@@ -1,6 +1,7 @@
 #include "models/checkpoint.h"
 
 #include <cstring>
+#include <set>
 
 #include "core/file_util.h"
 #include "core/hash.h"
@@ -31,6 +32,28 @@ DType dtype_from_name(const std::string& name, const std::string& file) {
   for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64})
     if (dtype_name(d) == name) return d;
   STRATA_FAIL("checkpoint '{}': unknown tensor dtype '{}'", file, name);
+}
+
+// Bytes of a tensor of `shape`, or -1 when a dimension is negative or the size overflows.
+int64_t shape_bytes(const Shape& shape, DType dtype) {
+  int64_t n = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
+std::string shape_bytes_str(const Shape& shape, DType dtype) {
+  const int64_t n = shape_bytes(shape, dtype);
+  return n >= 0 ? std::to_string(n) : "no valid size";
+}
+
+// A header number that must be an integer (a float or a huge unsigned would not convert exactly).
+int64_t integer_entry(const nlohmann::ordered_json& v, const char* what, const std::string& tensor,
+                      const std::string& file) {
+  STRATA_CHECK(
+      v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)),
+      "checkpoint '{}': tensor '{}' has {} {}, expected an integer", file, tensor, what, v.dump());
+  return v.get<int64_t>();
 }
 
 }  // namespace
@@ -92,6 +115,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
   STRATA_CHECK(got == want,
                "checkpoint '{}': checksum mismatch (stored {}, computed {}): the file is corrupt or truncated", file,
                want.hex(), got.hex());
+  STRATA_CHECK(version >= 1, "checkpoint '{}' has format version 0; versions start at 1", file);
   STRATA_CHECK(version <= kCheckpointVersion,
                "checkpoint '{}' has format version {}, newer than this Strata reads ({})", file, version,
                kCheckpointVersion);
@@ -105,17 +129,41 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
     STRATA_FAIL("checkpoint '{}': malformed header: {}", file, e.what());
   }
   const size_t payload = static_cast<size_t>(align_up(static_cast<int64_t>(kPrefixBytes + header_bytes)));
+  const size_t room = payload <= body ? body - payload : 0;  // payload bytes the file holds
+  STRATA_CHECK(header.is_object() && header.contains("meta") && header.contains("tensors") &&
+                   header["tensors"].is_array(),
+               "checkpoint '{}': malformed header: expected an object with 'meta' and a 'tensors' array", file);
   Checkpoint ckpt;
+  std::set<std::string> names;
   try {
     ckpt.meta = header.at("meta");
-    for (const auto& e : header.at("tensors")) {
-      const std::string name = e.at("name").get<std::string>();
-      const DType dtype = dtype_from_name(e.at("dtype").get<std::string>(), file);
-      const Shape shape = e.at("shape").get<Shape>();
-      const int64_t offset = e.at("offset").get<int64_t>(), bytes = e.at("bytes").get<int64_t>();
-      Tensor t = Tensor::empty(shape, dtype);
-      STRATA_CHECK(t.nbytes() == bytes && offset >= 0 && payload + static_cast<size_t>(offset + bytes) <= body,
+    for (size_t k = 0; k < header["tensors"].size(); ++k) {
+      const nlohmann::ordered_json& e = header["tensors"][k];
+      STRATA_CHECK(e.is_object(), "checkpoint '{}': tensor index entry {} is {}, expected an object", file, k,
+                   e.type_name());
+      for (const char* key : {"name", "dtype", "shape", "offset", "bytes"})
+        STRATA_CHECK(e.contains(key), "checkpoint '{}': tensor index entry {} has no '{}'", file, k, key);
+      STRATA_CHECK(e["name"].is_string() && e["dtype"].is_string(),
+                   "checkpoint '{}': tensor index entry {} has name {} and dtype {}, expected two strings", file, k,
+                   e["name"].dump(), e["dtype"].dump());
+      const std::string name = e["name"].get<std::string>();
+      STRATA_CHECK(names.insert(name).second, "checkpoint '{}': tensor '{}' appears twice in the index", file, name);
+      const DType dtype = dtype_from_name(e["dtype"].get<std::string>(), file);
+      const nlohmann::ordered_json& dims = e.at("shape");
+      STRATA_CHECK(dims.is_array(), "checkpoint '{}': tensor '{}' has shape {}, expected an array of integers", file,
+                   name, dims.dump());
+      Shape shape;
+      for (const auto& d : dims) shape.push_back(integer_entry(d, "a shape dimension", name, file));
+      const int64_t offset = integer_entry(e.at("offset"), "offset", name, file);
+      const int64_t bytes = integer_entry(e.at("bytes"), "bytes", name, file);
+      // Checked before anything is allocated: the header decides the sizes.
+      STRATA_CHECK(bytes == shape_bytes(shape, dtype),
+                   "checkpoint '{}': tensor '{}' declares {} bytes, but a {} tensor of shape {} has {}", file, name,
+                   bytes, dtype_name(dtype), shape_str(shape), shape_bytes_str(shape, dtype));
+      STRATA_CHECK(offset >= 0 && static_cast<uint64_t>(offset) <= room &&
+                       static_cast<uint64_t>(bytes) <= room - static_cast<uint64_t>(offset),
                    "checkpoint '{}': tensor '{}' ({} bytes at {}) does not fit the file", file, name, bytes, offset);
+      Tensor t = Tensor::empty(shape, dtype);
       std::memcpy(t.raw_data(), in.data() + payload + offset, static_cast<size_t>(bytes));
       const size_t slash = name.find('/');
       STRATA_CHECK(slash != std::string::npos, "checkpoint '{}': tensor name '{}' has no section", file, name);

@@ -187,20 +187,22 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
   return out;
 }
 
-void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state) {
+void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source) {
   auto find = [&](const std::string& name) -> const Tensor& {
     for (const auto& [n, t] : state)
       if (n == name) return t;
-    STRATA_FAIL("optimizer state: no entry '{}' (the checkpoint was saved by another optimizer or model)", name);
+    STRATA_FAIL("optimizer state in '{}': no entry '{}' (the checkpoint was saved by another optimizer or model)",
+                source, name);
   };
   const Tensor& step = find("step");
-  STRATA_CHECK(step.dtype() == DType::I64 && step.numel() == 1, "optimizer state: 'step' is {}", step.describe());
+  STRATA_CHECK(step.dtype() == DType::I64 && step.numel() == 1 && step.data<int64_t>()[0] >= 0,
+               "optimizer state in '{}': 'step' is {}, expected one non-negative i64", source, step.describe());
   for (const auto& [prefix, tensors] : buffers()) {
     for (size_t i = 0; i < params_.size(); ++i) {
       const std::string name = prefix + "/" + params_[i].name;
       const Tensor& t = find(name);
       STRATA_CHECK(t.dtype() == DType::F32 && t.shape() == params_[i].var.shape(),
-                   "optimizer state '{}' is {}, but the parameter is {}", name, t.describe(),
+                   "optimizer state '{}' in '{}' is {}, but the parameter is {}", name, source, t.describe(),
                    shape_str(params_[i].var.shape()));
       (*tensors)[i].copy_from(t);
     }

@@ -62,8 +62,9 @@ class Optimizer {
 
   // Named state tensors, e.g. "adam.m/layers.0.weight"; "step" holds the count.
   std::vector<std::pair<std::string, Tensor>> state() const;
-  // Restores state() output; throws UserError naming a missing or mis-shaped entry.
-  void load_state(const std::vector<std::pair<std::string, Tensor>>& state);
+  // Restores state() output; throws UserError naming `source` (the file it was read
+  // from) and a missing or mis-shaped entry.
+  void load_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source);
   // "adam lr 0.01 (betas 0.9, 0.999, eps 1e-08), weight decay 0.0005 as L2 in the loss on all parameters"
   std::string describe() const;
 

@@ -628,7 +628,7 @@ void restore_link(RestoredLink& r, const Config& config, const std::filesystem::
                   const std::string& command, const Printer& print, bool whole_graph_kernels = true) {
   TrainingConfig c = typed(config);
   apply_runtime(c.runtime);
-  r.ck = nn::read_checkpoint(checkpoint);
+  r.ck = read_training_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
   const json& meta = r.ck.meta;
   STRATA_CHECK(meta.value("task", std::string()) == "link",

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "apps/training/run_checkpoint.h"
 #include "core/error.h"
 #include "core/file_util.h"
 #include "models/checkpoint.h"
@@ -43,7 +44,7 @@ void check_same_config(const Config& config, const json& meta, const std::string
 
 ResumePoint read_resume_point(const fs::path& path, const Config& config) {
   const std::string file = path.string();
-  nn::Checkpoint ck = nn::read_checkpoint(path);  // checksum first: a torn or corrupt file is named as such
+  nn::Checkpoint ck = read_training_checkpoint(path);  // checksum first: a torn or corrupt file is named as such
   const json& meta = ck.meta;
   STRATA_CHECK(meta.value("format", std::string()) == "strata-resume",
                "'{}' is a checkpoint but not a resume point (format '{}')", file,
@@ -336,7 +337,7 @@ RunTensors restore_run_tensors(ResumePoint& point, const std::vector<nn::Paramet
   nn::Checkpoint now;
   now.model = take_prefixed(point.model, "now");
   nn::load_parameters(now, params, point.file);
-  optimizer.load_state(take_prefixed(point.optimizer, "now"));
+  optimizer.load_state(take_prefixed(point.optimizer, "now"), point.file);
   point.model.clear();
   point.optimizer.clear();
   return t;

@@ -595,7 +595,7 @@ void load_for(Loaded& l, const Config& config, const fs::path& checkpoint) {
   l.ctx.config = typed(config);
   apply_runtime(l.ctx.config.runtime);
   const std::string file = checkpoint.string();
-  l.ck = nn::read_checkpoint(checkpoint);
+  l.ck = read_training_checkpoint(checkpoint);
   STRATA_CHECK(l.ck.meta.value("model", std::string()) == "rgcn",
                "checkpoint '{}' holds a {} model; strata infer / rgcn configs need an rgcn checkpoint (strata train "
                "configs/rgcn_*.yaml)",

@@ -30,6 +30,12 @@ struct RunCheckpointInfo {
 // The header of a run's checkpoint; callers may add fields of their own after it.
 nlohmann::ordered_json checkpoint_meta(const Config& config, sc::Backend backend, const RunCheckpointInfo& info);
 
+// Reads a checkpoint `strata train` wrote (a run's checkpoint or a resume point):
+// nn::read_checkpoint checks the file, then each header field Strata reads is checked
+// for its JSON type (a field of another type is refused naming the file and the field,
+// so the callers' lookups cannot fail); absent fields are left to the callers' checks.
+nn::Checkpoint read_training_checkpoint(const std::filesystem::path& path);
+
 // `strata eval` / `strata infer`: refuses a config whose data or model keys differ
 // from those the checkpoint was trained with (the recorded accuracy could not be
 // reproduced, and predictions would come from another model), naming the first

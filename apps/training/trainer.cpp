@@ -638,7 +638,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
   Context& ctx = l.ctx;
   ctx.config = typed(config);
   apply_runtime(ctx.config.runtime);
-  l.ck = nn::read_checkpoint(checkpoint);
+  l.ck = read_training_checkpoint(checkpoint);
   const std::string file = checkpoint.string();
   check_config_matches_checkpoint(config, l.ck.meta, file);
   try {
@@ -695,7 +695,7 @@ void restore_run(RestoredRun& l, const Config& config, const fs::path& checkpoin
                  "evaluate on the run dir's split.json",
                  file, meta["split_origin"].get<std::string>(), ctx.data.splits.origin);
   nn::load_parameters(l.ck, state.model->parameters(), file);
-  state.optimizer->load_state(l.ck.optimizer);
+  state.optimizer->load_state(l.ck.optimizer, file);
 }
 
 // The lines eval and infer print after their command line: data, model, checkpoint,
@@ -853,7 +853,7 @@ EvalReport run_evaluation(const Config& config, const fs::path& checkpoint, cons
     rethrow_restored_out_of_memory(e, config, "eval", checkpoint);
   }
   if (!r.identical) {  // the runtime settings the run recorded, against this evaluation's
-    const nlohmann::ordered_json meta = nn::read_checkpoint(checkpoint).meta;
+    const nlohmann::ordered_json meta = read_training_checkpoint(checkpoint).meta;
     std::vector<std::string> changes;
     const std::string backend = config.get_string("runtime.backend");
     if (meta.contains("backend") && meta["backend"] != backend)

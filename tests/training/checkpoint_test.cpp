@@ -1,8 +1,12 @@
 // Checkpoint files: exact round trip, and every way a file can be wrong.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 
+#include "apps/training/run_checkpoint.h"
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "models/checkpoint.h"
@@ -119,6 +123,98 @@ TEST_F(CheckpointErrorTest, CorruptTruncatedAndForeignFiles) {
   write_file_atomic(dir_ / "newer.ckpt", newer);
   testing::expect_user_error([&] { nn::read_checkpoint(dir_ / "newer.ckpt"); },
                              {"newer.ckpt", "format version 2", "newer than this Strata reads (1)"});
+}
+
+// A checkpoint whose header is replaced, re-sealed with a valid checksum: what a
+// damaged writer or a hand-edited file gives, past the checksum to the header checks.
+std::string resealed(const std::string& bytes, const nlohmann::ordered_json& header, uint32_t version = 1) {
+  uint64_t old_length;
+  std::memcpy(&old_length, bytes.data() + 16, 8);
+  const size_t old_payload = (24 + old_length + 63) / 64 * 64;
+  const std::string text = header.dump();
+  std::string out = bytes.substr(0, 8);
+  const uint32_t reserved = 0;
+  const uint64_t length = text.size();
+  out.append(reinterpret_cast<const char*>(&version), 4).append(reinterpret_cast<const char*>(&reserved), 4);
+  out.append(reinterpret_cast<const char*>(&length), 8).append(text);
+  out.resize((out.size() + 63) / 64 * 64, '\0');
+  out += bytes.substr(old_payload, bytes.size() - 16 - old_payload);
+  const Hash128 h = hash_bytes(out.data(), out.size());
+  return out.append(reinterpret_cast<const char*>(&h.lo), 8).append(reinterpret_cast<const char*>(&h.hi), 8);
+}
+
+nlohmann::ordered_json header_of(const std::string& bytes) {
+  uint64_t length;
+  std::memcpy(&length, bytes.data() + 16, 8);
+  return nlohmann::ordered_json::parse(bytes.substr(24, length));
+}
+
+// Found by fuzzing re-sealed checkpoints (tests/apps/checkpoint_fuzz_test.py): the index's
+// sizes were trusted before they were checked (a negative or huge shape was allocated
+// first), and entries of the wrong type or repeated names got through or named no file.
+TEST_F(CheckpointErrorTest, ResealedHeadersWithBadIndexEntriesAreRefusedBeforeAllocating) {
+  const fs::path path = dir_ / "a.ckpt";
+  nn::write_checkpoint(path, sample());
+  const std::string bytes = read_file(path);
+  const nlohmann::ordered_json good = header_of(bytes);
+  write_file_atomic(dir_ / "same.ckpt", resealed(bytes, good));
+  EXPECT_EQ(nn::read_checkpoint(dir_ / "same.ckpt").model.size(), sample().model.size()) << "the re-sealer is exact";
+  auto expect_refused = [&](const std::function<void(nlohmann::ordered_json&)>& edit,
+                            std::initializer_list<std::string> parts, uint32_t version = 1) {
+    nlohmann::ordered_json h = good;
+    edit(h);
+    const fs::path bad = dir_ / "bad.ckpt";
+    write_file_atomic(bad, resealed(bytes, h, version));
+    testing::expect_user_error([&] { nn::read_checkpoint(bad); }, parts);
+    testing::expect_user_error([&] { nn::read_checkpoint(bad); }, {"checkpoint '" + bad.string() + "'"});
+  };
+  using J = nlohmann::ordered_json;
+  expect_refused([](J& h) { h["tensors"][0]["shape"] = {-1, 4}; }, {"declares", "has no valid size"});
+  expect_refused([](J& h) { h["tensors"][0]["shape"] = {int64_t{1} << 40, int64_t{1} << 40}; },
+                 {"tensor 'model/layers.0.weight_self'", "has no valid size"});
+  expect_refused([](J& h) { h["tensors"][1]["offset"] = 1.5; }, {"has offset 1.5, expected an integer"});
+  expect_refused([](J& h) { h["tensors"][1]["offset"] = int64_t{1} << 40; }, {"does not fit the file"});
+  expect_refused([](J& h) { h["tensors"][1]["bytes"] = uint64_t{1} << 63; }, {"has bytes 9223372036854775808"});
+  expect_refused([](J& h) { h["tensors"][2]["shape"][0] = "16"; }, {"shape dimension \"16\", expected an integer"});
+  expect_refused([](J& h) { h["tensors"].push_back(h["tensors"][0]); },
+                 {"tensor 'model/layers.0.weight_self' appears twice in the index"});
+  expect_refused([](J& h) { h["tensors"][3] = 7; }, {"tensor index entry 3 is number, expected an object"});
+  expect_refused([](J& h) { h["tensors"][3].erase("dtype"); }, {"tensor index entry 3 has no 'dtype'"});
+  expect_refused([](J& h) { h["tensors"] = J::object(); }, {"malformed header", "a 'tensors' array"});
+  expect_refused([](J&) {}, {"format version 0; versions start at 1"}, 0);
+}
+
+// eval, infer and --resume read header fields with typed lookups; a field of another type
+// (a hand-edited file, another writer) was an "unexpected error" with exit 3.
+TEST_F(CheckpointErrorTest, TrainingCheckpointFieldsOfAnotherTypeAreRefusedNamingTheField) {
+  const fs::path path = dir_ / "t.ckpt";
+  auto write_meta = [&](const nlohmann::ordered_json& meta) {
+    nn::Checkpoint ck = sample();
+    ck.meta = meta;
+    nn::write_checkpoint(path, ck);
+  };
+  write_meta({{"model", "graphsage"}, {"run", 2}, {"dataset", {{"nodes", 10}, {"multilabel", false}}},
+              {"test_acc", nullptr}, {"seed", uint64_t{1} << 63}});
+  const nn::Checkpoint ok = train::read_training_checkpoint(path);
+  EXPECT_TRUE(std::isnan(ok.meta["test_acc"].get<double>())) << "a NaN metric is written as null, read back as NaN";
+  EXPECT_EQ(ok.meta.value("run", 0), 2);
+  write_meta({{"run", "2"}});
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); },
+                             {"checkpoint '" + path.string() + "'", "header field 'run' is \"2\"",
+                              "expected a run number (1 or more)"});
+  write_meta({{"run", 0}});
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); }, {"header field 'run' is 0"});
+  write_meta({{"dataset", {{"nodes", -5}}}});
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); },
+                             {"header field 'dataset.nodes' is -5, expected an integer >= 0"});
+  write_meta({{"graph", {{"relations", {"a", 3}}}}});
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); },
+                             {"'graph.relations' is [\"a\",3], expected an array of strings"});
+  write_meta({{"policy", nullptr}});
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); }, {"'policy' is null, expected a string"});
+  write_meta(5);
+  testing::expect_user_error([&] { train::read_training_checkpoint(path); },
+                             {"its header's meta is number, expected an object"});
 }
 
 TEST_F(CheckpointErrorTest, ArchitectureMismatchNamesParameterAndShapes) {

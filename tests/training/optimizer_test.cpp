@@ -302,7 +302,7 @@ TEST(OptimizerTest, StateRoundTripContinuesIdentically) {
     // b gets a's parameters and optimizer state, then both take the same steps.
     for (size_t i = 0; i < a.size(); ++i) b[i].var.mutable_value().copy_from(a[i].var.value());
     auto ob = nn::make_optimizer(c, b);
-    ob->load_state(oa->state());
+    ob->load_state(oa->state(), "a.ckpt");
     EXPECT_EQ(ob->steps(), 3);
     for (int t = 4; t <= 6; ++t) {
       set_grads(a, t);
@@ -320,10 +320,12 @@ TEST(OptimizerErrorTest, StateFromAnotherOptimizerIsRejected) {
   sgd.kind = OptimizerKind::Sgd;
   auto state = nn::make_optimizer(sgd, ps)->state();
   try {
-    nn::make_optimizer(adam, ps)->load_state(state);
+    nn::make_optimizer(adam, ps)->load_state(state, "sgd.ckpt");
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("no entry 'adam.m/layers.0.weight'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("optimizer state in 'sgd.ckpt': no entry 'adam.m/layers.0.weight'"),
+              std::string::npos)
+        << e.what();
   }
 }
 
