@@ -3,6 +3,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/autograd.h"
 #include "core/file_util.h"
 #include "core/hash.h"
 
@@ -198,6 +199,11 @@ void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& param
                  "architecture mismatch: parameter '{}' is {} {} in checkpoint '{}' but {} in the model built from "
                  "the config",
                  p.name, dtype_name(t.dtype()), shape_str(t.shape()), source, shape_str(p.var.shape()));
+    const int64_t bad = ag::count_nonfinite(t);  // float32: checked above
+    STRATA_CHECK(bad == 0,
+                 "checkpoint '{}': parameter '{}' holds {} NaN or infinite values of {}; training never saves those, "
+                 "so the file was damaged before it was sealed",
+                 source, p.name, bad, t.numel());
     used[k] = true;
   }
   for (size_t k = 0; k < ckpt.model.size(); ++k)

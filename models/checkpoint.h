@@ -42,8 +42,8 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint& ckpt)
 Checkpoint read_checkpoint(const std::filesystem::path& path);
 
 // Copies the checkpoint's parameters into `params` (values, not the Vars). Every
-// parameter must be present with the same shape and the checkpoint may hold no
-// other; otherwise a UserError names the parameter and both shapes.
+// parameter must be present with the same shape and finite values, and the checkpoint
+// may hold no other; otherwise a UserError names the parameter (and both shapes).
 void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source);
 
 // Deep copies of the current parameter values (snapshots of the best epoch).

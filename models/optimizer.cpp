@@ -204,6 +204,9 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
       STRATA_CHECK(t.dtype() == DType::F32 && t.shape() == params_[i].var.shape(),
                    "optimizer state '{}' in '{}' is {}, but the parameter is {}", name, source, t.describe(),
                    shape_str(params_[i].var.shape()));
+      const int64_t bad = ag::count_nonfinite(t);
+      STRATA_CHECK(bad == 0, "optimizer state '{}' in '{}' holds {} NaN or infinite values of {}", name, source, bad,
+                   t.numel());
       (*tensors)[i].copy_from(t);
     }
   }

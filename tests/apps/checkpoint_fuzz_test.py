@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Seeded fuzzing of checkpoints through `strata eval` and `strata infer`.
+"""Seeded fuzzing of checkpoints through `strata eval`, `strata infer` and `strata train --resume`.
 
 Trains two tiny models (GraphSAGE on the synthetic SBM graph, R-GCN on the synthetic
-heterograph; 2 epochs each), then edits their checkpoints and re-seals each edited file with a
+heterograph; 2 epochs each) and kills a third run (GraphSAGE, 600 epochs) once it has written a
+resume point (every 40 epochs: the model, the best epoch's, the optimizer and the run's progress); then edits the checkpoints and the resume point and re-seals each edited file with a
 valid XXH3-128 checksum (through libxxhash, which strata links), so the edits get past the
 checksum to the header parser and to what eval and infer do with the metadata: values of
 another type in the header JSON (meta and tensor index: shapes, offsets, byte counts,
@@ -21,9 +22,11 @@ import os
 import random
 import shutil
 import struct
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import fuzz_verdict  # beside this file
 
@@ -130,6 +133,25 @@ def run(cmd, env):
     return r.returncode, r.stderr.decode('utf-8', 'replace')
 
 
+def interrupted_run(strata, config, tmp, env):
+    """(the train arguments, the folder of a killed run holding its resume point), or an error text."""
+    args = ['--set', 'training.runs=1', '--set', 'training.epochs=600', '--set', 'training.patience=0', '--set',
+            'output.resume_every=40', '--set', f'output.run_dir={os.path.join(tmp, "resume", "run")}']
+    p = subprocess.Popen([strata, 'train', config] + args, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    partial = os.path.join(tmp, 'resume', f'run.partial-{p.pid}')
+    deadline = time.time() + 120
+    while p.poll() is None and time.time() < deadline and not os.path.exists(os.path.join(partial, 'resume.ckpt')):
+        time.sleep(0.005)  # the first is written after epoch 40 of 600
+    if p.poll() is not None:
+        return None, f'the run ended (exit {p.returncode}) before it could be killed after its first resume point'
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    keep = os.path.join(tmp, 'resume-pristine')
+    shutil.copytree(partial, keep)
+    return (args, partial, keep), None
+
+
 def main():
     strata, configs = sys.argv[1], sys.argv[2]
     cases = int(sys.argv[3]) if len(sys.argv) > 3 else 100
@@ -153,30 +175,56 @@ def main():
                 return 1
             with open(os.path.join(run_dir, 'checkpoints', 'run-01.ckpt'), 'rb') as f:
                 models.append((name, config, f.read()))
+        sage = models[0][1]
+        resume, error = interrupted_run(strata, sage, tmp, env)
+        if error:
+            print(f'FAIL: {error}')
+            return 1
+        args, partial, pristine = resume
+        code, err = run([strata, 'train', sage] + args + ['--resume'], env)  # unedited, it resumes
+        if code != 0:
+            print(f'FAIL: the unedited resume point does not resume: exit {code}\n{err}')
+            return 1
+        shutil.rmtree(os.path.join(tmp, 'resume'))
+        shutil.copytree(pristine, partial)
+        with open(os.path.join(pristine, 'resume.ckpt'), 'rb') as f:
+            models.append(('resume', sage, f.read()))
         for n in range(cases):
             name, config, blob = models[n % len(models)]
             body, what = mutate(rng, blob[:-16])
             sealed = rng.randrange(10) != 0
             h = xxh3(body, len(body), 0) if sealed else None
             tail = struct.pack('<QQ', h.lo, h.hi) if sealed else blob[-16:]
-            path = os.path.join(tmp, f'case{n}.ckpt')
+            if name == 'resume':  # the killed run's folder again, with the edited resume point
+                shutil.rmtree(os.path.join(tmp, 'resume'))
+                shutil.copytree(pristine, partial)
+                path, command = os.path.join(partial, 'resume.ckpt'), 'train --resume'
+                cmd = [strata, 'train', config] + args + ['--resume']
+            else:
+                path = os.path.join(tmp, f'case{n}.ckpt')
+                command = 'eval' if (n // len(models)) % 2 == 0 else 'infer'
+                cmd = [strata, command, config, '--checkpoint', path]
+                if command == 'infer':
+                    cmd += ['--out', os.path.join(tmp, f'case{n}.csv')]
             with open(path, 'wb') as f:
                 f.write(body + tail)
-            command = 'eval' if (n // len(models)) % 2 == 0 else 'infer'
-            cmd = [strata, command, config, '--checkpoint', path]
-            if command == 'infer':
-                cmd += ['--out', os.path.join(tmp, f'case{n}.csv')]
             code, err = run(cmd, env)
             codes[code] = codes.get(code, 0) + 1
-            problem = fuzz_verdict.problem(code, err, False, path, 'the checkpoint')
+            # A resumed session renames the killed run's folder after its own process id.
+            names = os.path.join(tmp, 'resume', 'run.partial-') if name == 'resume' else path
+            problem = fuzz_verdict.problem(code, err, False, names, 'the checkpoint')
+            if problem and name == 'resume' and code == 1 and 'strata: error: training diverged: ' in err:
+                problem = None  # finite but huge weights (3e38) resumed: the loss overflows, an error of its own
             if problem:
                 failures += 1
                 keep = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'strata-checkpoint-fuzz-case{n}.ckpt')
-                shutil.copyfile(path, keep)
+                with open(keep, 'wb') as f:  # a resumed run may have moved or rewritten `path`
+                    f.write(body + tail)
                 print(f'FAIL case {n} (strata {command} {os.path.basename(config)}, edited {what}, '
                       f'{"re-sealed" if sealed else "old checksum"}; kept as {keep}): {problem}\n'
                       f'--- stderr ---\n{err[-2000:]}')
-            os.remove(path)
+            if os.path.exists(path):
+                os.remove(path)
     return fuzz_verdict.tally(cases, codes, failures, 'edited checkpoints', 'accepted and refused checkpoints')
 
 

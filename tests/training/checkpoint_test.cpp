@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 
 #include "apps/training/run_checkpoint.h"
 #include "core/file_util.h"
@@ -215,6 +216,24 @@ TEST_F(CheckpointErrorTest, TrainingCheckpointFieldsOfAnotherTypeAreRefusedNamin
   write_meta(5);
   testing::expect_user_error([&] { train::read_training_checkpoint(path); },
                              {"its header's meta is number, expected an object"});
+}
+
+// Training stops on a non-finite loss before it saves, so NaN or infinite state in a
+// checkpoint is damage (past the checksum): refused, not evaluated into NaN predictions.
+TEST_F(CheckpointErrorTest, NonFiniteParametersAndOptimizerStateAreRefused) {
+  nn::Checkpoint ck = sample();
+  ck.model[1].second.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  Rng rng(5);
+  nn::GnnModel fresh(model_->config(), 10, 4, rng);
+  testing::expect_user_error([&] { nn::load_parameters(ck, fresh.parameters(), "nan.ckpt"); },
+                             {"checkpoint 'nan.ckpt': parameter '" + ck.model[1].first + "'",
+                              "holds 1 NaN or infinite values of"});
+  nn::Checkpoint good = sample();
+  auto opt = nn::make_optimizer({}, fresh.parameters());
+  good.optimizer[1].second.data<float>()[0] = -std::numeric_limits<float>::infinity();
+  testing::expect_user_error([&] { opt->load_state(good.optimizer, "inf.ckpt"); },
+                             {"optimizer state '" + good.optimizer[1].first + "' in 'inf.ckpt'",
+                              "holds 1 NaN or infinite values"});
 }
 
 TEST_F(CheckpointErrorTest, ArchitectureMismatchNamesParameterAndShapes) {
