@@ -67,8 +67,8 @@ bool fits_in_locals(const Schedule& s, const std::vector<std::string>& feature_a
 void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
   const int64_t e = extent_of(s, loop);
   if (e < 0 || holds_loops(s, loop)) return;
-  if (e < 4) {
-    s.unroll(loop);
+  if (e < 4 || lanes < 2) {  // lanes 1: a scalar plan; longer loops are left to the C++ compiler
+    if (e < 4) s.unroll(loop);
     return;
   }
   if (is_pow2(e) && e <= lanes) {
@@ -90,8 +90,8 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes) {
   const int64_t e = extent_of(s, loop);
   if (e < 0 || holds_loops(s, loop)) return;
-  if (e < 4) {
-    s.unroll(loop);
+  if (e < 4 || lanes < 2) {  // lanes 1: a scalar plan
+    if (e < 4) s.unroll(loop);
     return;
   }
   int64_t width = lanes;
