@@ -1,7 +1,7 @@
-// Random plans: seeded draws of a graph, an op, a feature size, a format and every
-// schedule knob at once (lanes, grain, prefetch, feature tile, X's layout, streaming
-// stores, static tasks), far outside the grid the tuner searches and the other suites
-// sweep one knob at a time. Each generated kernel must match the dense reference on
+// Random plans: seeded draws of a graph, an op (SpMM: sum, mean, weighted, scaled;
+// SDDMM: dot, per-head add), a feature size, a format and every schedule knob at once
+// (lanes, grain, prefetch, feature tile, X's layout, streaming stores, static tasks),
+// far outside the grid the tuner searches and the other suites sweep one knob at a time. Each generated kernel must match the dense reference on
 // fresh inputs, or its plan be refused at lowering with a UserError that names it.
 // All kernels of a draw are compiled in one batch.
 #include <gtest/gtest.h>
@@ -91,11 +91,14 @@ Case random_case(Rng& rng, int n) {
     if (o.weighted) c.graph = c.graph.with_values(Tensor::uniform({c.graph.nnz()}, -1, 1, rng));
     o.plan = plan;
   } else {
-    c.sddmm_options.kind = SddmmKind::Dot;
-    c.sddmm_options.feat = F;
+    const bool add = coin(rng, 3);  // GAT's per-head score sum; its F is the heads
+    c.sddmm_options.kind = add ? SddmmKind::Add : SddmmKind::Dot;
+    c.sddmm_options.feat = add ? pick(rng, {1, 2, 3, 8, 17}) : F;
     c.sddmm_options.plan = plan;
   }
-  c.what = "case " + std::to_string(n) + ": " + (c.spmm ? "spmm" : "sddmm") + " F=" + std::to_string(F) + " on " +
+  const std::string op = c.spmm ? "spmm" : c.sddmm_options.kind == SddmmKind::Add ? "sddmm_add" : "sddmm";
+  const int64_t feat = c.spmm ? F : c.sddmm_options.feat;
+  c.what = "case " + std::to_string(n) + ": " + op + " F=" + std::to_string(feat) + " on " +
            std::to_string(s.rows) + "x" + std::to_string(s.cols) + " (" + std::to_string(c.graph.nnz()) + " nnz, " +
            (s.int64_indices ? "int64" : "int32") + "), plan " + plan.str();
   return c;
@@ -148,13 +151,16 @@ TEST_P(PlanFuzz, RandomPlansMatchTheDenseReferenceOrAreRefusedByName) {
       const int64_t F = c.sddmm_options.feat;
       const Tensor X = Tensor::uniform({g.num_rows(), F}, -1, 1, rng);
       const Tensor Y = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
-      const CloseReport r = all_close(k.run(X, Y), testing::reference_sddmm_dot(g, X, Y), 1e-4, 1e-4);
+      const Tensor want = c.sddmm_options.kind == SddmmKind::Add ? testing::reference_sddmm_add(g, X, Y)
+                                                                  : testing::reference_sddmm_dot(g, X, Y);
+      const CloseReport r = all_close(k.run(X, Y), want, 1e-4, 1e-4);
       EXPECT_TRUE(r.ok) << c.what << ": " << r.str();
     }
   }
 }
 
-// Three draws of 24 kernels in CI (seeds 1-40, 960 kernels, passed on 2026-12-04); a
+// Three draws of 24 kernels in CI (seeds 1-40 passed on 2026-12-04, 960 kernels, and 1-20
+// with SDDMM add, 480 more); a
 // failure names its seed and case.
 INSTANTIATE_TEST_SUITE_P(Seeds, PlanFuzz, ::testing::Values(1, 2, 3));
 
