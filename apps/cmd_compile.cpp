@@ -191,7 +191,8 @@ RegisterCommand reg({"compile", "print an op's program at one compiler stage, or
                        app.add_flag("--weighted", a->weighted, "spmm: multiply by edge values");
                        app.add_flag("--deterministic", a->deterministic,
                                     "cuda spmm: the schedule without atomics (owner tasks; csr: ordered row parts)");
-                       app.add_option("--lanes", a->lanes, "vector lanes, a power of two up to 64 (default: the host's)")
+                       app.add_option("--lanes", a->lanes,
+                                      "vector lanes, a power of two up to 64; 1: scalar code (default: the host's)")
                            ->check(power_of_two_up_to(64));
                        app.add_option("--grain", a->grain, "non-zeros per parallel task")
                            ->capture_default_str()

@@ -12,6 +12,10 @@ out="$("$strata" compile spmm --feat 32 --emit stage1 2>&1)" || { echo "$out"; e
 expect stage1 "$out" 'stage I'
 out="$("$strata" compile spmm --feat 32 --lanes 16 --emit source 2>&1)" || { echo "FAIL: spmm source exit code"; exit 1; }
 expect spmm-source "$out" 'strata_f32x16'
+# One lane is a scalar plan: plain loops, no vector types (it failed to lower until PlanFuzz drew it).
+out="$("$strata" compile spmm --feat 32 --lanes 1 --emit source 2>&1)" || { echo "$out"; echo "FAIL: lanes 1 exit code"; exit 1; }
+expect scalar-source "$out" 'Y_local\[f\] = \(Y_local\[f\] \+ X\['
+if grep -q 'strata_f32x' <<<"$out"; then echo "FAIL: a lanes=1 plan used vector types"; fails=$((fails + 1)); fi
 
 # RGMS: the transform of F = 32 on 16 lanes blocks 8 pairs of a relation (copies
 # u1..u7 of the accumulators, one jammed reduction loop); on 8 lanes at F = 64 one
