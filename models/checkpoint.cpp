@@ -182,7 +182,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
   return ckpt;
 }
 
-void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
+void check_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
   std::vector<bool> used(ckpt.model.size(), false);
   for (const Parameter& p : params) {
     size_t k = 0;
@@ -211,6 +211,10 @@ void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& param
                  "architecture mismatch: checkpoint '{}' holds parameter '{}' {} that the model built from the config "
                  "does not have",
                  source, ckpt.model[k].first, shape_str(ckpt.model[k].second.shape()));
+}
+
+void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
+  check_parameters(ckpt, params, source);
   for (const Parameter& p : params)
     for (const auto& [n, t] : ckpt.model)
       if (n == p.name) p.var.mutable_value().copy_from(t);
