@@ -134,22 +134,27 @@ def run(cmd, env):
 
 
 def interrupted_run(strata, config, tmp, env):
-    """(the train arguments, the folder of a killed run holding its resume point), or an error text."""
-    args = ['--set', 'training.runs=1', '--set', 'training.epochs=600', '--set', 'training.patience=0', '--set',
-            'output.resume_every=40', '--set', f'output.run_dir={os.path.join(tmp, "resume", "run")}']
-    p = subprocess.Popen([strata, 'train', config] + args, env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    partial = os.path.join(tmp, 'resume', f'run.partial-{p.pid}')
-    deadline = time.time() + 120
-    while p.poll() is None and time.time() < deadline and not os.path.exists(os.path.join(partial, 'resume.ckpt')):
-        time.sleep(0.005)  # the first is written after epoch 40 of 600
-    if p.poll() is not None:
-        return None, f'the run ended (exit {p.returncode}) before it could be killed after its first resume point'
-    p.send_signal(signal.SIGKILL)
-    p.wait()
-    keep = os.path.join(tmp, 'resume-pristine')
-    shutil.copytree(partial, keep)
-    return (args, partial, keep), None
+    """(the train arguments, the folder of a killed run holding its resume point, a pristine copy
+    of that folder), or an error text. A run that ends before it is killed (a starved poller on a
+    loaded machine) is tried again, longer."""
+    for epochs in (600, 2400, 9600):
+        shutil.rmtree(os.path.join(tmp, 'resume'), ignore_errors=True)
+        args = ['--set', 'training.runs=1', '--set', f'training.epochs={epochs}', '--set', 'training.patience=0',
+                '--set', 'output.resume_every=40', '--set', f'output.run_dir={os.path.join(tmp, "resume", "run")}']
+        p = subprocess.Popen([strata, 'train', config] + args, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        partial = os.path.join(tmp, 'resume', f'run.partial-{p.pid}')
+        deadline = time.time() + 120
+        while p.poll() is None and time.time() < deadline and not os.path.exists(os.path.join(partial, 'resume.ckpt')):
+            time.sleep(0.005)  # the first is written after epoch 40
+        if p.poll() is not None:
+            continue
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        keep = os.path.join(tmp, 'resume-pristine')
+        shutil.copytree(partial, keep)
+        return (args, partial, keep), None
+    return None, f'the run ended (exit {p.returncode}) before it could be killed after its first resume point'
 
 
 def main():
