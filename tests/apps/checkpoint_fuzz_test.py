@@ -2,11 +2,12 @@
 """Seeded fuzzing of checkpoints through `strata eval`, `strata infer` and `strata train --resume`.
 
 Trains two tiny models (GraphSAGE on the synthetic SBM graph, R-GCN on the synthetic
-heterograph; 2 epochs each) and kills a third run (GraphSAGE, 600 epochs) once it has written a
-resume point (every 40 epochs: the model, the best epoch's, the optimizer and the run's progress); then edits the checkpoints and the resume point and re-seals each edited file with a
-valid XXH3-128 checksum (through libxxhash, which strata links), so the edits get past the
-checksum to the header parser and to what eval and infer do with the metadata: values of
-another type in the header JSON (meta and tensor index: shapes, offsets, byte counts,
+heterograph; 2 epochs each) and kills a third run (GraphSAGE) once it has written a resume
+point (every 40 epochs: the model, the best epoch's, the optimizer state and the run's
+progress). Then edits the checkpoints and the resume point and re-seals each edited file with
+a valid XXH3-128 checksum (through libxxhash, which strata links), so the edits get past the
+checksum to the header parser and to what eval, infer and resume do with the metadata: values
+of another type in the header JSON (meta and tensor index: shapes, offsets, byte counts,
 dtypes, names), deleted keys, repeated or dropped tensors, byte edits of the JSON text, of the
 payload (weights become NaN, infinities, garbage) and of the length and version fields. One
 case in ten keeps the old checksum. Every run must exit 0, or 1 with a `strata: error:` line

@@ -1,9 +1,10 @@
 // Random plans: seeded draws of a graph, an op (SpMM: sum, mean, weighted, scaled;
 // SDDMM: dot, per-head add), a feature size, a format and every schedule knob at once
 // (lanes, grain, prefetch, feature tile, X's layout, streaming stores, static tasks),
-// far outside the grid the tuner searches and the other suites sweep one knob at a time. Each generated kernel must match the dense reference on
-// fresh inputs, or its plan be refused at lowering with a UserError that names it.
-// All kernels of a draw are compiled in one batch.
+// far outside the grid the tuner searches and the other suites sweep one knob at a time.
+// Each generated kernel must match the dense reference on fresh inputs, or its plan be
+// refused at lowering with a UserError that names it. All kernels of a draw are compiled
+// in one batch.
 #include <gtest/gtest.h>
 
 #include <string>
