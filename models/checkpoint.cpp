@@ -182,19 +182,20 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
   return ckpt;
 }
 
-void check_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
-  std::vector<bool> used(ckpt.model.size(), false);
+void check_parameters(const std::vector<std::pair<std::string, Tensor>>& model, const std::vector<Parameter>& params,
+                      const std::string& source) {
+  std::vector<bool> used(model.size(), false);
   for (const Parameter& p : params) {
     size_t k = 0;
-    while (k < ckpt.model.size() && ckpt.model[k].first != p.name) ++k;
-    if (k == ckpt.model.size()) {
+    while (k < model.size() && model[k].first != p.name) ++k;
+    if (k == model.size()) {
       std::string names;
-      for (const auto& [n, t] : ckpt.model) names += (names.empty() ? "" : ", ") + n;
+      for (const auto& [n, t] : model) names += (names.empty() ? "" : ", ") + n;
       STRATA_FAIL("architecture mismatch: checkpoint '{}' has no parameter '{}' (shape {} in the model built from "
                   "the config); it holds: {}",
                   source, p.name, shape_str(p.var.shape()), names);
     }
-    const Tensor& t = ckpt.model[k].second;
+    const Tensor& t = model[k].second;
     STRATA_CHECK(t.shape() == p.var.shape() && t.dtype() == DType::F32,
                  "architecture mismatch: parameter '{}' is {} {} in checkpoint '{}' but {} in the model built from "
                  "the config",
@@ -206,15 +207,15 @@ void check_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& para
                  source, p.name, bad, t.numel());
     used[k] = true;
   }
-  for (size_t k = 0; k < ckpt.model.size(); ++k)
+  for (size_t k = 0; k < model.size(); ++k)
     STRATA_CHECK(used[k],
                  "architecture mismatch: checkpoint '{}' holds parameter '{}' {} that the model built from the config "
                  "does not have",
-                 source, ckpt.model[k].first, shape_str(ckpt.model[k].second.shape()));
+                 source, model[k].first, shape_str(model[k].second.shape()));
 }
 
 void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source) {
-  check_parameters(ckpt, params, source);
+  check_parameters(ckpt.model, params, source);
   for (const Parameter& p : params)
     for (const auto& [n, t] : ckpt.model)
       if (n == p.name) p.var.mutable_value().copy_from(t);

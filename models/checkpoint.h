@@ -46,7 +46,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& path);
 // may hold no other; otherwise a UserError names the parameter (and both shapes).
 void load_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source);
 // load_parameters' checks alone, for tensors kept aside (a resume point's best epoch).
-void check_parameters(const Checkpoint& ckpt, const std::vector<Parameter>& params, const std::string& source);
+void check_parameters(const std::vector<std::pair<std::string, Tensor>>& model, const std::vector<Parameter>& params,
+                      const std::string& source);
 
 // Deep copies of the current parameter values (snapshots of the best epoch).
 std::vector<std::pair<std::string, Tensor>> snapshot_parameters(const std::vector<Parameter>& params);

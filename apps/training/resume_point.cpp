@@ -334,11 +334,8 @@ RunTensors restore_run_tensors(ResumePoint& point, const std::vector<nn::Paramet
   RunTensors t;
   t.best_params = take_prefixed(point.model, "best");
   t.best_optimizer = take_prefixed(point.optimizer, "best");
-  if (!t.best_params.empty()) {  // becomes the run's checkpoint when no later epoch validates better
-    nn::Checkpoint best;
-    best.model = t.best_params;  // shares the tensors; only read
-    nn::check_parameters(best, params, point.file + " (its best epoch's model)");
-  }
+  // The best epoch's model becomes the run's checkpoint when no later epoch validates better.
+  if (!t.best_params.empty()) nn::check_parameters(t.best_params, params, point.file + " (its best epoch's model)");
   nn::Checkpoint now;
   now.model = take_prefixed(point.model, "now");
   nn::load_parameters(now, params, point.file);

@@ -23,13 +23,13 @@
 namespace strata::sc {
 namespace {
 
-int64_t pick(Rng& rng, const std::vector<int64_t>& v) { return v[rng.next_u64() % v.size()]; }
-bool coin(Rng& rng, int one_in) { return rng.next_u64() % static_cast<uint64_t>(one_in) == 0; }
+using ::strata::testing::one_in;
+using ::strata::testing::pick;
 
 // A value of `v` that divides `feat`, or one in eight times any value of `v` (to
 // reach the refusals too).
 int64_t pick_divisor(Rng& rng, const std::vector<int64_t>& v, int64_t feat) {
-  if (coin(rng, 8)) return pick(rng, v);
+  if (one_in(rng, 8)) return pick(rng, v);
   std::vector<int64_t> fit;
   for (int64_t d : v)
     if (feat % d == 0) fit.push_back(d);
@@ -37,7 +37,7 @@ int64_t pick_divisor(Rng& rng, const std::vector<int64_t>& v, int64_t feat) {
 }
 
 FormatSpec random_gpu_format(Rng& rng) {
-  switch (rng.next_u64() % 6) {
+  switch (rng.below(6)) {
     case 0:
       return FormatSpec::csr();
     case 1:
@@ -57,10 +57,10 @@ FormatSpec random_gpu_format(Rng& rng) {
 Graph random_small_graph(Rng& rng, bool int64) {
   testing::RandomGraphSpec s;
   s.rows = pick(rng, {1, 3, 20, 70});
-  s.cols = coin(rng, 3) ? s.rows : pick(rng, {1, 9, 80, 300});
+  s.cols = one_in(rng, 3) ? s.rows : pick(rng, {1, 9, 80, 300});
   s.avg_degree = static_cast<double>(pick(rng, {0, 1, 4, 12}));
-  s.empty_row_fraction = coin(rng, 2) ? 0.0 : 0.3;
-  s.long_row_length = coin(rng, 3) ? std::min<int64_t>(s.cols, 150) : 0;
+  s.empty_row_fraction = one_in(rng, 2) ? 0.0 : 0.3;
+  s.long_row_length = one_in(rng, 3) ? std::min<int64_t>(s.cols, 150) : 0;
   s.int64_indices = int64;
   s.seed = rng.next_u64();
   const Graph g = testing::random_graph(s);
@@ -84,25 +84,25 @@ TEST_P(GpuPlanFuzz, RandomKnobsKeepTheMeaningOrAreRefusedByName) {
   };
   std::vector<EmulatedCase> emulated_cases;
   for (int n = 0; n < kCases; ++n) {
-    const bool int64 = coin(rng, 2);
+    const bool int64 = one_in(rng, 2);
     const DType idt = int64 ? DType::I64 : DType::I32;
     const Graph g = random_small_graph(rng, int64);
     const FormatSpec f = random_gpu_format(rng);
     const int64_t F = pick(rng, {1, 2, 3, 4, 7, 8, 16, 17, 32, 33, 64, 96});
-    const bool spmm = !coin(rng, 3);
+    const bool spmm = !one_in(rng, 3);
     std::string what = "case " + std::to_string(n) + ": " + f.str() + " F=" + std::to_string(F) + " on " +
                        std::to_string(g.num_rows()) + "x" + std::to_string(g.num_cols()) + " (" +
                        std::to_string(g.nnz()) + " nnz, " + (int64 ? "int64" : "int32") + ")";
     try {
       if (spmm) {
-        const cuda_testing::SpmmVariant& v = cuda_testing::kSpmmVariants[rng.next_u64() % 4];
+        const cuda_testing::SpmmVariant& v = cuda_testing::kSpmmVariants[rng.below(4)];
         const SpmmSpec spec = cuda_testing::spmm_spec(v, F, idt);
         GpuSpmmKnobs k;
         k.rows_per_block = pick(rng, {1, 2, 4, 8, 16});
         k.lanes = pick(rng, {1, 2, 4, 8, 16, 32, 3});
         k.coarsen = pick_divisor(rng, {1, 2, 3, 4}, F);
         k.row_parts = f.decomposed() || f.kind == FormatKind::Coo ? 1 : pick(rng, {1, 1, 2, 3});
-        k.deterministic = coin(rng, 2);
+        k.deterministic = one_in(rng, 2);
         k.group_slots = f.decomposed() || f.kind == FormatKind::Coo ? pick(rng, {0, 0, 1, 8, 33}) : 0;
         what += " spmm " + v.name + " " + k.str();
         const Kernel lowered = lower_spmm_gpu(spec, f, k);
@@ -118,7 +118,7 @@ TEST_P(GpuPlanFuzz, RandomKnobsKeepTheMeaningOrAreRefusedByName) {
           emulated_cases.push_back({g, f, k, v, F, what});
         }
       } else {
-        const bool dot = !coin(rng, 3);
+        const bool dot = !one_in(rng, 3);
         const int64_t feat = dot ? F : pick(rng, {1, 2, 3, 8});
         const SddmmSpec spec{dot ? SddmmKind::Dot : SddmmKind::Add, feat, idt};
         GpuSddmmKnobs k;

@@ -21,17 +21,17 @@
 namespace strata::sc {
 namespace {
 
-int64_t pick(Rng& rng, const std::vector<int64_t>& v) { return v[rng.next_u64() % v.size()]; }
-bool coin(Rng& rng, int one_in) { return rng.next_u64() % static_cast<uint64_t>(one_in) == 0; }
+using ::strata::testing::one_in;
+using ::strata::testing::pick;
 
 std::string random_format(Rng& rng) {
-  switch (rng.next_u64() % 7) {
+  switch (rng.below(7)) {
     case 0:
       return "csr";
     case 1:
       return "coo";
     case 2:
-      return coin(rng, 2) ? "dcsr" : "dcsr:cols=" + std::to_string(pick(rng, {1, 3, 16, 64, 1000}));
+      return one_in(rng, 2) ? "dcsr" : "dcsr:cols=" + std::to_string(pick(rng, {1, 3, 16, 64, 1000}));
     case 3:
       return "ell:w=" + std::to_string(pick(rng, {1, 2, 3, 8, 33}));
     case 4:
@@ -46,12 +46,12 @@ KernelPlan random_plan(Rng& rng, bool spmm) {
   p.format = FormatSpec::parse(random_format(rng));
   p.knobs.vector_lanes = static_cast<int>(pick(rng, {1, 2, 4, 8, 16, host_vector_lanes()}));
   p.knobs.grain = pick(rng, {1, 7, 64, 1000, 1 << 20});
-  p.knobs.prefetch = coin(rng, 2) ? 0 : pick(rng, {1, 5, 64, 4096});
-  p.knobs.static_tasks = coin(rng, 2);
+  p.knobs.prefetch = one_in(rng, 2) ? 0 : pick(rng, {1, 5, 64, 4096});
+  p.knobs.static_tasks = one_in(rng, 2);
   if (spmm && p.format.kind == FormatKind::Csr) {
-    p.feature_tile = coin(rng, 2) ? 0 : pick(rng, {1, 8, 16, 24, 64});
-    p.knobs.stream_stores = coin(rng, 4);
-    const int64_t layout = static_cast<int64_t>(rng.next_u64() % 4);
+    p.feature_tile = one_in(rng, 2) ? 0 : pick(rng, {1, 8, 16, 24, 64});
+    p.knobs.stream_stores = one_in(rng, 4);
+    const int64_t layout = static_cast<int64_t>(rng.below(4));
     if (layout == 1) p.x_layout = DenseLayout::parse("pad:" + std::to_string(pick(rng, {1, 3, 16})));
     if (layout == 2) p.x_layout = DenseLayout::parse("panel:" + std::to_string(pick(rng, {8, 16, 32, 64})));
   }
@@ -69,30 +69,30 @@ struct Case {
 Case random_case(Rng& rng, int n) {
   testing::RandomGraphSpec s;
   s.rows = pick(rng, {1, 2, 17, 150, 600});
-  s.cols = coin(rng, 3) ? s.rows : pick(rng, {1, 5, 90, 700});
+  s.cols = one_in(rng, 3) ? s.rows : pick(rng, {1, 5, 90, 700});
   s.avg_degree = static_cast<double>(pick(rng, {0, 1, 3, 9, 30}));
-  s.empty_row_fraction = coin(rng, 2) ? 0.0 : 0.4;
-  s.long_row_length = coin(rng, 3) ? std::min<int64_t>(s.cols, 500) : 0;
-  s.int64_indices = coin(rng, 2);
+  s.empty_row_fraction = one_in(rng, 2) ? 0.0 : 0.4;
+  s.long_row_length = one_in(rng, 3) ? std::min<int64_t>(s.cols, 500) : 0;
+  s.int64_indices = one_in(rng, 2);
   s.seed = rng.next_u64();
   Case c;
   c.graph = testing::random_graph(s);
-  c.spmm = !coin(rng, 3);
+  c.spmm = !one_in(rng, 3);
   const int64_t F = pick(rng, {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 64, 100, 129, 256, 300});
   const KernelPlan plan = random_plan(rng, c.spmm);
   if (c.spmm) {
     SpmmOptions& o = c.spmm_options;
     o.feat = F;
-    o.weighted = coin(rng, 2);
-    o.reduce = coin(rng, 3) ? Reduce::Mean : Reduce::Sum;
-    if (coin(rng, 4)) {
+    o.weighted = one_in(rng, 2);
+    o.reduce = one_in(rng, 3) ? Reduce::Mean : Reduce::Sum;
+    if (one_in(rng, 4)) {
       o.row_scale = Tensor::uniform({c.graph.num_rows()}, 0.5, 2.0, rng);
       o.col_scale = Tensor::uniform({c.graph.num_cols()}, 0.5, 2.0, rng);
     }
     if (o.weighted) c.graph = c.graph.with_values(Tensor::uniform({c.graph.nnz()}, -1, 1, rng));
     o.plan = plan;
   } else {
-    const bool add = coin(rng, 3);  // GAT's per-head score sum; its F is the heads
+    const bool add = one_in(rng, 3);  // GAT's per-head score sum; its F is the heads
     c.sddmm_options.kind = add ? SddmmKind::Add : SddmmKind::Dot;
     c.sddmm_options.feat = add ? pick(rng, {1, 2, 3, 8, 17}) : F;
     c.sddmm_options.plan = plan;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/rng.h"
@@ -39,6 +40,10 @@ struct RandomGraphSpec {
   uint64_t seed = 1;
 };
 Graph random_graph(const RandomGraphSpec& spec);
+
+// Seeded draws for the randomized tests: an element of `v`, and true one time in `n`.
+inline int64_t pick(Rng& rng, const std::vector<int64_t>& v) { return v[rng.below(v.size())]; }
+inline bool one_in(Rng& rng, uint64_t n) { return rng.below(n) == 0; }
 
 // While alive, STRATA_CACHE_DIR points at a fresh private folder (named after `tag`,
 // the process and a counter), so tuning records of other runs never interfere; the

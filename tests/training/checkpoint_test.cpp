@@ -231,9 +231,9 @@ TEST_F(CheckpointErrorTest, NonFiniteParametersAndOptimizerStateAreRefused) {
   nn::Checkpoint good = sample();
   // check_parameters checks as load_parameters does, and copies nothing.
   const Tensor before = fresh.parameters()[0].var.value().clone();
-  nn::check_parameters(good, fresh.parameters(), "good.ckpt");
+  nn::check_parameters(good.model, fresh.parameters(), "good.ckpt");
   EXPECT_EQ(max_abs_diff(fresh.parameters()[0].var.value(), before), 0.0);
-  testing::expect_user_error([&] { nn::check_parameters(ck, fresh.parameters(), "nan.ckpt"); },
+  testing::expect_user_error([&] { nn::check_parameters(ck.model, fresh.parameters(), "nan.ckpt"); },
                              {"holds 1 NaN or infinite values"});
   auto opt = nn::make_optimizer({}, fresh.parameters());
   good.optimizer[1].second.data<float>()[0] = -std::numeric_limits<float>::infinity();
