@@ -187,7 +187,16 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
   return out;
 }
 
+void Optimizer::check_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source) {
+  load_or_check(state, source, false);
+}
+
 void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source) {
+  load_or_check(state, source, true);
+}
+
+void Optimizer::load_or_check(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source,
+                              bool load) {
   auto find = [&](const std::string& name) -> const Tensor& {
     for (const auto& [n, t] : state)
       if (n == name) return t;
@@ -207,10 +216,10 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
       const int64_t bad = ag::count_nonfinite(t);
       STRATA_CHECK(bad == 0, "optimizer state '{}' in '{}' holds {} NaN or infinite values of {}", name, source, bad,
                    t.numel());
-      (*tensors)[i].copy_from(t);
+      if (load) (*tensors)[i].copy_from(t);
     }
   }
-  steps_ = step.data<int64_t>()[0];
+  if (load) steps_ = step.data<int64_t>()[0];
 }
 
 std::string Optimizer::describe() const {

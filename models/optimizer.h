@@ -65,6 +65,9 @@ class Optimizer {
   // Restores state() output; throws UserError naming `source` (the file it was read
   // from) and a missing or mis-shaped entry.
   void load_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source);
+  // The checks of load_state without loading: for state kept aside, such as a resume
+  // point's best-epoch moments, which become the run's checkpoint later.
+  void check_state(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source);
   // "adam lr 0.01 (betas 0.9, 0.999, eps 1e-08), weight decay 0.0005 as L2 in the loss on all parameters"
   std::string describe() const;
 
@@ -93,6 +96,8 @@ class Optimizer {
     int64_t elements = 0;
   };
   std::vector<UpdatePlan> plans_;
+
+  void load_or_check(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& source, bool load);
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::vector<Parameter> params);

@@ -334,8 +334,10 @@ RunTensors restore_run_tensors(ResumePoint& point, const std::vector<nn::Paramet
   RunTensors t;
   t.best_params = take_prefixed(point.model, "best");
   t.best_optimizer = take_prefixed(point.optimizer, "best");
-  // The best epoch's model becomes the run's checkpoint when no later epoch validates better.
+  // The best epoch's model and optimizer state become the run's checkpoint when no later
+  // epoch validates better: check them now, not when they are written.
   if (!t.best_params.empty()) nn::check_parameters(t.best_params, params, point.file + " (its best epoch's model)");
+  if (!t.best_optimizer.empty()) optimizer.check_state(t.best_optimizer, point.file + " (its best epoch's state)");
   nn::Checkpoint now;
   now.model = take_prefixed(point.model, "now");
   nn::load_parameters(now, params, point.file);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -400,6 +401,32 @@ TEST_F(ResumeErrorTest, ResumesThatCannotGoOnAreRefusedByName) {
   EXPECT_FALSE(fs::exists(dead_staging()));
   EXPECT_TRUE(fs::exists(own_staging() / "metrics.jsonl")) << "kept under this process's name";
   EXPECT_TRUE(fs::exists(own_staging() / train::kResumeFile));
+  fs::remove_all(own_staging());
+
+  // The best epoch's model and optimizer state are kept aside for the run's checkpoint:
+  // a damaged one (re-sealed, so the checksum passes) is refused at resume, by name.
+  const auto damage_best = [&](bool optimizer, const std::string& entry) {
+    interrupted_at("mid-run");
+    nn::Checkpoint ck = nn::read_checkpoint(dead_staging() / train::kResumeFile);
+    auto& tensors = optimizer ? ck.optimizer : ck.model;
+    bool found = false;
+    for (auto& [name, t] : tensors) {
+      if (name != entry) continue;
+      t = t.clone();
+      t.data<float>()[t.numel() - 1] = std::numeric_limits<float>::quiet_NaN();
+      found = true;
+    }
+    ASSERT_TRUE(found) << "no tensor '" << entry << "' in the resume point";
+    nn::write_checkpoint(dead_staging() / train::kResumeFile, ck);
+  };
+  damage_best(false, "best/layers.1.bias");
+  expect_user_error([&] { train(c, {}, true); },
+                    {"resume.ckpt (its best epoch's model)", "'layers.1.bias' holds 1 NaN or infinite values"});
+  fs::remove_all(own_staging());
+  damage_best(true, "best/adam.v/layers.0.weight_self");
+  expect_user_error([&] { train(c, {}, true); },
+                    {"optimizer state 'adam.v/layers.0.weight_self' in '", "resume.ckpt (its best epoch's state)'",
+                     "holds 1 NaN or infinite values"});
   fs::remove_all(own_staging());
 }
 
