@@ -39,7 +39,8 @@ class Adam final : public Optimizer {
     float* v = v_[i].data<float>();
     // PyTorch's form: p -= lr/c1 · m / (sqrt(v)/sqrt(c2) + eps).
     for (size_t r = 0; r < count; ++r) {
-      const auto [begin, end] = ranges[r];
+      // Not a structured binding: Clang (14) cannot name one inside an OpenMP simd loop.
+      const int64_t begin = ranges[r].first, end = ranges[r].second;
 #pragma omp simd
       for (int64_t k = begin; k < end; ++k) {
         const float gk = g[k] + wd * p[k];
@@ -69,7 +70,8 @@ class Sgd final : public Optimizer {
     // PyTorch: the buffer starts as the first gradient, then b = mu·b + g.
     const bool first = steps_ == 0;
     for (size_t r = 0; r < count; ++r) {
-      const auto [begin, end] = ranges[r];
+      // Not a structured binding: Clang (14) cannot name one inside an OpenMP simd loop.
+      const int64_t begin = ranges[r].first, end = ranges[r].second;
       if (mu == 0.0f) {
 #pragma omp simd
         for (int64_t k = begin; k < end; ++k) p[k] -= lr * (g[k] + wd * p[k]);

@@ -144,8 +144,10 @@ TEST_P(GpuFormatSchedule, SpmmCoarsenedFeaturesAndFeatureTiles) {
   const Graph g = graphs_with_values(int64, rng)[0].g;
   for (const auto& fs : kFormats) {
     const FormatSpec f = FormatSpec::parse(fs);
-    for (const auto& [F, knobs] : std::vector<std::pair<int64_t, GpuSpmmKnobs>>{
+    for (const auto& c : std::vector<std::pair<int64_t, GpuSpmmKnobs>>{
              {66, {4, 33, 2, 1, false, 0}}, {128, {2, 16, 4, 1, false, 0}}, {128, {2, 16, 4, 1, true, 16}}}) {
+      const int64_t F = c.first;  // captured below: no structured binding (Clang 14 cannot)
+      const GpuSpmmKnobs& knobs = c.second;
       const SpmmSpec spec = cuda_testing::spmm_spec(cuda_testing::kSpmmVariants[3], F, g.index_dtype());
       const std::string what = fmt::format("{} F={} {}", fs, F, knobs.str());
       one_case(what, [&] {

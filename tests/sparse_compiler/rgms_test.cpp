@@ -100,7 +100,8 @@ TEST_P(RgmsTest, EveryOrderMatchesTheReferenceAndGradientsMatchDenseFormulas) {
   const RelationalGraph g = make_graph(90, 5, 10, 32);
   EXPECT_GT(g.num_tasks, 1);
   Rng rng(2);
-  for (auto [fin, fout] : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {16, 16}, {20, 33}}) {
+  for (const auto& sizes : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {16, 16}, {20, 33}}) {
+    const int64_t fin = sizes.first, fout = sizes.second;  // captured below: no structured binding
     Tensor X = Tensor::uniform({g.cols, fin}, -1, 1, rng), W = Tensor::uniform({g.relations, fin, fout}, -1, 1, rng);
     Tensor want = Tensor::empty({g.rows, fout}, DType::F32);
     reference_rgms(g, X, W, want);
