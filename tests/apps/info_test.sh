@@ -65,9 +65,9 @@ case "$mode" in
     # A matrix that declares 2^31 columns loads (3 rows), but its transpose needs 16 GiB: under a
     # 4 GiB address-space limit the error names the input and its size.
     printf '%%%%MatrixMarket matrix coordinate real general\n3 2147483648 1\n1 1 1.0\n' > "$scratch/wide.mtx"
-    # AddressSanitizer reserves terabytes of address space, so a sanitized build gets only
-    # STRATA_MEMORY_LIMIT, Strata's own budget, which names the input the same way.
-    if ldd "$strata" 2>/dev/null | grep -q libasan; then
+    # AddressSanitizer and ThreadSanitizer reserve terabytes of address space, so a sanitized
+    # build gets only STRATA_MEMORY_LIMIT, Strata's own budget, which names the input the same way.
+    if nm -D "$strata" 2>/dev/null | grep -qE ' __(asan|tsan)_init$'; then
       echo "note: sanitized build: no address-space limit (ulimit -v), STRATA_MEMORY_LIMIT only"
     else
       err="$(ulimit -v 4000000; "$strata" info --graph "mtx:$scratch/wide.mtx" --no-cache 2>&1 >/dev/null)"
