@@ -167,9 +167,9 @@ TEST_P(GpuPlanFuzz, RandomKnobsKeepTheMeaningOrAreRefusedByName) {
   }
 }
 
-// Two draws of 40 in CI (seeds 1-30, 1,200 cases, passed on 2026-12-04); a failure names
-// its seed and case.
-INSTANTIATE_TEST_SUITE_P(Seeds, GpuPlanFuzz, ::testing::Values(1, 2));
+// Two draws of 40 in CI (seeds 1-30, 1,200 cases, passed on 2026-12-04); STRATA_FUZZ_SEEDS
+// draws others. A failure names its seed and case.
+INSTANTIATE_TEST_SUITE_P(Seeds, GpuPlanFuzz, ::testing::ValuesIn(::strata::testing::fuzz_seeds({1, 2})));
 
 }  // namespace
 }  // namespace strata::sc

@@ -161,9 +161,8 @@ TEST_P(PlanFuzz, RandomPlansMatchTheDenseReferenceOrAreRefusedByName) {
 }
 
 // Three draws of 24 kernels in CI (seeds 1-40 passed on 2026-12-04, 960 kernels, and 1-20
-// with SDDMM add, 480 more); a
-// failure names its seed and case.
-INSTANTIATE_TEST_SUITE_P(Seeds, PlanFuzz, ::testing::Values(1, 2, 3));
+// with SDDMM add, 480 more); STRATA_FUZZ_SEEDS=1-40 draws more. A failure names its seed and case.
+INSTANTIATE_TEST_SUITE_P(Seeds, PlanFuzz, ::testing::ValuesIn(::strata::testing::fuzz_seeds({1, 2, 3})));
 
 }  // namespace
 }  // namespace strata::sc

@@ -3,11 +3,34 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <regex>
+#include <sstream>
 
 #include "core/file_util.h"
 
 namespace strata::testing {
+
+std::vector<uint64_t> fuzz_seeds(std::vector<uint64_t> defaults) {
+  const auto text = env_value("STRATA_FUZZ_SEEDS");
+  if (!text) return defaults;
+  static const std::regex item_re(R"((\d{1,9})(?:-(\d{1,9}))?)");
+  std::vector<uint64_t> seeds;
+  std::stringstream list(*text);
+  for (std::string item; std::getline(list, item, ',');) {
+    std::smatch m;
+    if (!std::regex_match(item, m, item_re) || (m[2].matched && std::stoull(m[2]) < std::stoull(m[1]))) {
+      // Read while the tests are registered, before any runs: stop with the reason.
+      std::fprintf(stderr, "STRATA_FUZZ_SEEDS='%s': '%s' is not a seed or a range such as 1-40\n", text->c_str(),
+                   item.c_str());
+      std::exit(2);
+    }
+    const uint64_t lo = std::stoull(m[1]), hi = m[2].matched ? std::stoull(m[2]) : lo;
+    for (uint64_t s = lo; s <= hi; ++s) seeds.push_back(s);
+  }
+  return seeds;
+}
 
 std::string kernel_sanitizer_flags() {
   const auto flags = env_value("STRATA_CXXFLAGS");

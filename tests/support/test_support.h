@@ -44,6 +44,9 @@ Graph random_graph(const RandomGraphSpec& spec);
 // Seeded draws for the randomized tests: an element of `v`, and true one time in `n`.
 inline int64_t pick(Rng& rng, const std::vector<int64_t>& v) { return v[rng.below(v.size())]; }
 inline bool one_in(Rng& rng, uint64_t n) { return rng.below(n) == 0; }
+// The seeds of a seeded fuzz suite: `defaults` in CI, or STRATA_FUZZ_SEEDS when set, as
+// "1-40" or "5,9,12" (a longer hunt, e.g. under scripts/sanitize.sh --thread).
+std::vector<uint64_t> fuzz_seeds(std::vector<uint64_t> defaults);
 
 // While alive, STRATA_CACHE_DIR points at a fresh private folder (named after `tag`,
 // the process and a counter), so tuning records of other runs never interfere; the
