@@ -350,7 +350,7 @@ int run_bench(const BenchArgs& a) {
   return 0;
 }
 
-RegisterCommand reg({"bench", "time spmm or sddmm backends on graphs, checked against the reference first",
+RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked against the reference first",
                      [](CLI::App& app) {
                        auto a = std::make_shared<BenchArgs>();
                        app.add_option("op", a->op, "spmm or sddmm")->required();

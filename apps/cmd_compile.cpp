@@ -173,7 +173,7 @@ int run_compile(const CompileArgs& a) {
   return 0;
 }
 
-RegisterCommand reg({"compile", "print an op's program at one compiler stage, or its generated C++",
+RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or its generated C++",
                      [](CLI::App& app) {
                        auto a = std::make_shared<CompileArgs>();
                        app.add_option("op", a->op, "spmm, sddmm, sddmm_add, spmm_max, spmm_max_grad, rgms or gat")

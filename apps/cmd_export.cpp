@@ -301,7 +301,7 @@ int run_export(const ExportArgs& a) {
   return 0;
 }
 
-RegisterCommand reg({"export", "write a benchmark graph, seeded features and reference outputs as .npy for peers",
+RegisterCommand reg({"export", "Write a benchmark graph, seeded features and reference outputs as .npy for peers",
                      [](CLI::App& app) {
                        auto a = std::make_shared<ExportArgs>();
                        app.add_option("--graph", a->graph, "dataset string");

@@ -49,7 +49,7 @@ int run_inspect(const InspectArgs& a) {
   return 0;
 }
 
-RegisterCommand reg({"inspect", "run a format's inspector on a graph and print its parts",
+RegisterCommand reg({"inspect", "Run a format's inspector on a graph and print its parts",
                      [](CLI::App& app) {
                        auto a = std::make_shared<InspectArgs>();
                        app.add_option("--graph", a->graph, "dataset string")->required();

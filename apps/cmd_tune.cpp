@@ -52,7 +52,7 @@ int run_tune(const TuneArgs& a) {
   return 0;
 }
 
-RegisterCommand reg({"tune", "choose a format and schedule for an op on a graph, measuring the best candidates",
+RegisterCommand reg({"tune", "Choose a format and schedule for an op on a graph, measuring the best candidates",
                      [](CLI::App& app) {
                        auto a = std::make_shared<TuneArgs>();
                        app.add_option("op", a->op, "spmm or sddmm")->required();
