@@ -67,7 +67,8 @@ case "$mode" in
     printf '%%%%MatrixMarket matrix coordinate real general\n3 2147483648 1\n1 1 1.0\n' > "$scratch/wide.mtx"
     # AddressSanitizer and ThreadSanitizer reserve terabytes of address space, so a sanitized
     # build gets only STRATA_MEMORY_LIMIT, Strata's own budget, which names the input the same way.
-    if nm -D "$strata" 2>/dev/null | grep -qE ' __(asan|tsan)_init$'; then
+    # grep reads all of nm's output (not -q): under pipefail, nm killed by SIGPIPE would fail the test.
+    if nm -D "$strata" 2>/dev/null | grep -E ' __(asan|tsan)_init$' >/dev/null; then
       echo "note: sanitized build: no address-space limit (ulimit -v), STRATA_MEMORY_LIMIT only"
     else
       err="$(ulimit -v 4000000; "$strata" info --graph "mtx:$scratch/wide.mtx" --no-cache 2>&1 >/dev/null)"
