@@ -23,16 +23,20 @@ if [ "$MODE" = thread ]; then
   STRATA_BUILD="${STRATA_TSAN_BUILD:-$STRATA_ROOT/build-tsan}"
   SANITIZERS=thread
   STRATA_PACKAGES+=(clang libomp-dev)
+  # The CUDA backend stays out: nvcc does not take every Clang as its host compiler, and
+  # without a GPU its tests skip anyway.
+  EXTRA_CMAKE_ARGS=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSTRATA_CUDA=OFF)
 else
   STRATA_BUILD="${STRATA_SANITIZE_BUILD:-$STRATA_ROOT/build-sanitize}"
   SANITIZERS=address,undefined
+  EXTRA_CMAKE_ARGS=()
 fi
 strata_install_packages
+strata_configure_and_build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE="$SANITIZERS" "${EXTRA_CMAKE_ARGS[@]}"
+# Generated kernels are shared objects loaded into the sanitized process: they are compiled
+# with the same checks (STRATA_CXXFLAGS), so a bad slot, index or row owner in a kernel is
+# reported too.
 if [ "$MODE" = thread ]; then
-  # The CUDA backend stays out: nvcc does not take every Clang as its host compiler, and
-  # without a GPU its tests skip anyway.
-  strata_configure_and_build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE="$SANITIZERS" \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSTRATA_CUDA=OFF
   archer="$(dirname "$(readlink -f "$(command -v clang++)")")/../lib/libarcher.so"
   [ -f "$archer" ] || { echo "strata sanitize: no $archer (Debian package libomp-dev)" >&2; exit 1; }
   export OMP_TOOL_LIBRARIES="$archer"
@@ -43,9 +47,6 @@ if [ "$MODE" = thread ]; then
   # __tsan_ symbols at link time (CompileErrorTest.UndefinedSymbolFailsTheBuildNotTheLoad skips).
   export STRATA_CXXFLAGS="-fsanitize=thread -fno-omit-frame-pointer -Wl,-z,undefs"
 else
-  strata_configure_and_build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE="$SANITIZERS"
-  # Generated kernels are shared objects loaded into the sanitized process: compile them
-  # with the same checks so an out-of-bounds slot or index in a kernel is reported too.
   export STRATA_CXXFLAGS="-fsanitize=$SANITIZERS -fno-sanitize-recover=all -fno-omit-frame-pointer"
   # Leak checking stays on; halt_on_error makes the first report the test's failure.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=0}"
