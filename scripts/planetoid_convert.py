@@ -2,8 +2,9 @@
 """Converts a Planetoid dataset (Cora, CiteSeer, PubMed as Yang et al. 2016 published them,
 the files PyG and DGL download) into a DGL CSVDataset folder that `strata` loads with the
 public split:
-  strata train configs/gcn_cora.yaml --set data.dataset=dglcsv:OUT --set data.split.kind=dataset
-(the shipped Cora and CiteSeer configs draw a seeded split of LINQS's files otherwise).
+  strata train configs/gcn_cora.yaml --set data.dataset=dglcsv:OUT
+(the shipped Cora and CiteSeer configs take a dataset's own split, data.split.kind: auto, and
+draw a seeded Planetoid-sized one for LINQS's files, which have none).
 
 Planetoid ships Python pickles: ind.<name>.{x,tx,allx} (scipy CSR feature rows),
 ind.<name>.{y,ty,ally} (numpy one-hot labels), ind.<name>.graph (a dict of neighbour lists)
@@ -322,7 +323,7 @@ def main(argv):
           f"classes; split {train} train / {VAL_SIZE} val / {test} test" +
           (f'; {gaps} nodes between the test indices have no features or label' if gaps else ''))
     print(f'train on it with its own split: strata train <config> --set data.dataset=dglcsv:{argv[3]} '
-          '--set data.split.kind=dataset')
+          '(a config whose data.split.kind is auto or dataset)')
     return 0
 
 
