@@ -147,6 +147,37 @@ std::string guess_format(const fs::path& p) {
   return "";
 }
 
+// Planetoid's files (ind.<name>.x, .graph, ...) are Python pickles, which Strata does not
+// read; scripts/planetoid_convert.py turns them into a DGL CSVDataset. The name infix when
+// `p` is one of those files or a folder holding them, else "".
+std::string planetoid_name(const fs::path& p) {
+  static const char* kSuffixes[] = {".x", ".tx", ".allx", ".y", ".ty", ".ally", ".graph", ".test.index"};
+  auto name_of = [](const std::string& f) -> std::string {
+    if (!starts_with(f, "ind.")) return "";
+    for (const char* suffix : kSuffixes)
+      if (ends_with(f, suffix) && f.size() > 4 + std::string_view(suffix).size())
+        return f.substr(4, f.size() - 4 - std::string_view(suffix).size());
+    return "";
+  };
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) return name_of(p.filename().string());
+  std::string first;  // the first in name order, where a folder holds several datasets
+  for (const auto& e : fs::directory_iterator(p, ec)) {
+    const std::string f = e.path().filename().string(), name = ends_with(f, ".graph") ? name_of(f) : "";
+    if (!name.empty() && (first.empty() || name < first)) first = name;
+  }
+  return first;
+}
+
+[[noreturn]] void planetoid_unreadable(const fs::path& p, const std::string& name) {
+  const fs::path dir = fs::is_directory(p) ? p : p.parent_path();
+  STRATA_FAIL(
+      "'{}' holds Planetoid's pickled files (ind.{}.x, ind.{}.graph, ...), which Strata does not read: "
+      "convert them once with 'python3 scripts/planetoid_convert.py {} {} OUT' (in Strata's source tree), "
+      "then name the dataset dglcsv:OUT (it keeps Planetoid's public split)",
+      p.string(), name, name, dir.empty() ? "." : dir.string(), name);
+}
+
 // A DGL CSVDataset named by its meta.yaml is the folder holding it (the files the
 // cache key hashes are the folder's).
 ResolvedSource dgl_csv_folder(ResolvedSource r) {
@@ -178,10 +209,16 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
       r.path = locate(std::string(trim(rest)), root, prefix);
       return dgl_csv_folder(r);
     }
+    std::error_code ec;
+    if (prefix == "planetoid") {
+      STRATA_CHECK(!trim(rest).empty(), "{}: missing path after 'planetoid:'", spec);
+      const fs::path p = locate(std::string(trim(rest)), root, prefix);
+      const std::string name = planetoid_name(p);
+      planetoid_unreadable(p, name.empty() ? "NAME" : name);
+    }
     std::vector<std::string> prefixes = paths;
     prefixes.insert(prefixes.end(), gens.begin(), gens.end());
     const std::string hint = nearest_name(prefix, prefixes);
-    std::error_code ec;
     if (!fs::exists(spec, ec))  // a path that merely contains ':' falls through below
       STRATA_FAIL("unknown dataset prefix '{}:' in '{}'{} ({})", prefix, spec,
                 hint.empty() ? "" : fmt::format(", did you mean '{}:'?", hint), known_list());
@@ -202,6 +239,8 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
   std::error_code ec;
   if (fs::exists(spec, ec)) {
     r.format = guess_format(spec);
+    if (const std::string name = planetoid_name(spec); r.format.empty() && !name.empty())
+      planetoid_unreadable(spec, name);
     STRATA_CHECK(!r.format.empty(), "'{}': cannot tell the format from the name; write FORMAT:{} with FORMAT one of {}",
                  spec, spec, fmt::join(path_formats(), ", "));
     r.path = spec;

@@ -98,6 +98,19 @@ TEST(RegistryErrorTest, UnknownNamesPrefixesAndMissingFiles) {
   root.write("odd.bin", "");
   testing::expect_user_error([&] { resolve_source((root / "odd.bin").string(), root.path()); },
                              {"odd.bin", "cannot tell the format", "FORMAT one of linqs"});
+  // Planetoid's pickles: named as a folder, one of its files or planetoid:, the error says how to convert them.
+  for (const char* f : {"ind.citeseer.x", "ind.citeseer.graph", "ind.citeseer.test.index"})
+    root.write(fs::path("raw") / f, "");
+  const std::string convert = "python3 scripts/planetoid_convert.py " + (root / "raw").string() + " citeseer OUT";
+  for (const std::string& spec : {(root / "raw").string(), (root / "raw" / "ind.citeseer.x").string(),
+                                  (root / "raw" / "ind.citeseer.test.index").string(), std::string("planetoid:raw")})
+    testing::expect_user_error([&] { resolve_source(spec, root.path()); },
+                               {"holds Planetoid's pickled files (ind.citeseer.x, ind.citeseer.graph, ...)",
+                                "which Strata does not read", convert, "then name the dataset dglcsv:OUT"});
+  testing::expect_user_error([&] { resolve_source("planetoid:", root.path()); },
+                             {"planetoid:: missing path after 'planetoid:'"});
+  testing::expect_user_error([&] { resolve_source("planetoid:nowhere", root.path()); },
+                             {"planetoid: 'nowhere' not found"});
   LoadOptions opt;
   opt.data_root = root.path();
   testing::expect_user_error([&] { load_dataset("rmat:scale=2,bogus=1", opt); },
