@@ -6,11 +6,13 @@ and its __dict__; the graph as a defaultdict of lists), converted, compared fiel
 and loaded by `strata info`; then bad input: a pickle that names os.system (refused, never
 run), a truncated pickle, a bad test.index line, missing files and an existing output folder,
 each refused naming the file and leaving nothing behind. When the data root holds the real
-Cora files (citation/planetoid/ind.cora.*), they are converted and counted too.
+Cora files (citation/planetoid/ind.cora.*), they are converted and counted too, and the shipped
+GCN and GAT configs trained on the public split must reach their goals (0.80, 0.81; 2 runs).
 Python standard library only.
 
 usage: planetoid_convert_test.py STRATA CONVERTER [DATA_ROOT]
 """
+import json
 import os
 import struct
 import subprocess
@@ -180,12 +182,25 @@ def main(argv):
     rc, _, err = run(sys.executable, converter, os.path.join(tmp, 'bad-node'), 'tiny', os.path.join(tmp, 'o2'))
     check('missing', rc == 1 and 'missing ind.tiny.ty' in err, err)
 
-    # The real Cora files, where the data root has them.
+    # The real Cora files, where the data root has them: converted, counted, and the shipped GCN
+    # and GAT configs trained on the public split (2 runs; the full 10 give 0.830 and 0.828).
     cora = os.path.join(data_root, 'citation', 'planetoid') if data_root else ''
     if cora and os.path.isfile(os.path.join(cora, 'ind.cora.x')):
-        rc, stdout, err = run(sys.executable, converter, cora, 'cora', os.path.join(tmp, 'cora'))
+        folder = os.path.join(tmp, 'cora')
+        rc, stdout, err = run(sys.executable, converter, cora, 'cora', folder)
         check('cora', rc == 0 and '2708 nodes, 10556 edges' in stdout and '1433 features, 7 classes' in stdout and
               '140 train / 500 val / 1000 test' in stdout, stdout + err)
+        configs = os.path.join(os.path.dirname(converter), '..', 'configs')
+        for config, goal in (('gcn_cora', 0.80), ('gat_cora', 0.81)):
+            run_dir = os.path.join(tmp, 'run-' + config)
+            rc, _, err = run(strata, 'train', os.path.join(configs, config + '.yaml'), '--set',
+                             f'data.dataset=dglcsv:{folder}', '--set', 'training.runs=2', '--set',
+                             f'output.run_dir={run_dir}', env=env)
+            summary = json.load(open(os.path.join(run_dir, 'summary.json'))) if rc == 0 else {}
+            acc = summary.get('test_acc', {}).get('mean', 0)
+            check(config, rc == 0 and summary['dataset']['split']['train'] == 140 and acc >= goal,
+                  f'exit {rc}, test accuracy {acc:.4f} on the public split (goal {goal}): {err[-300:]}')
+            print(f'{config} on the public split, 2 runs: test accuracy {acc:.4f} (goal {goal})')
     else:
         print(f"SKIP part: no Planetoid Cora files under '{cora or '(no data root given)'}' (ind.cora.x ...)")
 
