@@ -28,6 +28,7 @@ usage: planetoid_convert.py RAW_DIR NAME OUT_DIR
 Exit 1 with a message naming the file on bad input. Python standard library only.
 """
 import collections
+import math
 import os
 import pickle
 import shutil
@@ -61,7 +62,7 @@ class Array:
     """numpy.ndarray rebuilt from its pickled state: a flat tuple of values and a shape."""
 
     def __init__(self, *_):
-        self.shape, self.values = (0,), ()
+        self.shape, self.values, self.integer = (0,), (), True
 
     def __setstate__(self, state):
         if not isinstance(state, tuple) or len(state) != 5:
@@ -80,11 +81,13 @@ class Array:
         if len(raw) != count * struct.calcsize(code):
             raise pickle.UnpicklingError(f'ndarray of shape {shape} and type {dtype.name} holds {len(raw)} bytes, '
                                          f'expected {count * struct.calcsize(code)}')
+        if any(d < 0 for d in shape) or len(shape) > 2:
+            raise pickle.UnpicklingError(f'ndarray of shape {shape} (expected one or two non-negative sizes)')
         values = struct.unpack(f'{dtype.order}{count}{code}', raw)
         if fortran and len(shape) == 2:  # column-major: transpose into rows
             rows, cols = shape
             values = tuple(values[c * rows + r] for r in range(rows) for c in range(cols))
-        self.shape, self.values = shape, values
+        self.shape, self.values, self.integer = shape, values, code not in 'fd'
 
     def rows(self):
         """The rows of a 2-D array as tuples."""
@@ -102,14 +105,19 @@ class CsrMatrix:
         shape = d.get('_shape', d.get('shape'))
         parts = [d.get(k) for k in ('indptr', 'indices', 'data')]
         if d.get('format', 'csr') != 'csr' or not isinstance(shape, tuple) or len(shape) != 2 or \
-                not all(isinstance(p, Array) for p in parts):
-            raise ConvertError(f'{what}: expected a scipy CSR matrix with shape, indptr, indices and data')
+                not all(isinstance(v, int) and v >= 0 for v in shape) or \
+                not all(isinstance(p, Array) and len(p.shape) == 1 for p in parts) or \
+                not (parts[0].integer and parts[1].integer):
+            raise ConvertError(f'{what}: expected a scipy CSR matrix with a shape, integer indptr and indices, '
+                               'and data')
         n, m = shape
         indptr, indices, data = (p.values for p in parts)
         if len(indptr) != n + 1 or indptr[0] != 0 or indptr[-1] != len(indices) or len(data) != len(indices) or \
                 any(indptr[r] > indptr[r + 1] for r in range(n)) or any(not 0 <= c < m for c in indices):
             raise ConvertError(f'{what}: inconsistent CSR arrays (indptr, indices and data do not describe a '
                                f'{n} x {m} matrix)')
+        if not all(math.isfinite(v) for v in data):
+            raise ConvertError(f'{what}: holds NaN or infinite feature values')
         out = []
         for r in range(n):
             row = {}

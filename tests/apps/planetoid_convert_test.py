@@ -4,8 +4,9 @@ opcode, as Python 2 wrote the published files (protocol 2; numpy arrays through
 numpy.core.multiarray._reconstruct and a raw byte string; a scipy csr_matrix through NEWOBJ
 and its __dict__; the graph as a defaultdict of lists), converted, compared field by field,
 and loaded by `strata info`; then bad input: a pickle that names os.system (refused, never
-run), a truncated pickle, a bad test.index line, missing files and an existing output folder,
-each refused naming the file and leaving nothing behind. When the data root holds the real
+run), a truncated pickle, a bad test.index line, values of the wrong type or shape, missing files
+and an existing output folder, each refused naming the file and leaving nothing behind; 150
+seeded byte edits, each converted or refused with one error line, never a traceback. When the data root holds the real
 Cora files (citation/planetoid/ind.cora.*), they are converted and counted too, and the shipped
 GCN and GAT configs trained on the public split must reach their goals (0.80, 0.81; 2 runs).
 Python standard library only.
@@ -14,6 +15,7 @@ usage: planetoid_convert_test.py STRATA CONVERTER [DATA_ROOT]
 """
 import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -71,6 +73,15 @@ def csr(rows, cols):
         string('indptr') + ndarray('i4', [len(indptr)], indptr) + string('indices') + \
         ndarray('i4', [len(indices)], indices) + string('maxprint') + integer(50) + \
         string('data') + ndarray('f4', [len(data)], data)
+    return PROTO + glob('scipy.sparse.csr', 'csr_matrix') + EMPTY_TUPLE + NEWOBJ + EMPTY_DICT + MARK + items + \
+        SETITEMS + BUILD + STOP
+
+
+def csr_parts(rows, cols, indptr, indices):
+    """A csr_matrix pickle from given parts (a bad one, for the refusals)."""
+    rows = rows if isinstance(rows, bytes) else integer(rows)
+    items = string('format') + string('csr') + string('_shape') + rows + integer(cols) + TUPLE2 + \
+        string('indptr') + indptr + string('indices') + indices + string('data') + ndarray('f4', [0], [])
     return PROTO + glob('scipy.sparse.csr', 'csr_matrix') + EMPTY_TUPLE + NEWOBJ + EMPTY_DICT + MARK + items + \
         SETITEMS + BUILD + STOP
 
@@ -178,9 +189,43 @@ def main(argv):
     refused('short-array', {'y': PROTO + ndarray('i4', [6, 3], [1] * 17) + STOP}, 'holds 68 bytes, expected 72')
     refused('test-start', {'test.index': b'600\n601\n'}, 'the test nodes start at 600, expected 510')
     refused('bad-node', {'graph': graph({0: [9999]})}, "node 9999 is outside the 513 nodes")
+    refused('nan-feature', {'tx': csr([{0: float('nan')}, {}], 4)}, "ind.tiny.tx': holds NaN or infinite")
+    refused('float-indptr', {'x': csr_parts(1, 4, ndarray('f4', [2], [0, 1]), ndarray('i4', [1], [0]))},
+            "ind.tiny.x': expected a scipy CSR matrix with a shape, integer indptr")
+    refused('string-shape', {'allx': csr_parts(string('a'), 4, ndarray('i4', [2], [0, 0]), ndarray('i4', [0], []))},
+            "ind.tiny.allx': expected a scipy CSR matrix")
+    refused('3d-labels', {'ally': PROTO + ndarray('i4', [1, 1, 3], [1, 0, 0]) + STOP},
+            "ind.tiny.ally': not a Planetoid pickle: ndarray of shape (1, 1, 3)")
     os.remove(os.path.join(tmp, 'bad-node', 'ind.tiny.ty'))
     rc, _, err = run(sys.executable, converter, os.path.join(tmp, 'bad-node'), 'tiny', os.path.join(tmp, 'o2'))
     check('missing', rc == 1 and 'missing ind.tiny.ty' in err, err)
+
+    # Seeded byte edits of every file (dropped, inserted and overwritten bytes): each conversion
+    # succeeds or exits 1 with one error line; never a Python traceback.
+    rng = random.Random(1)
+    codes = {}
+    for case in range(150):
+        k = rng.choice(sorted(files))
+        data = bytearray(files[k])
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(data) + 1)
+            op = rng.randrange(3)
+            if op == 0:
+                del data[at:at + rng.randint(1, 4)]
+            elif op == 1:
+                data[at:at] = bytes([rng.randrange(256)])
+            elif at < len(data):
+                data[at] = rng.randrange(256)
+        edited = os.path.join(tmp, 'fuzz')
+        write_planetoid(edited, 'tiny', dict(files, **{k: bytes(data)}))
+        target = os.path.join(tmp, f'fuzz-out-{case}')
+        rc, _, err = run(sys.executable, converter, edited, 'tiny', target)
+        codes[rc] = codes.get(rc, 0) + 1
+        check(f'fuzz-{case}-{k}', rc in (0, 1) and 'Traceback' not in err and
+              (rc == 0 or (err.startswith('planetoid_convert: error: ') and err.count('\n') == 1)),
+              f'exit {rc}: {err[-400:]}')
+    print(f'150 edited pickles: exit codes {dict(sorted(codes.items()))}')
+    check('fuzz-reach', codes.get(1, 0) >= 50, 'the edits no longer reach the error paths')
 
     # The real Cora files, where the data root has them: converted, counted, and the shipped GCN
     # and GAT configs trained on the public split (2 runs; the full 10 give 0.830 and 0.828).
