@@ -266,6 +266,9 @@ def convert(raw_dir, name, out_dir):
     if len(ally) != len(allx) or len(ty) != len(tx) or len(y) != len(x):
         raise ConvertError(f"'{raw_dir}': label rows do not match feature rows (allx {len(allx)} / ally {len(ally)}, "
                            f'tx {len(tx)} / ty {len(ty)}, x {len(x)} / y {len(y)})')
+    if x != allx[:len(x)] or y != ally[:len(y)]:
+        raise ConvertError(f"'{raw_dir}': ind.{name}.x and ind.{name}.y are not the first rows of ind.{name}.allx and "
+                           f'ind.{name}.ally (the training nodes come first in Planetoid\'s files)')
     if len(test) != len(tx):
         raise ConvertError(f"'{f['test.index']}': {len(test)} indices for the {len(tx)} rows of ind.{name}.tx")
     if min(test) != len(allx):

@@ -189,6 +189,7 @@ def main(argv):
     refused('short-array', {'y': PROTO + ndarray('i4', [6, 3], [1] * 17) + STOP}, 'holds 68 bytes, expected 72')
     refused('test-start', {'test.index': b'600\n601\n'}, 'the test nodes start at 600, expected 510')
     refused('bad-node', {'graph': graph({0: [9999]})}, "node 9999 is outside the 513 nodes")
+    refused('x-not-allx', {'y': onehot([1, 1, 2, 0, 1, 2], 3)}, 'ind.tiny.x and ind.tiny.y are not the first rows')
     refused('nan-feature', {'tx': csr([{0: float('nan')}, {}], 4)}, "ind.tiny.tx': holds NaN or infinite")
     refused('float-indptr', {'x': csr_parts(1, 4, ndarray('f4', [2], [0, 1]), ndarray('i4', [1], [0]))},
             "ind.tiny.x': expected a scipy CSR matrix with a shape, integer indptr")
