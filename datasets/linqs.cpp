@@ -178,7 +178,9 @@ Dataset load_linqs(const fs::path& path, const SourceOptions& opt) {
     ds.notes.push_back(fmt::format("{} cited ids have no .content row: added with zero features and label -1",
                                    n - n_content));
   if (loops > 0) ds.notes.push_back(fmt::format("{} citation lines are self-loops (kept)", loops));
-  ds.notes.push_back("no train/val/test split in the LINQS files");
+  ds.notes.push_back(
+      "no train/val/test split in the LINQS files (Planetoid's public split, the one published accuracies use, comes "
+      "with Planetoid's ind.<name>.* files: scripts/planetoid_convert.py makes them a folder Strata reads)");
   ds.validate();
   return ds;
 }

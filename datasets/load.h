@@ -27,8 +27,8 @@ namespace strata::data {
 // follow their edges through Graph::from_coo's row sort (they had stayed in input order); 8: HGB compares
 // the two test label files' class lists as sets; 9: edge lists refuse a Matrix Market file (its size line
 // loaded as an edge) and a CSV edge list's first line starting with an integer too large for int64 is a
-// record (refused), not a header.
-inline constexpr uint32_t kLoaderVersion = 9;
+// record (refused), not a header; 10: LINQS's no-split note says where Planetoid's public split comes from.
+inline constexpr uint32_t kLoaderVersion = 10;
 
 struct LoadOptions {
   std::optional<fs::path> data_root;  // default: default_data_root()

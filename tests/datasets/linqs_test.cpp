@@ -1,11 +1,13 @@
 // LINQS citation datasets (Cora, Citeseer) and Pubmed-Diabetes: real files with the
 // counts their README measured, small fixtures for the layout and the errors.
+#include "datasets/linqs.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "datasets/linqs.h"
 #include "datasets/pubmed.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/support/test_support.h"
@@ -148,6 +150,14 @@ TEST(Linqs, FolderAndArchiveLayoutsGiveTheSameDataset) {
   EXPECT_EQ(a.labels.data<int64_t>()[1], 1);
   EXPECT_EQ(a.labels.data<int64_t>()[3], -1);
   EXPECT_EQ(a.features.to_dense().data<float>()[1 * 3 + 0], 1.0f);
+  // No split in the files; the note says where the published one comes from.
+  EXPECT_TRUE(a.splits.empty());
+  EXPECT_NE(std::find_if(a.notes.begin(), a.notes.end(),
+                         [](const std::string& n) {
+                           return n.find("no train/val/test split in the LINQS files (Planetoid's public split") == 0 &&
+                                  n.find("scripts/planetoid_convert.py") != std::string::npos;
+                         }),
+            a.notes.end());
 }
 
 TEST(LinqsErrorTest, MalformedRowsNameFileAndLine) {
