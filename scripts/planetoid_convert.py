@@ -296,8 +296,8 @@ def convert(raw_dir, name, out_dir):
     edge_list = edges(f['graph'], num_nodes)
 
     tmp = f'{out_dir.rstrip(os.sep)}.partial-{os.getpid()}'
-    os.makedirs(tmp)
     try:
+        os.mkdir(tmp)
         with open(os.path.join(tmp, 'meta.yaml'), 'w') as out:
             out.write(f'dataset_name: {name}-planetoid\nedge_data:\n- file_name: edges.csv\n'
                       'node_data:\n- file_name: nodes.csv\n')
@@ -312,8 +312,10 @@ def convert(raw_dir, name, out_dir):
                 masks = ','.join('1' if split[v] == s else '0' for s in ('train', 'val', 'test'))
                 out.write(f'{v},{label[v]},{masks},"{values}"\n')
         os.rename(tmp, out_dir)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise ConvertError(f"'{out_dir}': cannot write it ({e.strerror or e})")
         raise
     return num_nodes, len(edge_list), dim, classes, len(y), len(test), num_nodes - len(allx) - len(test)
 

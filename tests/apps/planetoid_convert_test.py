@@ -168,6 +168,11 @@ def main(argv):
     rc, _, err = run(sys.executable, converter, raw, 'tiny', out)
     check('out-exists', rc == 1 and f"'{out}': already exists" in err, err)
 
+    # An output folder that cannot be made (its parent is missing) is refused by name.
+    nowhere = os.path.join(tmp, 'no-such-parent', 'out')
+    rc, _, err = run(sys.executable, converter, raw, 'tiny', nowhere)
+    check('out-unwritable', rc == 1 and f"'{nowhere}': cannot write it (No such file or directory)" in err, err)
+
     def refused(name, edit, expect):
         bad = os.path.join(tmp, name)
         write_planetoid(bad, 'tiny', dict(files, **edit))
