@@ -170,7 +170,8 @@ std::string planetoid_name(const fs::path& p) {
 }
 
 [[noreturn]] void planetoid_unreadable(const fs::path& p, const std::string& name) {
-  const fs::path dir = fs::is_directory(p) ? p : p.parent_path();
+  std::error_code ec;
+  const fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
   STRATA_FAIL(
       "'{}' holds Planetoid's pickled files (ind.{}.x, ind.{}.graph, ...), which Strata does not read: "
       "convert them once with 'python3 scripts/planetoid_convert.py {} {} OUT' (in Strata's source tree), "
@@ -239,8 +240,8 @@ ResolvedSource resolve_source(const std::string& spec_in, const fs::path& root) 
   std::error_code ec;
   if (fs::exists(spec, ec)) {
     r.format = guess_format(spec);
-    if (const std::string name = planetoid_name(spec); r.format.empty() && !name.empty())
-      planetoid_unreadable(spec, name);
+    if (r.format.empty())
+      if (const std::string name = planetoid_name(spec); !name.empty()) planetoid_unreadable(spec, name);
     STRATA_CHECK(!r.format.empty(), "'{}': cannot tell the format from the name; write FORMAT:{} with FORMAT one of {}",
                  spec, spec, fmt::join(path_formats(), ", "));
     r.path = spec;

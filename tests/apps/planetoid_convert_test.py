@@ -69,19 +69,17 @@ def csr(rows, cols):
             indices.append(c)
             data.append(r[c])
         indptr.append(len(indices))
-    items = string('format') + string('csr') + string('_shape') + integer(len(rows)) + integer(cols) + TUPLE2 + \
-        string('indptr') + ndarray('i4', [len(indptr)], indptr) + string('indices') + \
-        ndarray('i4', [len(indices)], indices) + string('maxprint') + integer(50) + \
-        string('data') + ndarray('f4', [len(data)], data)
-    return PROTO + glob('scipy.sparse.csr', 'csr_matrix') + EMPTY_TUPLE + NEWOBJ + EMPTY_DICT + MARK + items + \
-        SETITEMS + BUILD + STOP
+    return csr_parts(len(rows), cols, ndarray('i4', [len(indptr)], indptr), ndarray('i4', [len(indices)], indices),
+                     ndarray('f4', [len(data)], data))
 
 
-def csr_parts(rows, cols, indptr, indices):
-    """A csr_matrix pickle from given parts (a bad one, for the refusals)."""
+def csr_parts(rows, cols, indptr, indices, data=None):
+    """A csr_matrix pickle from pickled parts (bad ones too, for the refusals); `rows` an int or pickled bytes."""
     rows = rows if isinstance(rows, bytes) else integer(rows)
+    data = ndarray('f4', [0], []) if data is None else data
     items = string('format') + string('csr') + string('_shape') + rows + integer(cols) + TUPLE2 + \
-        string('indptr') + indptr + string('indices') + indices + string('data') + ndarray('f4', [0], [])
+        string('indptr') + indptr + string('indices') + indices + string('maxprint') + integer(50) + \
+        string('data') + data
     return PROTO + glob('scipy.sparse.csr', 'csr_matrix') + EMPTY_TUPLE + NEWOBJ + EMPTY_DICT + MARK + items + \
         SETITEMS + BUILD + STOP
 
