@@ -138,6 +138,13 @@ def _reconstruct(cls, shape, typecode):
     return Array()
 
 
+def _defaultdict(factory=None):
+    """collections.defaultdict, for the graph's dict of neighbour lists only."""
+    if factory is not list:
+        raise pickle.UnpicklingError(f'a defaultdict of {factory!r} (expected of list)')
+    return collections.defaultdict(list)
+
+
 NDARRAY = object()  # numpy.ndarray: only passed to _reconstruct
 GLOBALS = {
     ('numpy.core.multiarray', '_reconstruct'): _reconstruct,
@@ -149,7 +156,7 @@ GLOBALS = {
     ('scipy.sparse', 'csr_matrix'): CsrMatrix,
     ('copy_reg', '_reconstructor'): _reconstructor,
     ('copyreg', '_reconstructor'): _reconstructor,
-    ('collections', 'defaultdict'): collections.defaultdict,
+    ('collections', 'defaultdict'): _defaultdict,
     ('__builtin__', 'list'): list,
     ('builtins', 'list'): list,
     ('__builtin__', 'object'): object,
@@ -162,13 +169,7 @@ class PlanetoidUnpickler(pickle.Unpickler):
         if (module, name) not in GLOBALS:
             raise pickle.UnpicklingError(f"names '{module}.{name}', which a Planetoid file does not (expected numpy "
                                          'arrays, scipy CSR matrices and a dict of neighbour lists); not run')
-        if (module, name) == ('collections', 'defaultdict'):
-            return lambda factory=None: collections.defaultdict(list) if factory is list else _bad_default(factory)
         return GLOBALS[(module, name)]
-
-
-def _bad_default(factory):
-    raise pickle.UnpicklingError(f'a defaultdict of {factory!r} (expected of list)')
 
 
 def read_pickle(path):
