@@ -81,10 +81,10 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes) {
     s.vectorize(loop);
     return;
   }
-  s.split(loop, width);
-  s.vectorize(loop + "_i");
-  if (exists(s, loop + "_o")) unroll_vector_blocks(s, loop + "_o");
-  if (exists(s, loop + "_t")) vectorize_feature_loop(s, loop + "_t", static_cast<int>(width / 2));
+  const Schedule::SplitLoops parts = s.split(loop, width);
+  s.vectorize(parts.inner);
+  unroll_vector_blocks(s, parts.outer);
+  if (!parts.tail.empty()) vectorize_feature_loop(s, parts.tail, static_cast<int>(width / 2));
 }
 
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes) {
@@ -96,17 +96,18 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
   }
   int64_t width = lanes;
   while (width > e) width /= 2;
-  std::string red = loop;
+  std::string red = loop, tail;
   if (width < e) {
-    s.split(loop, width);
-    red = loop + "_i";
-    if (exists(s, loop + "_o")) unroll_vector_blocks(s, loop + "_o");
+    const Schedule::SplitLoops parts = s.split(loop, width);
+    red = parts.inner;
+    tail = parts.tail;
+    unroll_vector_blocks(s, parts.outer);
   }
   Schedule::RFactor rf = s.rfactor(red, acc);
   s.vectorize(red);
   s.vectorize(rf.init_loop);
   s.vectorize(rf.sum_loop);
-  if (exists(s, loop + "_t")) vectorize_reduction_loop(s, loop + "_t", acc, static_cast<int>(width / 2));
+  if (!tail.empty()) vectorize_reduction_loop(s, tail, acc, static_cast<int>(width / 2));
 }
 
 std::string row_tasks(Schedule& s, const CpuKnobs& knobs) {

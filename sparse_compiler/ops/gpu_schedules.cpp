@@ -68,10 +68,10 @@ void vectorize_thread_elements(Schedule& s, const std::string& loop) {
     s.unroll(loop);
     return;
   }
-  s.split(loop, 4);
-  s.vectorize(loop + "_i");
-  if (exists(s, loop + "_o")) s.unroll(loop + "_o");
-  if (exists(s, loop + "_t")) vectorize_thread_elements(s, loop + "_t");
+  const Schedule::SplitLoops parts = s.split(loop, 4);
+  s.vectorize(parts.inner);
+  s.unroll(parts.outer);
+  if (!parts.tail.empty()) vectorize_thread_elements(s, parts.tail);
 }
 
 bool has_atomic_store(const Stmt& s) {

@@ -117,13 +117,14 @@ int transform_block(int64_t fout, int lanes) {
 int block_pairs(Schedule& s, const std::string& pairs, const std::string& reduction, int block,
                 const std::function<void(const std::string&)>& stage) {
   const std::string refused = block <= 1 ? "block of 1" : s.attempt([&] {
-    s.split(pairs, block, TailStrategy::Peel);  // pairs_o (blocks) > pairs_i, then the tail pairs_t
+    // pairs_o (blocks) > pairs_i, then the tail pairs_t
+    const Schedule::SplitLoops parts = s.split(pairs, block, TailStrategy::Peel);
     // The tail first: once the block stages too, no scratch is read from memory
     // any more and its write-backs are dropped, leaving the block's body as the
     // locals around one sequence, which is what the jam takes.
-    stage(pairs + "_t");
-    stage(pairs + "_i");
-    s.unroll_and_jam(pairs + "_i", reduction, {"rel_rows"});
+    stage(parts.tail);
+    stage(parts.inner);
+    s.unroll_and_jam(parts.inner, reduction, {"rel_rows"});
   });
   if (refused.empty()) return block;
   stage(pairs);

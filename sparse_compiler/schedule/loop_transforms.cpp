@@ -19,7 +19,7 @@
 
 namespace strata::sc {
 
-void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_strategy) {
+Schedule::SplitLoops Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_strategy) {
   const ForNode* f = loop_or_throw("split", loop);
   STRATA_SCHED_CHECK(factor >= 1, "split({}, {}): the factor must be positive", loop, factor);
   STRATA_SCHED_CHECK(f->for_kind == ForKind::Serial, "split({}, {}): loop {} is {}; split it before changing its kind",
@@ -33,13 +33,14 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
   const Expr vo = var(outer), vi = var(inner);
   const Annotations ann = f->annotations;
   Stmt result;
+  SplitLoops made{outer, inner, ""};
   if (extent && (tail_strategy != TailStrategy::Guard || *extent % factor == 0)) {
     const int64_t main = *extent / factor, tail = *extent % factor;
     Stmt body = substitute(f->body, {{loop, add(add(f->min, mul(vo, make_int(factor))), vi)}});
     result = for_loop(outer, make_int(0), make_int(main), ForKind::Serial,
                       for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann);
     if (tail > 0) {
-      const std::string t = names.fresh(loop + "_t");
+      const std::string t = made.tail = names.fresh(loop + "_t");
       // The tail copies the body: its loops and locals get fresh names.
       Stmt tail_body =
           rename_locals(substitute(f->body, {{loop, add(add(f->min, make_int(main * factor)), var(t))}}), "_t", &names);
@@ -50,7 +51,7 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
     // loop of its own, so the blocks' bodies carry no guard.
     const Expr blocks = div(f->extent, make_int(factor));
     Stmt body = substitute(f->body, {{loop, add(add(f->min, mul(vo, make_int(factor))), vi)}});
-    const std::string t = names.fresh(loop + "_t");
+    const std::string t = made.tail = names.fresh(loop + "_t");
     result = seq({for_loop(outer, make_int(0), blocks, ForKind::Serial,
                            for_loop(inner, make_int(0), make_int(factor), ForKind::Serial, body, ann), ann),
                   for_loop(t, add(f->min, mul(blocks, make_int(factor))), mod(f->extent, make_int(factor)),
@@ -68,6 +69,7 @@ void Schedule::split(const std::string& loop, int64_t factor, TailStrategy tail_
          tail_strategy == TailStrategy::Guard  ? fmt::format("split({}, {}, guard)", loop, factor)
          : tail_strategy == TailStrategy::Peel ? fmt::format("split({}, {}, peel)", loop, factor)
                                                : fmt::format("split({}, {})", loop, factor));
+  return made;
 }
 
 void Schedule::reorder(const std::string& outer, const std::string& inner) {

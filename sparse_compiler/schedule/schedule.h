@@ -70,7 +70,14 @@ class Schedule {
   const std::vector<std::string>& trace() const { return trace_; }
   std::vector<std::string> loops() const;
 
-  void split(const std::string& loop, int64_t factor, TailStrategy tail = TailStrategy::Loop);
+  // The loops a split creates. Their names are fresh: when `loop`_t is taken already
+  // (a peeled copy of an enclosing loop's body holds a loop of that name), the tail
+  // is called something else, so callers take the names from here.
+  struct SplitLoops {
+    std::string outer, inner;
+    std::string tail;  // empty when there is no tail loop
+  };
+  SplitLoops split(const std::string& loop, int64_t factor, TailStrategy tail = TailStrategy::Loop);
   void reorder(const std::string& outer, const std::string& inner);
   // Distributes loop `loop` over the statements of its body, one loop each (the
   // first keeps the name; the names of all are returned, in order). Refused unless

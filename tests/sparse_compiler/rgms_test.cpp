@@ -12,7 +12,9 @@
 
 #include "core/file_util.h"
 #include "core/rng.h"
+#include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/formats/ell3d.h"
+#include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/tune/rgms_tuner.h"
 #include "tests/support/test_support.h"
 
@@ -151,6 +153,23 @@ TEST_P(RgmsTest, EveryOrderMatchesTheReferenceAndGradientsMatchDenseFormulas) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, RgmsTest, ::testing::Values(Backend::Generated, Backend::Interpreter),
                          [](const auto& info) { return std::string(backend_name(info.param)); });
+
+// A register-blocked transform peels the pairs that do not fill a block into a tail
+// copy; its feature loops were vectorized at half the width (8 lanes on AVX-512)
+// because the vectorizer mistook the copy's loop for the tail of its own split.
+// Every kernel at 32 features on 16 lanes must use whole 16-lane vectors only.
+TEST(RgmsCodegen, EveryKernelUsesFullWidthVectorsIncludingThePeeledTailPairs) {
+  CpuKnobs knobs;
+  knobs.vector_lanes = 16;
+  for (const std::string& name : rgms_kernel_names()) {
+    const RgmsCpuKernel k = rgms_cpu_kernel(name, RgmsSpec{32, 32, DType::I32}, knobs);
+    const std::string source = emit_cpu_source({lower_schedule(k.scheduled)});
+    const std::string body = source.substr(source.find("extern \"C\""));
+    EXPECT_EQ(body.find("f32x8"), std::string::npos) << name << ":\n" << body;
+    EXPECT_NE(body.find("f32x16"), std::string::npos) << name << ":\n" << body;
+    if (name == "fused" || name == "transform" || name == "source_transform") EXPECT_GT(k.block, 1) << name;
+  }
+}
 
 TEST(RelationalGraph, FromHeteroAndOwnerTasks) {
   HeteroGraph h;

@@ -1,5 +1,7 @@
 // Schedule primitives: what each produces (checked by running the kernel in the
 // interpreter before and after), and what each refuses, with the message text.
+#include "sparse_compiler/schedule/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,12 +11,12 @@
 #include "sparse_compiler/codegen/cpu_emitter.h"
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/printer.h"
+#include "sparse_compiler/ops/cpu_schedules.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/rgms_programs.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/loop_tree.h"
-#include "sparse_compiler/schedule/schedule.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
 #include "tests/sparse_compiler/reference_ops.h"
 #include "tests/sparse_compiler/test_programs.h"
@@ -129,6 +131,61 @@ TEST(Schedule, PeeledSplitOfASymbolicLoopRunsGuardFreeBlocksThenTheRemainder) {
   EXPECT_EQ(loops, (std::vector<std::string>{"i_o", "i_i", "f_init", "j", "f", "i_t", "f_init_t", "j_t", "f_t"}));
   fx.expect_correct(s.kernel(), "peeled split");
   fx.expect_correct(lower_schedule(s.kernel()), "peeled split, lowered");
+}
+
+TEST(Schedule, SplitNamesItsLoopsEvenWhenAPeeledCopyHoldsTheUsualTailName) {
+  SpmmFixture fx;  // F = 12
+  Schedule s(lower_to_loops(fx.program()));
+  // Peeling rows leaves a copy of the row body whose feature loop is called f_t.
+  const Schedule::SplitLoops rows = s.split("i", 8, TailStrategy::Peel);
+  EXPECT_EQ(rows.outer, "i_o");
+  EXPECT_EQ(rows.inner, "i_i");
+  EXPECT_EQ(rows.tail, "i_t");
+  s.cache_write("Y", "i_t");
+  s.cache_write("Y", "i_i");
+  // Splitting the block's f by 8 has a tail of 4, which cannot be called f_t.
+  const Schedule::SplitLoops f = s.split("f", 8);
+  EXPECT_EQ(f.outer, "f_o");
+  EXPECT_EQ(f.inner, "f_i");
+  EXPECT_FALSE(f.tail.empty());
+  EXPECT_NE(f.tail, "f_t");
+  EXPECT_NE(find_loop(s.kernel().body, f.tail), nullptr);
+  // No tail when the factor divides the extent.
+  Schedule t(lower_to_loops(fx.program()));
+  EXPECT_EQ(t.split("f", 4).tail, "");
+  fx.expect_correct(s.kernel(), "split names");
+}
+
+// vectorize_feature_loop took the tail of its split to be `loop`_t: in a peeled
+// kernel that was the tail copy's own feature loop, which it then vectorized at half
+// the width, leaving the split's real tail scalar (the R-GCN kernels' tail pairs ran
+// at 8 lanes on AVX-512).
+TEST(Schedule, VectorizingAFeatureLoopLeavesThePeeledCopysLoopOfTheSameStemAlone) {
+  SpmmFixture fx;  // F = 12: 8 lanes, then a tail of 4
+  Schedule s(lower_to_loops(fx.program()));
+  s.split("i", 8, TailStrategy::Peel);
+  s.cache_write("Y", "i_t");
+  s.cache_write("Y", "i_i");
+  vectorize_feature_loop(s, "f", 8);
+  const ForNode* copy = find_loop(s.kernel().body, "f_t");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->for_kind, ForKind::Serial);  // untouched until its own turn
+  ASSERT_NE(as_const_int(copy->extent), nullptr);
+  EXPECT_EQ(*as_const_int(copy->extent), 12);
+  // The block's f: 8 lanes and 4 lanes, nothing scalar.
+  int vectorized = 0;
+  for (const std::string& n : loop_names(s.kernel().body)) {
+    const ForNode* l = find_loop(s.kernel().body, n);
+    if (l->for_kind == ForKind::Vectorized) ++vectorized;
+  }
+  EXPECT_EQ(vectorized, 2) << to_string(s.kernel());
+  vectorize_feature_loop(s, "f_t", 8);  // the copy's turn: the same two vectors
+  vectorized = 0;
+  for (const std::string& n : loop_names(s.kernel().body))
+    if (find_loop(s.kernel().body, n)->for_kind == ForKind::Vectorized) ++vectorized;
+  EXPECT_EQ(vectorized, 4) << to_string(s.kernel());
+  fx.expect_correct(s.kernel(), "vectorized peeled rows");
+  fx.expect_correct(lower_schedule(s.kernel()), "vectorized peeled rows, lowered");
 }
 
 TEST(Schedule, FissionSeparatesABlocksInitFromItsAccumulationForRegisterBlocking) {
