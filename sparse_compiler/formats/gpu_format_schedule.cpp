@@ -262,9 +262,9 @@ void bind_lanes(Schedule& s, const std::string& fl, int64_t lanes, bool tiles_on
   STRATA_ASSERT(ext >= 1, "lane loop {} has no constant extent", fl);
   const int64_t L = std::min(lanes, ext);
   if (L < ext) {
-    s.split(fl, L, TailStrategy::Guard);
-    if (tiles_on_grid) s.bind(fl + "_o", ForKind::GpuBlockY);
-    s.bind(fl + "_i", ForKind::GpuThreadX);
+    const Schedule::SplitLoops parts = s.split(fl, L, TailStrategy::Guard);
+    if (tiles_on_grid) s.bind(parts.outer, ForKind::GpuBlockY);
+    s.bind(parts.inner, ForKind::GpuThreadX);
   } else {
     s.bind(fl, ForKind::GpuThreadX);
   }

@@ -100,9 +100,9 @@ void bind_flat(Schedule& s, const std::string& loop, int64_t threads) {
     s.bind(loop, ForKind::GpuThreadX);
     return;
   }
-  s.split(loop, threads, TailStrategy::Guard);
-  s.bind(loop + "_o", ForKind::GpuBlockX);
-  s.bind(loop + "_i", ForKind::GpuThreadX);
+  const Schedule::SplitLoops parts = s.split(loop, threads, TailStrategy::Guard);
+  s.bind(parts.outer, ForKind::GpuBlockX);
+  s.bind(parts.inner, ForKind::GpuThreadX);
 }
 
 // Restricts SpMM's non-zero loop j of every row to part `p` of `parts` equal,
@@ -172,9 +172,9 @@ void bind_rows(Schedule& s, const std::string& loop, int64_t per_block) {
     s.bind(loop, ForKind::GpuBlockX);
     return;
   }
-  s.split(loop, per_block, TailStrategy::Guard);
-  s.bind(loop + "_o", ForKind::GpuBlockX);
-  s.bind(loop + "_i", ForKind::GpuThreadY);
+  const Schedule::SplitLoops parts = s.split(loop, per_block, TailStrategy::Guard);
+  s.bind(parts.outer, ForKind::GpuBlockX);
+  s.bind(parts.inner, ForKind::GpuThreadY);
 }
 
 // Schedules one SpMM nest (the whole kernel, or one row part): returns the
@@ -194,9 +194,9 @@ SpmmNest schedule_spmm_nest(const Kernel& loops, const SpmmSpec& spec, const Gpu
   if (lane_loop) {
     const int64_t ext = F / cf, L = std::min(knobs.lanes, ext);
     if (L < ext) {
-      s.split(fl, L, TailStrategy::Guard);
-      s.bind(fl + "_o", ForKind::GpuBlockY);
-      s.bind(fl + "_i", ForKind::GpuThreadX);
+      const Schedule::SplitLoops parts = s.split(fl, L, TailStrategy::Guard);
+      s.bind(parts.outer, ForKind::GpuBlockY);
+      s.bind(parts.inner, ForKind::GpuThreadX);
     } else {
       s.bind(fl, ForKind::GpuThreadX);
     }
@@ -347,20 +347,21 @@ void schedule_sddmm_dot_features(Schedule& s, const SddmmSpec& spec, const GpuSd
                                  const std::string& f, const std::string& acc) {
   const int64_t F = spec.feat;
   const int64_t vec = std::min(knobs.vec, F);
-  std::string fl = f;
+  std::string fl = f, vector_loop = f;
   if (vec > 1 && vec < F) {
-    s.split(f, vec);
-    fl = f + "_o";
+    const Schedule::SplitLoops parts = s.split(f, vec);
+    fl = parts.outer;
+    vector_loop = parts.inner;
   }
   const int64_t ext = vec < F ? F / vec : 1;
   const int64_t L = std::min(knobs.lanes, floor_pow2(ext));
   if (L > 1) {
     std::string lane = fl;
     if (L < ext) {
-      s.split(fl, L, TailStrategy::Guard);
-      s.reorder(fl + "_o", fl + "_i");
-      lane = fl + "_i";
-      if (ceil_div(ext, L) <= 8) s.unroll(fl + "_o");
+      const Schedule::SplitLoops parts = s.split(fl, L, TailStrategy::Guard);
+      s.reorder(parts.outer, parts.inner);
+      lane = parts.inner;
+      if (ceil_div(ext, L) <= 8) s.unroll(parts.outer);
     }
     const Schedule::RFactor rf = s.rfactor(lane, acc);
     s.bind(rf.init_loop, ForKind::GpuThreadX);
@@ -369,17 +370,16 @@ void schedule_sddmm_dot_features(Schedule& s, const SddmmSpec& spec, const GpuSd
   } else if (ext > 1 && ext <= 8) {
     s.unroll(fl);
   }
-  if (vec == F && vec > 1) s.vectorize(f);
-  else if (vec > 1) s.vectorize(f + "_i");
+  if (vec > 1) s.vectorize(vector_loop);
 }
 
 void schedule_sddmm_add_heads(Schedule& s, const SddmmSpec& spec, const GpuSddmmKnobs& knobs, const std::string& h) {
   const int64_t F = spec.feat;
   const int64_t L = std::min(knobs.lanes, F);
   if (L > 1 && L < F) {
-    s.split(h, L, TailStrategy::Guard);
-    s.reorder(h + "_o", h + "_i");
-    s.bind(h + "_i", ForKind::GpuThreadX);
+    const Schedule::SplitLoops parts = s.split(h, L, TailStrategy::Guard);
+    s.reorder(parts.outer, parts.inner);
+    s.bind(parts.inner, ForKind::GpuThreadX);
   } else if (L > 1) {
     s.bind(h, ForKind::GpuThreadX);
   }
@@ -388,14 +388,14 @@ void schedule_sddmm_add_heads(Schedule& s, const SddmmSpec& spec, const GpuSddmm
 std::string bind_groups(Schedule& s, const std::string& loop, int64_t per_block, int64_t per_group) {
   std::string outer = loop;
   if (per_block > 1) {
-    s.split(loop, per_block, TailStrategy::Guard);
-    s.bind(loop + "_i", ForKind::GpuThreadY);
-    outer = loop + "_o";
+    const Schedule::SplitLoops parts = s.split(loop, per_block, TailStrategy::Guard);
+    s.bind(parts.inner, ForKind::GpuThreadY);
+    outer = parts.outer;
   }
   if (per_group > 1) {
-    s.split(outer, per_group, TailStrategy::Guard);
-    s.bind(outer + "_o", ForKind::GpuBlockX);
-    return outer + "_o";
+    const Schedule::SplitLoops parts = s.split(outer, per_group, TailStrategy::Guard);
+    s.bind(parts.outer, ForKind::GpuBlockX);
+    return parts.outer;
   }
   s.bind(outer, ForKind::GpuBlockX);
   return outer;
