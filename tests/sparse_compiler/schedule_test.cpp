@@ -172,18 +172,15 @@ TEST(Schedule, VectorizingAFeatureLoopLeavesThePeeledCopysLoopOfTheSameStemAlone
   EXPECT_EQ(copy->for_kind, ForKind::Serial);  // untouched until its own turn
   ASSERT_NE(as_const_int(copy->extent), nullptr);
   EXPECT_EQ(*as_const_int(copy->extent), 12);
-  // The block's f: 8 lanes and 4 lanes, nothing scalar.
-  int vectorized = 0;
-  for (const std::string& n : loop_names(s.kernel().body)) {
-    const ForNode* l = find_loop(s.kernel().body, n);
-    if (l->for_kind == ForKind::Vectorized) ++vectorized;
-  }
-  EXPECT_EQ(vectorized, 2) << to_string(s.kernel());
-  vectorize_feature_loop(s, "f_t", 8);  // the copy's turn: the same two vectors
-  vectorized = 0;
-  for (const std::string& n : loop_names(s.kernel().body))
-    if (find_loop(s.kernel().body, n)->for_kind == ForKind::Vectorized) ++vectorized;
-  EXPECT_EQ(vectorized, 4) << to_string(s.kernel());
+  auto vectorized_loops = [&] {
+    int n = 0;
+    for (const std::string& name : loop_names(s.kernel().body))
+      if (find_loop(s.kernel().body, name)->for_kind == ForKind::Vectorized) ++n;
+    return n;
+  };
+  EXPECT_EQ(vectorized_loops(), 2) << to_string(s.kernel());  // the block's f: 8 lanes, then 4
+  vectorize_feature_loop(s, "f_t", 8);                        // the copy's turn: the same two vectors
+  EXPECT_EQ(vectorized_loops(), 4) << to_string(s.kernel());
   fx.expect_correct(s.kernel(), "vectorized peeled rows");
   fx.expect_correct(lower_schedule(s.kernel()), "vectorized peeled rows, lowered");
 }
