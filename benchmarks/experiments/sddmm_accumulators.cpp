@@ -20,14 +20,14 @@
 #include <utility>
 #include <vector>
 
+#include "benchmarks/experiments/experiment_arrays.h"
+
 namespace {
 
-typedef float f32x16 __attribute__((vector_size(64)));
-f32x16 load(const float* p) {
-  f32x16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
+using strata::experiments::f32x16;
+using strata::experiments::Floats;
+using strata::experiments::load;
+
 float lane_sum(f32x16 v) {
   float s = 0;
   for (int l = 0; l < 16; ++l) s += v[l];
@@ -74,7 +74,7 @@ void sddmm(const Csr& a, const float* X, const float* Y, float* O) {
 }
 
 template <int F, int K>
-double time_ms(const Csr& a, const std::vector<float>& X, const std::vector<float>& Y, std::vector<float>& O) {
+double time_ms(const Csr& a, const Floats& X, const Floats& Y, Floats& O) {
   sddmm<F, K>(a, X.data(), Y.data(), O.data());  // untimed: the same data in cache as the timed call
   const auto t0 = std::chrono::steady_clock::now();
   sddmm<F, K>(a, X.data(), Y.data(), O.data());
@@ -86,7 +86,7 @@ bool run(int64_t n, int degree, int repeats) {
   constexpr int K2 = F / 16 >= 2 ? 2 : 1, K4 = F / 16 >= 4 ? 4 : F / 16;
   std::mt19937_64 rng(1);
   const Csr a = random_csr(n, degree, rng);
-  std::vector<float> X(n * F), Y(n * F), O1(a.indices.size()), O2(O1.size()), O4(O1.size());
+  Floats X(n * F), Y(n * F), O1(a.indices.size()), O2(O1.size()), O4(O1.size());
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
   for (float& v : Y) v = std::uniform_real_distribution<float>(-1, 1)(rng);
   sddmm<F, 1>(a, X.data(), Y.data(), O1.data());

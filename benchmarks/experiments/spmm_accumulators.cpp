@@ -3,7 +3,8 @@
 // vector accumulators, so consecutive non-zeros of a row form a chain of dependent adds
 // (4 cycles each on this Xeon). This program times that form against two accumulator sets
 // (even and odd non-zeros, summed at the row's end) on graphs written by `strata export`,
-// F = 16, 32, 64, 2 threads, rows handed out in blocks of equal non-zeros, each timed call
+// F = 16, 32, 64, 2 threads, rows handed out in blocks of equal non-zeros, X and Y allocated
+// as Strata's tensors are (experiment_arrays.h), each timed call
 // after an untimed call of the same form, medians of the repeats, after checking that the two
 // agree.
 //
@@ -12,36 +13,32 @@
 //   chrt -f 50 build/benchmarks/strata_experiment_spmm_accumulators /tmp/exp/acm /tmp/exp/dblp ...
 //
 // Measured on the Intel Xeon VM, 2026-12-05 (docs/BENCHMARKS.md, "Column tiles", "Measured
-// and not adopted for SpMM"): 0.92-1.03x at F = 32 and 64, where a row's F/16 chains already
-// keep the adds busy; 1.43-1.45x at F = 16 on graphs with long rows (ACM, Squirrel), 0.75x on
-// Cora's short rows.
+// and not adopted for SpMM"): 0.92-1.02x at F = 32 and 64, where a row's F/16 chains already
+// keep the adds busy; 1.42-1.43x at F = 16 on graphs with long rows (ACM, Squirrel), nothing
+// on Cora's short rows.
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <new>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "benchmarks/experiments/experiment_arrays.h"
+
 namespace {
 
-typedef float f32x16 __attribute__((vector_size(64)));
-f32x16 load(const float* p) {
-  f32x16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-void store(float* p, f32x16 v) { __builtin_memcpy(p, &v, sizeof v); }
+using strata::experiments::f32x16;
+using strata::experiments::Floats;
+using strata::experiments::load;
+using strata::experiments::store;
 
 // The data of a little-endian .npy file whose elements are T (the header is not checked
 // beyond its length: the files come from `strata export`).
@@ -98,27 +95,6 @@ void spmm(const Csr& a, const float* X, float* Y) {
     }
   }
 }
-
-// Arrays on 2 MiB pages, as Strata's tensors are (core/host_memory.h): on 4 KiB pages the
-// gathers of X miss the TLB and the same loops ran 1.6-2x slower on ACM and Facebook.
-template <class T>
-struct HugePages {
-  using value_type = T;
-  HugePages() = default;
-  template <class U>
-  HugePages(const HugePages<U>&) {}
-  T* allocate(size_t n) {
-    const size_t page = size_t{2} << 20, bytes = (n * sizeof(T) + page - 1) / page * page;
-    void* p = std::aligned_alloc(page, bytes);
-    if (!p) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) { std::free(p); }
-  bool operator==(const HugePages&) const { return true; }
-  bool operator!=(const HugePages&) const { return false; }
-};
-using Floats = std::vector<float, HugePages<float>>;
 
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
