@@ -57,6 +57,7 @@ struct BenchArgs {
   // 'generated' knobs; unset (empty, 0, -1): the untuned plan's own.
   std::string prefetch, stream, tasks, x_layout;
   int64_t grain = 0, tile = -1;
+  int accumulator_sets = 0;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
@@ -131,6 +132,7 @@ sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, con
     STRATA_CHECK(a.tasks == "static" || a.tasks == "dynamic", "--tasks: expected static or dynamic, got '{}'", a.tasks);
     p.knobs.static_tasks = a.tasks == "static";
   }
+  if (a.accumulator_sets > 0) p.knobs.accumulator_sets = a.accumulator_sets;
   if (a.tile >= 0) p.feature_tile = a.tile < F ? a.tile : 0;
   if (!a.x_layout.empty()) {
     p.x_layout = sc::DenseLayout::parse(a.x_layout, "--x-layout");
@@ -378,6 +380,9 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->check(integer_at_least(0));
                        app.add_option("--grain", a->grain, "'generated': non-zeros per task")->check(integer_at_least(1));
                        app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");
+                       app.add_option("--accumulator-sets", a->accumulator_sets,
+                                      "'generated' spmm on csr: accumulator sets a row's non-zeros alternate between")
+                           ->check(integer_in(1, 8));
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)")
                            ->check(integer_in(1, 4096));

@@ -9,8 +9,9 @@
 namespace strata::sc {
 
 std::string CpuKnobs::str() const {
-  return fmt::format("lanes={},grain={},prefetch={}{}{}", vector_lanes, grain, prefetch, stream_stores ? ",stream" : "",
-                     static_tasks ? ",static" : "");
+  return fmt::format("lanes={},grain={},prefetch={}{}{}{}", vector_lanes, grain, prefetch,
+                     stream_stores ? ",stream" : "", static_tasks ? ",static" : "",
+                     accumulator_sets > 1 ? fmt::format(",sets={}", accumulator_sets) : "");
 }
 
 int host_vector_lanes() {
@@ -110,6 +111,12 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
   if (!tail.empty()) vectorize_reduction_loop(s, tail, acc, static_cast<int>(width / 2));
 }
 
+void interleave_accumulators(Schedule& s, const std::string& loop, const std::string& acc, int sets) {
+  const Schedule::SplitLoops parts = s.split(loop, sets, TailStrategy::Peel);
+  s.rfactor(parts.inner, acc);
+  s.unroll(parts.inner);
+}
+
 std::string row_tasks(Schedule& s, const CpuKnobs& knobs) {
   const std::string chunk = s.balance("i", "A_indptr", knobs.grain);
   s.parallel(chunk);
@@ -129,11 +136,19 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   row_tasks(s, knobs);
   // A row (or tile) of more than kMaxStagedElements floats is summed in Y itself.
   const bool staged = fits_in_locals(s, {"F", "F_i"});
-  if (staged) s.cache_write("Y", "i");
+  const std::string acc = staged ? s.cache_write("Y", "i") : "";
+  if (knobs.accumulator_sets > 1) {
+    STRATA_SCHED_CHECK(staged && exists(s, "j") && loops_with_axis(s, "F_i").empty(),
+                       "{} accumulator sets: they need an untiled row of at most {} floats staged in registers",
+                       knobs.accumulator_sets, Schedule::kMaxStagedElements);
+    // The prefetch goes in first, so that each set's non-zero prefetches its own row.
+    if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
+    interleave_accumulators(s, "j", acc, knobs.accumulator_sets);
+  }
   // The feature loops: F, or F_i within a feature tile or panel.
   for (const char* axis : {"F", "F_i"})
     for (const auto& l : loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
-  if (knobs.prefetch > 0) s.prefetch("j", "X", knobs.prefetch, "nnz");
+  if (knobs.prefetch > 0 && knobs.accumulator_sets <= 1) s.prefetch("j", "X", knobs.prefetch, "nnz");
   if (knobs.stream_stores) {
     STRATA_SCHED_CHECK(staged,
                        "stream_stores(Y): rows wider than {} floats are summed in Y itself, and a streaming store "

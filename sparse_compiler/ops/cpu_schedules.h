@@ -3,9 +3,10 @@
 // scheduled kernel (still stage III; lower_schedule runs next).
 //
 // SpMM: rows in nnz-balanced parallel chunks; the output row accumulated in
-// registers (cache_write) across the row's non-zeros; feature loops split into
-// full vectors + narrower vectors + scalars, vectorized and unrolled; optional
-// software prefetch of X rows `prefetch` non-zeros ahead.
+// registers (cache_write) across the row's non-zeros, optionally in several
+// accumulator sets that consecutive non-zeros alternate between; feature loops
+// split into full vectors + narrower vectors + scalars, vectorized and unrolled;
+// optional software prefetch of X rows `prefetch` non-zeros ahead.
 // SDDMM (dot): rows in balanced chunks; X[i] staged in registers once per row
 // (cache_read); per edge a vector accumulator (rfactor) reduced horizontally once.
 // SDDMM (add): rows in balanced chunks; the head loop vectorized.
@@ -29,7 +30,13 @@ struct CpuKnobs {
   // (Schedule::static_tasks) instead of one by one as threads free up: pays for
   // kernels of a few microseconds, where a task's dispatch is a sizeable share.
   bool static_tasks = false;
-  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static")
+  // SpMM over CSR: a row's non-zeros add into this many accumulator sets in turn
+  // (rfactor over the non-zero loop), summed at the row's end. A row whose
+  // features fill one vector otherwise waits on one chain of dependent adds per
+  // non-zero (Xeon VM, F = 16, hand-written: 1.43x on ACM's and Squirrel's long
+  // rows); wider rows already have F / lanes independent chains.
+  int accumulator_sets = 1;
+  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static", ",sets=2")
 };
 
 // Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).
@@ -52,6 +59,10 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes);
 // The same for a loop that reduces into local `acc` (a scalar accumulator): each
 // vector part gets per-lane partial sums (rfactor) reduced horizontally once.
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes);
+// Splits the non-zero loop `loop` into groups of `sets` (peeling the rest) and
+// gives each position in a group its own copy of the row accumulator `acc`
+// (rfactor), unrolled: consecutive non-zeros then add into independent sets.
+void interleave_accumulators(Schedule& s, const std::string& loop, const std::string& acc, int sets);
 // Whether every loop along the given feature axes fits a staged local
 // (Schedule::kMaxStagedElements): the schedules stage rows in registers only then.
 bool fits_in_locals(const Schedule& s, const std::vector<std::string>& feature_axes);

@@ -30,13 +30,14 @@ std::string KernelPlan::to_json() const {
   j["stream"] = knobs.stream_stores;
   // Written only when set, so plans and records from before the knob read the same.
   if (knobs.static_tasks) j["static_tasks"] = true;
+  if (knobs.accumulator_sets > 1) j["accumulator_sets"] = knobs.accumulator_sets;
   return j.dump();
 }
 
 KernelPlan KernelPlan::from_json(const std::string& text, const std::string& what) {
   const nlohmann::json j = parse_user_json(text, what);
-  static const std::vector<std::string> kKeys = {"format", "lanes",    "grain",  "prefetch",
-                                                 "tile",   "x_layout", "stream", "static_tasks"};
+  static const std::vector<std::string> kKeys = {"format",   "lanes",  "grain",        "prefetch",        "tile",
+                                                 "x_layout", "stream", "static_tasks", "accumulator_sets"};
   STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys {}", what, fmt::join(kKeys, ", "));
   for (const auto& [k, v] : j.items())
     STRATA_CHECK(std::find(kKeys.begin(), kKeys.end(), k) != kKeys.end(), "{}: unknown key '{}' (expected {})", what, k,
@@ -57,6 +58,7 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   p.knobs.grain = integer("grain", 1, int64_t{1} << 40, p.knobs.grain);
   p.knobs.prefetch = integer("prefetch", 0, int64_t{1} << 20, 0);
   p.feature_tile = integer("tile", 0, int64_t{1} << 20, 0);
+  p.knobs.accumulator_sets = static_cast<int>(integer("accumulator_sets", 1, 8, 1));
   if (j.contains("stream")) {
     STRATA_CHECK(j["stream"].is_boolean(), "{}: 'stream' must be true or false", what);
     p.knobs.stream_stores = j["stream"].get<bool>();

@@ -45,6 +45,8 @@ KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
 
 Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
   STRATA_CHECK(plan.feature_tile == 0, "sddmm plan: feature tiles are not supported");
+  STRATA_CHECK(plan.knobs.accumulator_sets == 1, "sddmm plan: accumulator sets apply to spmm only, got {}",
+               plan.knobs.accumulator_sets);
   const std::string suffix = fmt::format("_l{}_g{}_p{}{}", plan.knobs.vector_lanes, plan.knobs.grain,
                                          plan.knobs.prefetch, plan.knobs.static_tasks ? "_st" : "");
   if (plan.format.kind == FormatKind::Coo) {

@@ -82,9 +82,12 @@ Kernel SpmmKernel::lower_cuda(const SpmmSpec& spec, const SpmmPlan& plan) {
 
 Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
   const std::string suffix =
-      fmt::format("_l{}_g{}_p{}{}{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch,
-                  plan.knobs.stream_stores ? "_nt" : "", plan.knobs.static_tasks ? "_st" : "");
+      fmt::format("_l{}_g{}_p{}{}{}{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch,
+                  plan.knobs.stream_stores ? "_nt" : "", plan.knobs.static_tasks ? "_st" : "",
+                  plan.knobs.accumulator_sets > 1 ? fmt::format("_s{}", plan.knobs.accumulator_sets) : "");
   if (plan.format.kind != FormatKind::Csr) {
+    STRATA_CHECK(plan.knobs.accumulator_sets == 1, "spmm plan: accumulator sets apply to csr only, not {}",
+                 plan.format.str());
     STRATA_CHECK(!plan.knobs.stream_stores, "spmm plan: streaming stores apply to csr only, not {}", plan.format.str());
     STRATA_CHECK(plan.feature_tile == 0, "spmm plan: feature tiles apply to csr only, not {}", plan.format.str());
     STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: X layout {} applies to csr only, not {}", plan.x_layout.str(),
@@ -106,6 +109,10 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
                "spmm plan: streaming stores need the feature size {} (and tile {}) to be a multiple of the {} vector "
                "lanes",
                spec.feat, plan.feature_tile, plan.knobs.vector_lanes);
+  STRATA_CHECK(
+      plan.knobs.accumulator_sets == 1 || (plan.feature_tile == 0 && plan.x_layout.kind != DenseLayout::Kind::Panel),
+      "spmm plan: accumulator sets apply to untiled rows, not to feature tile {} or X layout {}", plan.feature_tile,
+      plan.x_layout.str());
   Kernel k = spmm_program(spec, plan.x_layout);
   if (plan.x_layout.kind == DenseLayout::Kind::Panel) {
     // Panel by panel: the panel is the feature tile.

@@ -423,11 +423,14 @@ class AllocFinder : public IRVisitor {
   std::string local_, loop_;
 };
 
-// Inside the reduction loop, acc[k] = acc[k] + e  ->  rf[v] = rf[v] + e.
+// Inside the reduction loop, acc[k] = acc[k] + e  ->  rf[slot] = rf[slot] + e, where
+// slot is v (one partial per iteration of v, for a single location k) or, with
+// copy_size > 0, v * copy_size + k (a whole copy of acc per iteration of v).
 class ToPartial : public IRMutator {
  public:
-  ToPartial(std::string acc, std::string rf, std::string v) : acc_(std::move(acc)), rf_(std::move(rf)), v_(std::move(v)) {}
-  Expr index;  // the accumulator location k
+  ToPartial(std::string acc, std::string rf, std::string v, int64_t copy_size)
+      : acc_(std::move(acc)), rf_(std::move(rf)), v_(std::move(v)), copy_size_(copy_size) {}
+  Expr index;  // the accumulator location k (single-location form)
   std::string problem;
   int updates = 0;
 
@@ -440,11 +443,17 @@ class ToPartial : public IRMutator {
       problem = "the update of " + acc_ + " is not acc[k] = acc[k] + e with k independent of " + v_;
       return self;
     }
-    if (index.defined() && !structural_equal(index, op->index)) problem = "it updates several locations of " + acc_;
-    index = op->index;
+    if (copy_size_ > 0 && op->index.type().is_vector()) {
+      problem = "the update of " + acc_ + " is vectorized already; rfactor before vectorizing";
+      return self;
+    }
+    if (copy_size_ == 0 && index.defined() && !structural_equal(index, op->index))
+      problem = "it updates several locations of " + acc_;
+    if (!index.defined()) index = op->index;
     ++updates;
-    Expr e = a->b;
-    return store(rf_, var(v_), add(load(l->type.element_of(), rf_, var(v_)), e));
+    Expr e = mutate(a->b);
+    const Expr slot = copy_size_ > 0 ? add(mul(var(v_), make_int(copy_size_)), op->index) : var(v_);
+    return store(rf_, slot, add(load(l->type.element_of(), rf_, slot), e));
   }
   Expr visit(const LoadNode* op, const Expr& self) override {
     if (op->buffer == acc_) problem = acc_ + " is read outside its update";
@@ -453,6 +462,70 @@ class ToPartial : public IRMutator {
 
  private:
   std::string acc_, rf_, v_;
+  int64_t copy_size_;
+};
+
+// Whether an update of `acc` inside `s` addresses it through a variable bound
+// inside `s` (a loop or let nested in the reduction loop, e.g. a feature loop):
+// then each iteration of the reduction loop needs a whole copy of acc.
+class IndexedInside : public IRVisitor {
+ public:
+  IndexedInside(std::string acc, const Bindings& inside) : acc_(std::move(acc)), inside_(inside) {}
+  bool found = false;
+  std::string axis;  // the "axis" annotation of such a loop, for the new loops
+
+ protected:
+  void visit(const StoreNode* op) override {
+    if (op->buffer == acc_) {
+      for (const auto& [v, L] : inside_.loops)
+        if (uses_var(op->index, v)) {
+          found = true;
+          if (axis.empty() && axes_.count(v)) axis = axes_.at(v);
+        }
+      for (const auto& v : inside_.lets) found = found || uses_var(op->index, v);
+    }
+    IRVisitor::visit(op);
+  }
+  void visit(const ForNode* op) override {
+    if (op->annotations.count("axis")) axes_[op->var] = op->annotations.at("axis");
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string acc_;
+  const Bindings& inside_;
+  std::map<std::string, std::string> axes_;
+};
+
+// Outside the reduction loop `skip`, `acc` may only be updated (acc[k] = acc[k] + e):
+// the partials are added back after the whole statement, so a read there would
+// miss them.
+class ReadOutsideLoop : public IRVisitor {
+ public:
+  ReadOutsideLoop(std::string acc, std::string skip) : acc_(std::move(acc)), skip_(std::move(skip)) {}
+  bool found = false;
+
+ protected:
+  void visit(const ForNode* op) override {
+    if (op->var != skip_) IRVisitor::visit(op);
+  }
+  void visit(const StoreNode* op) override {
+    const auto* a = op->value.as<AddNode>();
+    const auto* l = a ? a->a.as<LoadNode>() : nullptr;
+    if (op->buffer == acc_ && l && l->buffer == acc_ && structural_equal(l->index, op->index)) {
+      visit_expr(op->index);
+      visit_expr(a->b);
+      return;
+    }
+    IRVisitor::visit(op);
+  }
+  void visit(const LoadNode* op) override {
+    found = found || op->buffer == acc_;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string acc_, skip_;
 };
 }  // namespace
 
@@ -472,29 +545,57 @@ Schedule::RFactor Schedule::rfactor(const std::string& loop, const std::string& 
   int which = -1;
   for (size_t k = 0; k < parts.size(); ++k)
     if (find_loop(parts[k], loop)) which = static_cast<int>(k);
+  Bindings in_loop;
+  in_loop.visit_stmt(Li->body);
+  IndexedInside per_copy(local, in_loop);
+  per_copy.visit_stmt(Li->body);
+  // A whole copy of the local per iteration when the update's location varies
+  // inside the loop; else one partial per iteration for the single location.
+  const int64_t copy = per_copy.found ? alloc->size : 0;
+  STRATA_SCHED_CHECK(copy * *W <= kMaxStagedElements,
+                     "rfactor({}, {}): {} copies of the {} elements of {} are more than the {} a local may stage", loop,
+                     local, *W, alloc->size, local, kMaxStagedElements);
+  ReadOutsideLoop reads(local, loop);
+  reads.visit_stmt(parts[which]);
+  STRATA_SCHED_CHECK(!reads.found, "rfactor({}, {}): {} is read outside loop {} before its partials are added back",
+                     loop, local, local, loop);
   NameGen names(k_);
   RFactor out;
   out.local = names.fresh(local + "_rf");
   out.init_loop = names.fresh(loop + "_rfz");
   out.sum_loop = names.fresh(loop + "_rfsum");
-  ToPartial tp(local, out.local, loop);
+  ToPartial tp(local, out.local, loop, copy);
   Stmt nest = replace_loop(parts[which], loop, [&](const ForNode* f) {
     return for_loop(f->var, f->min, f->extent, f->for_kind, tp.mutate(f->body), f->annotations);
   });
   STRATA_SCHED_CHECK(tp.problem.empty() && tp.updates > 0, "rfactor({}, {}): {}", loop, local,
                      tp.problem.empty() ? "loop " + loop + " does not update " + local : tp.problem);
-  Bindings inside;
-  inside.visit_stmt(parts[which]);
-  for (const auto& [v, L] : inside.loops)
-    STRATA_SCHED_CHECK(!uses_var(tp.index, v), "rfactor({}, {}): the accumulator index depends on loop {}", loop,
-                       local, v);
   const Type t = alloc->type;
-  Stmt init = for_loop(out.init_loop, make_int(0), make_int(*W), ForKind::Serial,
-                       store(out.local, var(out.init_loop), make_zero(t)), Li->annotations);
-  Stmt sum = for_loop(out.sum_loop, make_int(0), make_int(*W), ForKind::Serial,
-                      store(local, tp.index, add(load(t, local, tp.index), load(t, out.local, var(out.sum_loop)))),
-                      Li->annotations);
-  parts[which] = allocate(out.local, t, *W, MemoryScope::Register, seq({init, nest, sum}));
+  Stmt init, sum;
+  if (copy == 0) {
+    Bindings inside;
+    inside.visit_stmt(parts[which]);
+    for (const auto& [v, L] : inside.loops)
+      STRATA_SCHED_CHECK(!uses_var(tp.index, v), "rfactor({}, {}): the accumulator index depends on loop {}", loop,
+                         local, v);
+    init = for_loop(out.init_loop, make_int(0), make_int(*W), ForKind::Serial,
+                    store(out.local, var(out.init_loop), make_zero(t)), Li->annotations);
+    sum = for_loop(out.sum_loop, make_int(0), make_int(*W), ForKind::Serial,
+                   store(local, tp.index, add(load(t, local, tp.index), load(t, out.local, var(out.sum_loop)))),
+                   Li->annotations);
+  } else {
+    // The copies are zeroed together and added into the local location by
+    // location; both loops run along the local's axis, to be vectorized with it.
+    Annotations ann;
+    if (!per_copy.axis.empty()) ann["axis"] = per_copy.axis;
+    init = for_loop(out.init_loop, make_int(0), make_int(*W * copy), ForKind::Serial,
+                    store(out.local, var(out.init_loop), make_zero(t)), ann);
+    const Expr z = var(out.sum_loop);
+    Expr total = load(t, local, z);
+    for (int64_t c = 0; c < *W; ++c) total = add(total, load(t, out.local, add(make_int(c * copy), z)));
+    sum = for_loop(out.sum_loop, make_int(0), make_int(copy), ForKind::Serial, store(local, z, total), ann);
+  }
+  parts[which] = allocate(out.local, t, *W * (copy > 0 ? copy : 1), MemoryScope::Register, seq({init, nest, sum}));
   Stmt new_alloc = allocate(alloc->buffer, alloc->type, alloc->size, alloc->scope, seq(parts));
   // Replace the allocation: it sits directly in the body of the loop cached at.
   class SwapAlloc : public IRMutator {

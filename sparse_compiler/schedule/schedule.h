@@ -33,7 +33,8 @@
 //   cache_read(X, i)      X's region read inside loop i is loaded once into a local
 //   rfactor(f_i, acc)     a reduction into acc[k] across loop f_i gets one partial
 //                         accumulator per f_i iteration, summed afterwards (so f_i
-//                         can be vectorized)
+//                         can be vectorized); when k varies inside f_i's body (a
+//                         feature loop), each iteration gets a whole copy of acc
 //   prefetch(j, X, d, n)  inside loop j, prefetch X's rows d iterations ahead
 //                         (positions clamped below scalar n)
 //   stream_stores(Y)      Y's stores become non-temporal (bypass the cache; for an
@@ -115,10 +116,20 @@ class Schedule {
   void bind(const std::string& loop, ForKind gpu_axis);
   std::string cache_write(const std::string& buffer, const std::string& loop);
   std::string cache_read(const std::string& buffer, const std::string& loop);
+  // Reassociates a reduction into local `local` across loop `loop` (constant
+  // extent W, from 0): acc[k] = acc[k] + e inside it becomes an update of a
+  // partial, one per iteration of `loop`, and the partials are added into acc
+  // after the statement that holds the loop. Where k is the same location
+  // throughout the loop (a dot product's accumulator), the partial holds W
+  // values; where k varies inside the loop's body (an SpMM row's features), it
+  // holds W whole copies of acc, so that W consecutive non-zeros of a row add
+  // into independent accumulator sets instead of one chain of dependent adds.
+  // Refused when acc is read, not only updated, inside that statement before the
+  // partials are added back.
   struct RFactor {
-    std::string local;     // the per-lane partial accumulator
-    std::string init_loop; // zeroes it
-    std::string sum_loop;  // adds its lanes into the original accumulator
+    std::string local;      // the partial accumulators
+    std::string init_loop;  // zeroes them
+    std::string sum_loop;   // adds them into the original accumulator
   };
   RFactor rfactor(const std::string& loop, const std::string& local);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);

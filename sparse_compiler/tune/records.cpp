@@ -13,7 +13,9 @@ using json = nlohmann::ordered_json;
 std::string record_key(const std::string& graph, const std::string& op, const std::string& target,
                        const std::string& compiler) {
   Hasher h;
-  h.add("strata tuning record v1").add(graph).add(op).add(target).add(compiler);
+  // The version changes with the search spaces, so that a record chosen from an
+  // older space is tuned again (v2: SpMM's accumulator sets).
+  h.add("strata tuning record v2").add(graph).add(op).add(target).add(compiler);
   return h.digest().hex();
 }
 

@@ -303,6 +303,9 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   // Whether fixed task blocks beat the dynamic hand-out turns on the kernel's
   // length and the machine's noise, which the model guesses at.
   h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
+  // The model does not price a row's chain of dependent adds, which accumulator
+  // sets break: measure the best-ranked plan that has them.
+  h.families.push_back([](const KernelPlan& p) { return p.knobs.accumulator_sets > 1; });
   h.untuned = SpmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {

@@ -57,16 +57,19 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
   // loop (scripts/sanitize.sh sets STRATA_CXXFLAGS) take registers of their own.
   if (const std::string flags = ::strata::testing::kernel_sanitizer_flags(); !flags.empty())
     GTEST_SKIP() << "kernels built with sanitizers (STRATA_CXXFLAGS='" << flags << "')";
-  // The default plans, and tiled and panel plans whose row update covers one tile
-  // (F below is the number of features a row update touches).
+  // The default plans, tiled and panel plans whose row update covers one tile
+  // (F below is the number of features a row update touches), and plans with
+  // accumulator sets, whose hot loop updates every set once.
   struct Case {
     int64_t feat, F;
     int64_t tile;
     std::string layout;
+    int sets = 1;
   };
-  const std::vector<Case> cases = {{32, 32, 0, "row"},    {64, 64, 0, "row"},        {128, 128, 0, "row"},
-                                   {256, 256, 0, "row"},  {512, 128, 0, "row"},      {256, 64, 64, "row"},
-                                   {128, 64, 0, "panel:64"}, {256, 128, 128, "pad:16"}};
+  const std::vector<Case> cases = {{32, 32, 0, "row"},       {64, 64, 0, "row"},        {128, 128, 0, "row"},
+                                   {256, 256, 0, "row"},     {512, 128, 0, "row"},      {256, 64, 64, "row"},
+                                   {128, 64, 0, "panel:64"}, {256, 128, 128, "pad:16"}, {16, 16, 0, "row", 2},
+                                   {16, 16, 0, "row", 4},    {32, 32, 0, "row", 2}};
   for (const Case& c : cases) {
     const int64_t F = c.F;
     SpmmSpec spec;
@@ -75,6 +78,7 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
     SpmmPlan plan = SpmmKernel::default_plan(spec);
     if (c.tile) plan.feature_tile = c.tile;
     plan.x_layout = DenseLayout::parse(c.layout);
+    plan.knobs.accumulator_sets = c.sets;
     CompiledKernel k = compile_cpu({SpmmKernel::lower(spec, plan)}).front();
     const auto insns = disassemble(k.library->path().string(), cpu_entry_symbol(k.kernel));
     ASSERT_FALSE(insns.empty()) << "no disassembly for " << cpu_entry_symbol(k.kernel);
@@ -82,7 +86,7 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
     // whole row update, one FMA per 16-float vector of the row. The emitter writes
     // the row loop twice (a parallel copy and a one-task copy run without an
     // OpenMP team), so there are two, and neither may spill.
-    const int needed = static_cast<int>(std::max<int64_t>(F / 16, 1));
+    const int needed = static_cast<int>(std::max<int64_t>(F / 16, 1)) * c.sets;
     struct Loop {
       uint64_t from, to;
     };
@@ -104,8 +108,9 @@ TEST(CodegenQuality, SpmmHotLoopKeepsAccumulatorsInRegisters) {
         contains_another |= (o.from != l.from || o.to != l.to) && o.from >= l.from && o.to <= l.to;
       if (!contains_another) hot.push_back(l);
     }
-    ASSERT_GE(hot.size(), 2u) << "F=" << F << ": expected the parallel and the one-task copy of the row loop, each with "
-                              << needed << " FMAs";
+    ASSERT_GE(hot.size(), 2u) << "F=" << F << " sets=" << c.sets
+                              << ": expected the parallel and the one-task copy of the row loop, each with " << needed
+                              << " FMAs";
     for (const Loop& l : hot)
       for (const Insn& i : insns) {
         if (i.addr < l.from || i.addr > l.to) continue;

@@ -384,6 +384,14 @@ TEST(Plans, RoundTripThroughJson) {
   EXPECT_TRUE(KernelPlan::from_json(fixed.to_json()) == fixed);
   EXPECT_FALSE(KernelPlan::from_json(fixed.to_json()) == p);
   EXPECT_EQ(fixed.str(), "hyb:c=2,B=5 lanes=8,grain=2048,prefetch=24,static");
+  // So is the number of accumulator sets; a plan without it reads as one set.
+  KernelPlan sets = p;
+  sets.format = FormatSpec::parse("csr");
+  sets.knobs.accumulator_sets = 2;
+  EXPECT_NE(sets.to_json().find(R"("stream":false,"accumulator_sets":2})"), std::string::npos) << sets.to_json();
+  EXPECT_TRUE(KernelPlan::from_json(sets.to_json()) == sets);
+  EXPECT_EQ(KernelPlan::from_json(R"({"format":"csr"})").knobs.accumulator_sets, 1);
+  EXPECT_EQ(sets.str(), "csr lanes=8,grain=2048,prefetch=24,sets=2");
   KernelPlan panel;
   panel.x_layout = DenseLayout::panel(64);
   EXPECT_EQ(KernelPlan::from_json(panel.to_json()).x_layout.str(), "panel:64");
@@ -414,6 +422,35 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
                              {"plan.json: the key \"lanes\" appears twice"});
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","static_tasks":1})", "plan.json"); },
                              {"plan.json", "'static_tasks' must be true or false"});
+  testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","accumulator_sets":0})", "plan.json"); },
+                             {"plan.json", "'accumulator_sets' must be in [1, 8], got 0"});
+  {
+    // Accumulator sets are a CSR row's; other formats, feature tiles, panels and
+    // SDDMM refuse them by name.
+    SpmmSpec spec;
+    spec.feat = 64;
+    KernelPlan p = plan_for("hyb:c=1,B=2");
+    p.knobs.accumulator_sets = 2;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"accumulator sets apply to csr only, not hyb"});
+    p = plan_for("csr");
+    p.knobs.accumulator_sets = 2;
+    p.feature_tile = 32;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); },
+                               {"accumulator sets apply to untiled rows, not to feature tile 32"});
+    p.feature_tile = 0;
+    p.x_layout = DenseLayout::panel(32);
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"not to feature tile 0 or X layout panel:32"});
+    p.x_layout = DenseLayout::row();
+    testing::expect_user_error(
+        [&] {
+          SddmmKernel::lower({SddmmKind::Dot, 64, DType::I32}, p);
+        },
+        {"sddmm plan: accumulator sets apply to spmm only, got 2"});
+    // Rows too wide to stage in registers have no accumulator to copy.
+    spec.feat = 5000;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); },
+                               {"2 accumulator sets: they need an untiled row of at most 4096 floats"});
+  }
   {
     SpmmSpec spec;
     spec.feat = host_vector_lanes() + 1;

@@ -1,6 +1,7 @@
 // Random plans: seeded draws of a graph, an op (SpMM: sum, mean, weighted, scaled;
 // SDDMM: dot, per-head add), a feature size, a format and every schedule knob at once
-// (lanes, grain, prefetch, feature tile, X's layout, streaming stores, static tasks),
+// (lanes, grain, prefetch, feature tile, X's layout, streaming stores, static tasks,
+// accumulator sets),
 // far outside the grid the tuner searches and the other suites sweep one knob at a time.
 // Each generated kernel must match the dense reference on fresh inputs, or its plan be
 // refused at lowering with a UserError that names it. All kernels of a draw are compiled
@@ -54,6 +55,7 @@ KernelPlan random_plan(Rng& rng, bool spmm) {
     const int64_t layout = static_cast<int64_t>(rng.below(4));
     if (layout == 1) p.x_layout = DenseLayout::parse("pad:" + std::to_string(pick(rng, {1, 3, 16})));
     if (layout == 2) p.x_layout = DenseLayout::parse("panel:" + std::to_string(pick(rng, {8, 16, 32, 64})));
+    p.knobs.accumulator_sets = one_in(rng, 3) ? static_cast<int>(pick(rng, {2, 3, 4})) : 1;
   }
   return p;
 }
@@ -126,7 +128,7 @@ TEST_P(PlanFuzz, RandomPlansMatchTheDenseReferenceOrAreRefusedByName) {
       const std::string msg = e.what();
       EXPECT_TRUE(msg.find("plan") != std::string::npos || msg.find("format") != std::string::npos ||
                   msg.find("stream_stores") != std::string::npos || msg.find("tile") != std::string::npos ||
-                  msg.find("layout") != std::string::npos)
+                  msg.find("layout") != std::string::npos || msg.find("accumulator sets") != std::string::npos)
           << c.what << " refused without naming the plan: " << msg;
       kernel_of.push_back(-1);
       ++refused;

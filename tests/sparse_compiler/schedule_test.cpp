@@ -327,6 +327,68 @@ TEST(Schedule, RfactorGolden) {
   ::strata::testing::expect_golden("sparse_compiler/golden/schedule/rfactor_sddmm.txt", to_string(s.kernel()));
 }
 
+TEST(Schedule, RfactorOverNonZerosGivesEachPositionItsOwnCopyOfTheRow) {
+  // SpMM's row accumulator is indexed by the feature loop inside the non-zero
+  // loop: rfactor over a group of non-zeros makes one copy of the whole row per
+  // position in the group (accumulator sets), added back after the groups, with
+  // the peeled remainder adding into the row itself. Same values, interpreted
+  // and lowered, for groups of 2 and 3.
+  SpmmFixture fx;
+  for (int sets : {2, 3}) {
+    Schedule s(lower_to_loops(fx.program()));
+    const std::string acc = s.cache_write("Y", "i");
+    const Schedule::SplitLoops j = s.split("j", sets, TailStrategy::Peel);
+    const Schedule::RFactor rf = s.rfactor(j.inner, acc);
+    EXPECT_EQ(*as_const_int(find_loop(s.kernel().body, rf.init_loop)->extent), sets * fx.F);
+    EXPECT_EQ(*as_const_int(find_loop(s.kernel().body, rf.sum_loop)->extent), fx.F);
+    EXPECT_EQ(find_loop(s.kernel().body, rf.sum_loop)->annotations.at("axis"), "F");
+    s.unroll(j.inner);
+    const std::string what = std::to_string(sets) + " accumulator sets";
+    fx.expect_correct(s.kernel(), what);
+    fx.expect_correct(lower_schedule(s.kernel()), what + ", lowered");
+    // The CPU schedule's helper does the same and vectorizes every copy.
+    Schedule c(lower_to_loops(fx.program()));
+    interleave_accumulators(c, "j", c.cache_write("Y", "i"), sets);
+    for (const auto& l : c.loops())
+      if (const ForNode* L = find_loop(c.kernel().body, l);
+          L && L->for_kind == ForKind::Serial && L->annotations.count("axis") && L->annotations.at("axis") == "F")
+        vectorize_feature_loop(c, l, 8);
+    fx.expect_correct(lower_schedule(c.kernel()), what + ", vectorized");
+  }
+  // A group too large for the copies to stay in registers is refused, unchanged.
+  Schedule s(lower_to_loops(fx.program()));
+  const std::string acc = s.cache_write("Y", "i");
+  const Schedule::SplitLoops j = s.split("j", 512, TailStrategy::Peel);
+  const size_t steps = s.trace().size();
+  expect_schedule_error([&] { s.rfactor(j.inner, acc); },
+                        {"rfactor(j_i, Y_local)", "512 copies of the 12 elements of Y_local are more than the 4096"});
+  EXPECT_EQ(s.trace().size(), steps);
+}
+
+TEST(ScheduleErrorTest, RfactorRefusesALocalReadBeforeItsPartialsAreAddedBack) {
+  // acc[0..3] sums X's rows in groups of two; after each group, Y[o] = acc[0]
+  // reads it. The partials of an rfactor over v would be added only after loop
+  // o, so every Y[o] would miss them: refused, naming the local and the loop.
+  Kernel k;
+  k.name = "running_sums";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("X", DType::F32), Param::buffer("Y", DType::F32, ParamRole::Output)};
+  const Type f32 = Type::f32();
+  const Expr o = var("o"), v = var("v"), f = var("f");
+  Stmt update =
+      store("acc", f, add(load(f32, "acc", f), load(f32, "X", add(mul(add(mul(o, make_int(2)), v), make_int(4)), f))));
+  Stmt groups = for_loop("o", make_int(0), make_int(3), ForKind::Serial,
+                         seq({for_loop("v", make_int(0), make_int(2), ForKind::Serial,
+                                       for_loop("f", make_int(0), make_int(4), ForKind::Serial, update)),
+                              store("Y", o, load(f32, "acc", make_int(0)))}));
+  Stmt zero = for_loop("z", make_int(0), make_int(4), ForKind::Serial, store("acc", var("z"), make_zero(f32)));
+  k.body = allocate("acc", f32, 4, MemoryScope::Register, seq({zero, groups}));
+  Schedule s(k);
+  expect_schedule_error([&] { s.rfactor("v", "acc"); },
+                        {"rfactor(v, acc)", "acc is read outside loop v before its partials are added back"});
+  EXPECT_TRUE(s.trace().empty());
+}
+
 TEST(ScheduleErrorTest, RefusalsNameThePrimitiveTheLoopAndTheReason) {
   SpmmFixture fx;
   Schedule s(lower_to_loops(fx.program()));
