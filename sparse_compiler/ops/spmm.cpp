@@ -65,9 +65,13 @@ SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec) {
 
 SpmmPlan SpmmKernel::default_plan(const SpmmSpec& spec, const Graph& A) {
   SpmmPlan p = default_plan(spec);
+  // Long rows of one vector each: CSR with accumulator sets (untuned_knobs.h).
+  if (p.feature_tile == 0)
+    p.knobs.accumulator_sets = untuned_accumulator_sets(spec.feat, p.knobs.vector_lanes, A.num_rows(), A.nnz());
   // Long rows per tile: column tiles of ~64 KiB of X (untuned_knobs.h).
-  if (const auto tiles = p.feature_tile == 0 ? untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())
-                                             : std::nullopt) {
+  if (const auto tiles = p.feature_tile == 0 && p.knobs.accumulator_sets == 1
+                             ? untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())
+                             : std::nullopt) {
     p.format = *tiles;
     p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
     return p;

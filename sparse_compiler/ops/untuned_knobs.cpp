@@ -32,6 +32,10 @@ CpuKnobs untuned_spmm_knobs(CpuKnobs base, int64_t feat, int64_t feature_tile, i
   return base;
 }
 
+int untuned_accumulator_sets(int64_t feat, int lanes, int64_t rows, int64_t nnz) {
+  return feat >= 1 && feat <= lanes && nnz >= 32 * std::max<int64_t>(rows, 1) ? 2 : 1;
+}
+
 std::vector<int64_t> column_tile_widths(int64_t feat, bool exhaustive) {
   std::vector<int64_t> out;
   for (int64_t bytes : exhaustive ? std::vector<int64_t>{32 << 10, 64 << 10, 128 << 10} : std::vector<int64_t>{32 << 10, 64 << 10}) {

@@ -13,6 +13,8 @@
 //     only costs instructions (down to 0.67-0.78x on Citeseer, bcsstk13 and ddi).
 //   - column tiles (format dcsr:cols) where each row's share of a tile is long
 //     (ogbl-ddi: 1.3-1.9x over CSR at F = 32..256); see column_tiles_may_pay.
+//   - two accumulator sets where a row's features fill at most one vector and
+//     rows are long; see untuned_accumulator_sets.
 // GAT's row programs, whose per-edge work is heavier, take the gather prefetch
 // from a much smaller gathered buffer (half an L2); see untuned_gather_knobs.
 #pragma once
@@ -95,6 +97,15 @@ int64_t host_l2_bytes();
 // Non-empty (row, tile) segments of A with tiles of `tile_cols` columns (one pass
 // over the non-zeros; columns sorted within rows).
 int64_t count_tile_segments(const Graph& A, int64_t tile_cols);
+// The accumulator sets (CpuKnobs::accumulator_sets) an untuned CSR SpMM takes:
+// 2 when a row's F features fit one vector of `lanes` (its adds then form one
+// chain of dependent adds per non-zero) and rows average at least 32 non-zeros;
+// else 1. Such a plan stays CSR: it runs before column tiles are considered.
+// Measured side by side at F = 16 (Xeon VM, 2 threads, against one set): ogbl-ddi
+// (500 non-zeros per row) 1.59x, Squirrel (76) 1.33x, ACM (50) 1.23x; below the
+// line DBLP (9) 0.94x, Facebook (15) 0.92x, Pubmed (2) 0.83x, Cora (2) 0.80x.
+int untuned_accumulator_sets(int64_t feat, int lanes, int64_t rows, int64_t nnz);
+
 // The column-tiled format an untuned SpMM takes on A at feature size F, if any:
 // the widest width of column_tile_widths, when A's actual segments (counted, not
 // estimated) average at least 8 non-zeros where X outgrows twice a core's L2

@@ -1,7 +1,8 @@
 // The knobs an untuned SpMM gets from its graph's sizes (untuned_knobs.h): the size
 // thresholds exactly, the refusals (features not a whole number of vectors), column
-// tiles on graphs with long rows, SDDMM's prefetch and tiles, and that a kernel
-// bound without a plan runs the untuned plan and matches the reference with it.
+// tiles on graphs with long rows, accumulator sets on long rows of one vector,
+// SDDMM's prefetch and tiles, and that a kernel bound without a plan runs the
+// untuned plan and matches the reference with it.
 #include <gtest/gtest.h>
 
 #include "core/parallel.h"
@@ -145,6 +146,53 @@ TEST(UntunedKnobs, LongRowsPerTileGetColumnTiles) {
     SpmmOptions wide;
     wide.feat = 512;
     EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, wide), g).format.str(), "csr");
+  }
+}
+
+TEST(UntunedKnobs, LongRowsOfOneVectorGetTwoAccumulatorSetsBeforeColumnTiles) {
+  // The line: a row's features fit one vector and rows average 32 non-zeros.
+  EXPECT_EQ(untuned_accumulator_sets(16, 16, 100, 3200), 2);
+  EXPECT_EQ(untuned_accumulator_sets(16, 16, 100, 3199), 1);
+  EXPECT_EQ(untuned_accumulator_sets(7, 16, 100, 3200), 2);
+  EXPECT_EQ(untuned_accumulator_sets(17, 16, 100, 1 << 20), 1) << "two vectors: two chains already";
+  EXPECT_EQ(untuned_accumulator_sets(8, 8, 100, 3200), 2);
+  EXPECT_EQ(untuned_accumulator_sets(16, 8, 100, 3200), 1);
+  EXPECT_EQ(untuned_accumulator_sets(16, 16, 0, 0), 1) << "no rows";
+  // The graph of LongRowsPerTileGetColumnTiles (400 non-zeros per row): at F = 64
+  // column tiles, at F = one vector CSR with two sets, which runs correctly,
+  // weighted and mean, int32 and int64.
+  testing::ScopedCacheRoot cache("untuned_knobs");
+  for (const bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec s;
+    s.rows = 2000;
+    s.cols = 3000;
+    s.avg_degree = 400;
+    s.empty_row_fraction = 0.1;
+    s.weighted = true;
+    s.int64_indices = int64_indices;
+    s.seed = 12;
+    const Graph g = testing::random_graph(s);
+    const int64_t F = host_vector_lanes() - 1;  // one vector, with a scalar tail
+    for (const bool mean : {false, true}) {
+      SpmmOptions o;
+      o.feat = F;
+      o.weighted = true;
+      o.reduce = mean ? Reduce::Mean : Reduce::Sum;
+      const SpmmKernel k(g, o);
+      EXPECT_EQ(k.plan().format.str(), "csr");
+      EXPECT_EQ(k.plan().knobs.accumulator_sets, 2);
+      Rng rng(5);
+      const Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
+      const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
+      const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
+      EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ", mean " << mean << ")";
+    }
+    SpmmOptions o;
+    o.feat = 64;
+    EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, o), g).knobs.accumulator_sets, 1);
+    // The plan template (plain_csr) keeps one set.
+    o.feat = 16;
+    EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, o)).knobs.accumulator_sets, 1);
   }
 }
 
