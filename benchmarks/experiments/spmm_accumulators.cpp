@@ -12,10 +12,11 @@
 //   for g in acm dblp facebook cora pubmed; do build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g; done
 //   chrt -f 50 build/benchmarks/strata_experiment_spmm_accumulators /tmp/exp/acm /tmp/exp/dblp ...
 //
-// Measured on the Intel Xeon VM, 2026-12-05 (docs/BENCHMARKS.md, "Column tiles", "Measured
-// and not adopted for SpMM"): 0.92-1.02x at F = 32 and 64, where a row's F/16 chains already
-// keep the adds busy; 1.42-1.43x at F = 16 on graphs with long rows (ACM, Squirrel), nothing
-// on Cora's short rows.
+// Measured on the Intel Xeon VM, 2026-12-05 (docs/BENCHMARKS.md, "Column tiles", "Accumulator
+// sets"): 0.92-1.02x at F = 32 and 64, where a row's F/16 chains already keep the adds busy;
+// 1.42-1.43x at F = 16 on graphs with long rows (ACM, Squirrel), nothing on Cora's short rows.
+// The compiler now generates this form (CpuKnobs::accumulator_sets, via Schedule::rfactor over
+// the non-zero loop); this program stays as the hand-written reference point.
 #include <omp.h>
 
 #include <algorithm>

@@ -153,10 +153,12 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
   }
   // Accumulator sets (CpuKnobs::accumulator_sets): every untiled CSR plan again
   // with two sets where a row's features fill at most one vector, so that its
-  // adds form one dependent chain (Xeon VM, F = 16, 2 threads, side by side:
-  // ogbl-ddi 1.59x, Squirrel 1.33x, ACM 1.23x; Pubmed 0.83x, Facebook 0.92x);
+  // adds form one dependent chain, and rows average 16 non-zeros or more (Xeon
+  // VM, F = 16, 2 threads, side by side: ogbl-ddi 1.57x, Squirrel 1.33x, ACM
+  // 1.23x, bcsstk13 1.20x; 0.73-0.97x on every graph with shorter rows, where a
+  // pick of two sets could only be timing noise on a kernel of microseconds);
   // when exhaustive, two and four sets up to two vectors (F = 32: 0.87-1.01x).
-  if (F <= (exhaustive ? 2 * lanes : lanes)) {
+  if (F <= (exhaustive ? 2 * lanes : lanes) && (exhaustive || g.nnz >= 16 * std::max<int64_t>(g.rows, 1))) {
     const size_t n = out.size();
     for (size_t k = 0; k < n; ++k)
       if (out[k].feature_tile == 0 && out[k].x_layout.is_row())

@@ -408,6 +408,37 @@ TEST(SearchSpace, ColumnTilesOnlyWhereRowsAreLongPerTile) {
   EXPECT_TRUE(in_sddmm);
 }
 
+TEST(SearchSpace, AccumulatorSetsWhereARowIsOneVectorAndRowsAreLong) {
+  GraphFingerprint g;
+  g.rows = g.cols = 1000;
+  g.nnz = 16000;  // 16 non-zeros per row: the line
+  g.row_histogram = std::vector<int64_t>(6, 0);
+  g.row_histogram[5] = 1000;
+  SpmmSpec spec;
+  auto sets = [&](int64_t F, bool exhaustive) {
+    spec.feat = F;
+    std::set<int> out;
+    for (const auto& p : spmm_search_space(g, spec, 16, exhaustive))
+      if (p.knobs.accumulator_sets > 1) {
+        out.insert(p.knobs.accumulator_sets);
+        EXPECT_TRUE(p.format.kind == FormatKind::Csr && p.feature_tile == 0) << p.str();
+      }
+    return out;
+  };
+  EXPECT_EQ(sets(16, false), (std::set<int>{2}));
+  EXPECT_EQ(sets(7, false), (std::set<int>{2}));
+  EXPECT_TRUE(sets(32, false).empty()) << "two vectors: two chains already";
+  EXPECT_EQ(sets(32, true), (std::set<int>{2, 4}));
+  EXPECT_TRUE(sets(64, true).empty());
+  g.nnz = 15999;  // shorter rows: only the exhaustive search tries them
+  EXPECT_TRUE(sets(16, false).empty());
+  EXPECT_EQ(sets(16, true), (std::set<int>{2, 4}));
+  // Two sets are a one-knob neighbour.
+  KernelPlan a, b;
+  b.knobs.accumulator_sets = 2;
+  EXPECT_EQ(plan_distance(a, b), 1);
+}
+
 TEST(SearchSpace, SmallGraphsGetAGrainThatBalancesTheirTasks) {
   GraphFingerprint g;
   g.nnz = 5429;  // Cora as stored: 4096 per task gives two tasks of 4096 and 1333 non-zeros
