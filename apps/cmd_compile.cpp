@@ -48,6 +48,7 @@ struct CompileArgs {
   bool deterministic = false;
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
+  int accumulator_sets = 1;
   std::string plan_file;
   std::string role;              // with a run's kernels.json as --plan: which kernel
   std::string kernel = "fused";  // rgms and gat: which of their kernels
@@ -88,6 +89,7 @@ int run_compile(const CompileArgs& a) {
     plan.knobs.grain = a.grain;
     plan.knobs.prefetch = a.prefetch;
     plan.feature_tile = a.tile;
+    plan.knobs.accumulator_sets = a.accumulator_sets;
     plan.x_layout = DenseLayout::parse(a.x_layout, "--x-layout");
   }
   const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
@@ -205,6 +207,10 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                            ->check(integer_at_least(0));
                        app.add_option("--x-layout", a->x_layout, "spmm: X layout row, pad:P or panel:W")
                            ->capture_default_str();
+                       app.add_option("--accumulator-sets", a->accumulator_sets,
+                                      "spmm on csr: accumulator sets a row's non-zeros alternate between")
+                           ->capture_default_str()
+                           ->check(integer_in(1, 8));
                        app.add_option("--plan", a->plan_file,
                                       "a plan JSON file (replaces --format and the knobs), or a run dir's kernels.json "
                                       "with --role");
@@ -229,7 +235,7 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                          // that would choose them are refused rather than ignored.
                          if (!a->role.empty())
                            for (const char* o : {"--feat", "--format", "--index", "--reduce", "--weighted", "--lanes",
-                                                 "--grain", "--prefetch", "--tile", "--x-layout"})
+                                                 "--grain", "--prefetch", "--tile", "--x-layout", "--accumulator-sets"})
                              STRATA_CHECK(app.count(o) == 0,
                                           "{}: --role takes the kernel's program and plan from the run's kernels.json; "
                                           "drop {}",
@@ -237,8 +243,8 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                          // Likewise a plan file replaces the format and the knobs, and an
                          // option of another op would do nothing.
                          if (!a->plan_file.empty() && a->role.empty())
-                           for (const char* o :
-                                {"--format", "--lanes", "--grain", "--prefetch", "--tile", "--x-layout"})
+                           for (const char* o : {"--format", "--lanes", "--grain", "--prefetch", "--tile", "--x-layout",
+                                                 "--accumulator-sets"})
                              STRATA_CHECK(app.count(o) == 0,
                                           "{}: --plan replaces the format and the schedule knobs; drop {} (or edit the "
                                           "plan file)",

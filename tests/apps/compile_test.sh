@@ -16,6 +16,16 @@ expect spmm-source "$out" 'strata_f32x16'
 out="$("$strata" compile spmm --feat 32 --lanes 1 --emit source 2>&1)" || { echo "$out"; echo "FAIL: lanes 1 exit code"; exit 1; }
 expect scalar-source "$out" 'Y_local\[f\] = \(Y_local\[f\] \+ X\['
 if grep -q 'strata_f32x' <<<"$out"; then echo "FAIL: a lanes=1 plan used vector types"; fails=$((fails + 1)); fi
+# Two accumulator sets: one copy of the row's accumulator per set, the pairs of
+# non-zeros in one loop, the odd one out in a peeled tail; refused on another format.
+out="$("$strata" compile spmm --feat 16 --lanes 16 --accumulator-sets 2 --emit scheduled 2>&1)" \
+  || { echo "$out"; echo "FAIL: accumulator sets exit code"; exit 1; }
+expect sets-copies "$out" 'allocate Y_local_rf_16: float32\[16\] in register'
+expect sets-pairs "$out" 'for \(j_o, 0, \(A_indptr\[i \+ 1\] - A_indptr\[i\]\) / 2\)'
+expect sets-tail "$out" 'for \(j_t, '
+err="$("$strata" compile spmm --feat 16 --format coo --accumulator-sets 2 2>&1)"
+expect_rc sets-coo $? 1
+expect sets-coo "$err" "accumulator sets apply to csr only, not coo"
 
 # RGMS: the transform of F = 32 on 16 lanes blocks 8 pairs of a relation (copies
 # u1..u7 of the accumulators, one jammed reduction loop); on 8 lanes at F = 64 one
