@@ -109,40 +109,55 @@ TEST(UntunedKnobs, ColumnTilesNeedSegmentsOf16OrOf8WhenXOutgrowsL2) {
   EXPECT_FALSE(untuned_column_tiles(g16, 32, 1, kL2).has_value());
 }
 
-// Rows of ~400 non-zeros over 3000 columns: at F = 64 the 64 KiB tile is 256
-// columns (12 tiles, ~33 non-zeros per row and tile), so the untuned plan is
-// column-tiled DCSR; it must match the reference, int32 and int64, sum and mean.
-// Above 256 features the plan template tiles the features, and stays on CSR.
+// Rows of ~400 non-zeros over 3000 columns (a tenth of them empty), weighted.
+Graph long_rows_graph(bool int64_indices) {
+  testing::RandomGraphSpec s;
+  s.rows = 2000;
+  s.cols = 3000;
+  s.avg_degree = 400;
+  s.empty_row_fraction = 0.1;
+  s.weighted = true;
+  s.int64_indices = int64_indices;
+  s.seed = 12;
+  return testing::random_graph(s);
+}
+
+// The untuned plan a weighted SpMM at F gets on g, after checking that it runs and
+// matches the reference, sum and mean.
+SpmmPlan untuned_plan_checked(const Graph& g, int64_t F) {
+  SpmmPlan plan;
+  for (const bool mean : {false, true}) {
+    SpmmOptions o;
+    o.feat = F;
+    o.weighted = true;
+    o.reduce = mean ? Reduce::Mean : Reduce::Sum;
+    const SpmmKernel k(g, o);
+    plan = k.plan();
+    Rng rng(4);
+    const Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
+    const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
+    const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
+    EXPECT_TRUE(r.ok) << r.str() << " (F " << F << ", int64 indices " << (g.index_dtype() == DType::I64) << ", mean "
+                      << mean << ", plan " << plan.str() << ")";
+  }
+  return plan;
+}
+
+// On long_rows_graph at F = 64 the 64 KiB tile is 256 columns (12 tiles, ~33
+// non-zeros per row and tile), so the untuned plan is column-tiled DCSR; it must
+// match the reference, int32 and int64, sum and mean. Above 256 features the plan
+// template tiles the features, and stays on CSR.
 TEST(UntunedKnobs, LongRowsPerTileGetColumnTiles) {
   testing::ScopedCacheRoot cache("untuned_knobs");
   EXPECT_EQ(column_tile_widths(64, false).back(), 256);
   EXPECT_EQ(column_tile_grain(450000, 2), 16384) << "6 tasks of 65536 for 2 threads: too few";
   EXPECT_EQ(column_tile_grain(2135822, 2), 65536);
   for (const bool int64_indices : {false, true}) {
-    testing::RandomGraphSpec s;
-    s.rows = 2000;
-    s.cols = 3000;
-    s.avg_degree = 400;
-    s.empty_row_fraction = 0.1;
-    s.weighted = true;
-    s.int64_indices = int64_indices;
-    s.seed = 12;
-    const Graph g = testing::random_graph(s);
-    for (const bool mean : {false, true}) {
-      SpmmOptions o;
-      o.feat = 64;
-      o.weighted = true;
-      o.reduce = mean ? Reduce::Mean : Reduce::Sum;
-      const SpmmKernel k(g, o);
-      EXPECT_EQ(k.plan().format.str(), "dcsr:cols=256");
-      EXPECT_EQ(k.plan().knobs.grain, column_tile_grain(g.nnz(), num_threads()));
-      EXPECT_FALSE(k.plan().knobs.stream_stores);
-      Rng rng(4);
-      const Tensor X = Tensor::uniform({g.num_cols(), 64}, -1, 1, rng);
-      const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
-      const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
-      EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ", mean " << mean << ")";
-    }
+    const Graph g = long_rows_graph(int64_indices);
+    const SpmmPlan plan = untuned_plan_checked(g, 64);
+    EXPECT_EQ(plan.format.str(), "dcsr:cols=256");
+    EXPECT_EQ(plan.knobs.grain, column_tile_grain(g.nnz(), num_threads()));
+    EXPECT_FALSE(plan.knobs.stream_stores);
     SpmmOptions wide;
     wide.feat = 512;
     EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, wide), g).format.str(), "csr");
@@ -158,35 +173,14 @@ TEST(UntunedKnobs, LongRowsOfOneVectorGetTwoAccumulatorSetsBeforeColumnTiles) {
   EXPECT_EQ(untuned_accumulator_sets(8, 8, 100, 3200), 2);
   EXPECT_EQ(untuned_accumulator_sets(16, 8, 100, 3200), 1);
   EXPECT_EQ(untuned_accumulator_sets(16, 16, 0, 0), 1) << "no rows";
-  // The graph of LongRowsPerTileGetColumnTiles (400 non-zeros per row): at F = 64
-  // column tiles, at F = one vector CSR with two sets, which runs correctly,
-  // weighted and mean, int32 and int64.
+  // On long_rows_graph (400 non-zeros per row), where F = 64 takes column tiles,
+  // a row of one vector (with a scalar tail) takes CSR with two sets.
   testing::ScopedCacheRoot cache("untuned_knobs");
   for (const bool int64_indices : {false, true}) {
-    testing::RandomGraphSpec s;
-    s.rows = 2000;
-    s.cols = 3000;
-    s.avg_degree = 400;
-    s.empty_row_fraction = 0.1;
-    s.weighted = true;
-    s.int64_indices = int64_indices;
-    s.seed = 12;
-    const Graph g = testing::random_graph(s);
-    const int64_t F = host_vector_lanes() - 1;  // one vector, with a scalar tail
-    for (const bool mean : {false, true}) {
-      SpmmOptions o;
-      o.feat = F;
-      o.weighted = true;
-      o.reduce = mean ? Reduce::Mean : Reduce::Sum;
-      const SpmmKernel k(g, o);
-      EXPECT_EQ(k.plan().format.str(), "csr");
-      EXPECT_EQ(k.plan().knobs.accumulator_sets, 2);
-      Rng rng(5);
-      const Tensor X = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
-      const Tensor want = testing::reference_spmm(g, X, g.values(), Tensor(), Tensor(), mean);
-      const CloseReport r = all_close(k.run(X), want, 1e-4, 1e-4);
-      EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ", mean " << mean << ")";
-    }
+    const Graph g = long_rows_graph(int64_indices);
+    const SpmmPlan plan = untuned_plan_checked(g, host_vector_lanes() - 1);
+    EXPECT_EQ(plan.format.str(), "csr");
+    EXPECT_EQ(plan.knobs.accumulator_sets, 2);
     SpmmOptions o;
     o.feat = 64;
     EXPECT_EQ(SpmmKernel::default_plan(SpmmKernel::spec(g, o), g).knobs.accumulator_sets, 1);
