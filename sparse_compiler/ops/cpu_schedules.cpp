@@ -148,6 +148,8 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   // The feature loops: F, or F_i within a feature tile or panel.
   for (const char* axis : {"F", "F_i"})
     for (const auto& l : loops_with_axis(s, axis)) vectorize_feature_loop(s, l, knobs.vector_lanes);
+  // Without sets, after vectorizing: the prefetches then follow the row's vector
+  // parts (inserting them earlier adds one for a scalar tail, F = 33: a new kernel).
   if (knobs.prefetch > 0 && knobs.accumulator_sets <= 1) s.prefetch("j", "X", knobs.prefetch, "nnz");
   if (knobs.stream_stores) {
     STRATA_SCHED_CHECK(staged,
