@@ -205,7 +205,7 @@ int run_bench(const BenchArgs& a) {
       // buffers) until the rounds below have timed it.
       struct Prepared {
         Row row;
-        Tensor out, Xlaid;
+        Tensor out, Xlaid, Ylaid;  // X (and SDDMM's Y) in the plan's layout
         std::function<void()> fn;
         std::optional<sc::SpmmKernel> spk;
         std::optional<sc::SddmmKernel> sdk;
@@ -267,7 +267,11 @@ int run_bench(const BenchArgs& a) {
             } else {
               c.sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
               c.row.plan = c.sdk->plan().str();
-              c.fn = [&X, &Yin, cp = &c] { cp->sdk->run_into(X, Yin, cp->out); };
+              // X and Y as their producers would write them for this plan (converted outside the timing).
+              const sc::DenseLayout& xl = c.sdk->plan().x_layout;
+              c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
+              c.Ylaid = xl.is_row() ? Yin : sc::to_layout(Yin, xl);
+              c.fn = [cp = &c] { cp->sdk->run_into(cp->Xlaid, cp->Ylaid, cp->out); };
             }
             if (be != sc::Backend::Generated) c.row.plan = "";
           } else if (b == "eigen") {
@@ -379,7 +383,8 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                                       "free up (dynamic)");
                        app.add_option("--tile", a->tile, "'generated': feature tile (0: none)")->check(integer_at_least(0));
                        app.add_option("--grain", a->grain, "'generated': non-zeros per task")->check(integer_at_least(1));
-                       app.add_option("--x-layout", a->x_layout, "'generated' spmm: X layout row, pad:P or panel:W");
+                       app.add_option("--x-layout", a->x_layout,
+                                      "'generated': X layout row, pad:P or panel:W (sddmm: X and Y, row or panel:W)");
                        app.add_option("--accumulator-sets", a->accumulator_sets,
                                       "'generated' spmm on csr: accumulator sets a row's non-zeros alternate between")
                            ->check(integer_in(1, 8));

@@ -98,8 +98,8 @@ int run_compile(const CompileArgs& a) {
   Kernel program, lowered;
   // Options of one op given to another are refused, not ignored.
   STRATA_CHECK(a.op == "spmm" || a.reduce == "sum", "--reduce {}: applies to spmm only", a.reduce);
-  STRATA_CHECK(a.op == "spmm" || plan.x_layout.is_row(),
-               "--x-layout {}: applies to spmm only (X of {} is read by rows)", plan.x_layout.str(), a.op);
+  STRATA_CHECK(a.op == "spmm" || a.op == "sddmm" || plan.x_layout.is_row(),
+               "--x-layout {}: applies to spmm and sddmm only (X of {} is read by rows)", plan.x_layout.str(), a.op);
   if (a.op == "spmm") {
     SpmmSpec spec;
     spec.feat = a.feat;
@@ -119,7 +119,7 @@ int run_compile(const CompileArgs& a) {
     else if (scheduled) lowered = SpmmKernel::lower(spec, plan);
   } else if (a.op == "sddmm" || a.op == "sddmm_add") {
     SddmmSpec spec{a.op == "sddmm" ? SddmmKind::Dot : SddmmKind::Add, a.feat, idt};
-    program = sddmm_program(spec);
+    program = sddmm_program(spec, plan.x_layout);
     if (plan.format.decomposed()) program = decompose_format(program, plan.format);
     else if (plan.format.kind == FormatKind::Coo) program = coo_program(program);
     // SDDMM has no atomics on any format: --deterministic changes nothing.

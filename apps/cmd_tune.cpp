@@ -62,7 +62,8 @@ RegisterCommand reg({"tune", "Choose a format and schedule for an op on a graph,
                            ->check(integer_in(1, kMaxFeatureSize));
                        app.add_flag("--exhaustive", a->exhaustive, "measure the whole search space");
                        app.add_flag("--x-layouts", a->x_layouts,
-                                    "spmm: also try reading X in panel and padded layouts");
+                                    "also try other operand layouts (spmm: X in panels or padded rows; sddmm: X and Y "
+                                    "in panels)");
                        app.add_flag("--no-records", a->no_records, "neither read nor write tuning records");
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
                        app.add_option("--data-root", a->data_root, "dataset folder");

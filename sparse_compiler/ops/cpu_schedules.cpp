@@ -163,15 +163,27 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
 
 Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
+  // Panel by panel, O is zeroed by its own pass first (loop i_init), in the same
+  // row tasks as the panel passes, so with static tasks each thread zeroes the
+  // part of O that it then adds into.
+  if (exists(s, "i_init")) {
+    const std::string chunk = s.balance("i_init", "A_indptr", knobs.grain);
+    s.parallel(chunk);
+    if (knobs.static_tasks) s.static_tasks(chunk);
+  }
   row_tasks(s, knobs);
-  if (exists(s, "f")) {
-    // Dot: X[i] in registers (unless it is wider than a local may be), one vector
-    // accumulator per edge.
-    if (fits_in_locals(s, {"F"})) s.cache_read("X", "i");
+  // The dot product's feature loop: f, or f_i within a panel.
+  const std::string f = exists(s, "f") ? "f" : exists(s, "f_i") ? "f_i" : "";
+  if (!f.empty()) {
+    // Dot: X[i] (or its panel) in registers (unless it is wider than a local may
+    // be), one vector accumulator per edge.
+    if (fits_in_locals(s, {"F", "F_i"})) s.cache_read("X", "i");
     const std::string acc = s.cache_write("O", "j");
-    vectorize_reduction_loop(s, "f", acc, knobs.vector_lanes);
-    for (const auto& l : loops_with_axis(s, "F"))
-      if (find_loop(s.kernel().body, l)->for_kind == ForKind::Serial) vectorize_feature_loop(s, l, knobs.vector_lanes);
+    vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
+    for (const char* axis : {"F", "F_i"})
+      for (const auto& l : loops_with_axis(s, axis))
+        if (find_loop(s.kernel().body, l)->for_kind == ForKind::Serial)
+          vectorize_feature_loop(s, l, knobs.vector_lanes);
     if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
   } else if (exists(s, "h")) {
     vectorize_feature_loop(s, "h", knobs.vector_lanes);

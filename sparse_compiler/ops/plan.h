@@ -20,7 +20,8 @@ struct KernelPlan {
   CpuKnobs knobs;
   int64_t feature_tile = 0;  // SpMM on CSR: split the features into tiles of this width (0: none)
   // SpMM on CSR: the layout the kernel reads X in (dense_layout.h); a panel layout
-  // runs panel by panel (its width is the feature tile).
+  // runs panel by panel (its width is the feature tile). SDDMM dot products on
+  // CSR: row, or panels of X and Y alike, one pass over the edges per panel.
   DenseLayout x_layout;
   // SpMM on a CUDA device: the GPU schedule's knobs, or the cuSPARSE algorithm for
   // Backend::CuSparse. Not part of str()/to_json(), which describe the CPU plan.

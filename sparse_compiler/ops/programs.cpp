@@ -120,8 +120,13 @@ Kernel spmm_program(const SpmmSpec& s, const DenseLayout& x_layout) {
   return k;
 }
 
-Kernel sddmm_program(const SddmmSpec& s) {
+Kernel sddmm_program(const SddmmSpec& s, const DenseLayout& layout) {
   STRATA_CHECK(s.feat >= 1, "sddmm: feature size must be at least 1, got {}", s.feat);
+  STRATA_CHECK(s.kind == SddmmKind::Dot || layout.is_row(),
+               "sddmm_add: XL and XR are read by rows (layout {} applies to dot products)", layout.str());
+  STRATA_CHECK(layout.kind != DenseLayout::Kind::Padded, "sddmm: layout {}: X and Y are read as rows or panels",
+               layout.str());
+  layout.fits(s.feat, "sddmm");
   CsrAxes ax = csr_axes(s.index_dtype);
   Kernel k;
   k.name = s.name();
@@ -131,17 +136,39 @@ Kernel sddmm_program(const SddmmSpec& s) {
   if (s.kind == SddmmKind::Dot) {
     Axis F = dense_fixed("F", make_int(s.feat));
     k.axes = {ax.I, ax.J, ax.J_detach, F};
-    SparseBuffer X = sparse_buffer("X", {ax.I, F}, DType::F32);
-    SparseBuffer Y = sparse_buffer("Y", {ax.J_detach, F}, DType::F32);
+    SparseBuffer X, Y;
     SparseBuffer O = sparse_buffer("O", {ax.I, ax.J}, DType::F32);
+    Expr x, y;
+    std::vector<IterVar> features;
+    if (layout.kind == DenseLayout::Kind::Panel) {
+      // X and Y panel by panel ([F/W][rows][W]): the dot product is a reduction
+      // over both f_o and f_i, so a schedule can run one pass per panel.
+      const int64_t W = layout.param;
+      Axis F_o = dense_fixed("F_o", make_int(s.feat / W)), F_i = dense_fixed("F_i", make_int(W));
+      k.axes.push_back(F_o);
+      k.axes.push_back(F_i);
+      k.name += fmt::format("_xpanel{}", W);
+      X = sparse_buffer("X", {F_o, ax.I, F_i}, DType::F32);
+      Y = sparse_buffer("Y", {F_o, ax.J_detach, F_i}, DType::F32);
+      x = sparse_load(X, {var("f_o"), i, var("f_i")});
+      y = sparse_load(Y, {var("f_o"), j, var("f_i")});
+      features = {{"f_o", F_o, true}, {"f_i", F_i, true}};
+    } else {
+      X = sparse_buffer("X", {ax.I, F}, DType::F32);
+      Y = sparse_buffer("Y", {ax.J_detach, F}, DType::F32);
+      x = sparse_load(X, {i, var("f")});
+      y = sparse_load(Y, {j, var("f")});
+      features = {{"f", F, true}};
+    }
     k.buffers = {X, Y, O};
     k.params.push_back(Param::buffer("X", DType::F32));
     k.params.push_back(Param::buffer("Y", DType::F32));
     k.params.push_back(Param::buffer("O", DType::F32, ParamRole::Output));
-    Expr f = var("f");
     Stmt init = sparse_store(O, {i, j}, make_float(0));
-    Stmt body = sparse_store(O, {i, j}, add(sparse_load(O, {i, j}), mul(sparse_load(X, {i, f}), sparse_load(Y, {j, f}))));
-    k.body = sparse_iteration("sddmm", {{"i", ax.I, false}, {"j", ax.J, false}, {"f", F, true}}, init, body);
+    Stmt body = sparse_store(O, {i, j}, add(sparse_load(O, {i, j}), mul(x, y)));
+    std::vector<IterVar> iters = {{"i", ax.I, false}, {"j", ax.J, false}};
+    iters.insert(iters.end(), features.begin(), features.end());
+    k.body = sparse_iteration("sddmm", iters, init, body);
   } else {
     Axis H = dense_fixed("H", make_int(s.feat));
     k.axes = {ax.I, ax.J, ax.J_detach, H};

@@ -57,6 +57,9 @@ void add_size_params(Kernel& k);
 // rows, or panels whose feature iterators are f_o (panel) and f_i (within it), so a
 // schedule can run panel by panel (loops f_o, i, j, f_i).
 Kernel spmm_program(const SpmmSpec& spec, const DenseLayout& x_layout = {});
-Kernel sddmm_program(const SddmmSpec& spec);
+// Dot products read X and Y by rows, or both panel by panel (layout panel:W: X, Y
+// as [F/W][rows][W], the reduction over f_o and f_i; a schedule then runs one pass
+// over the edges per panel, loops f_o, i, j, f_i).
+Kernel sddmm_program(const SddmmSpec& spec, const DenseLayout& layout = {});
 
 }  // namespace strata::sc

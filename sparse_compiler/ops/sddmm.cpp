@@ -7,10 +7,11 @@
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
-#include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/cuda_binding.h"
+#include "sparse_compiler/ops/reference_kernels.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/sparse_schedule.h"
 
 namespace strata::sc {
 
@@ -44,7 +45,14 @@ KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
 }
 
 Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
-  STRATA_CHECK(plan.feature_tile == 0, "sddmm plan: feature tiles are not supported");
+  const bool panels = plan.x_layout.kind == DenseLayout::Kind::Panel && plan.x_layout.param < spec.feat;
+  STRATA_CHECK(plan.feature_tile == 0 || (panels && plan.feature_tile == plan.x_layout.param),
+               "sddmm plan: feature tiles come from X and Y's panel layout (x_layout panel:W), got tile {} with X "
+               "layout {}",
+               plan.feature_tile, plan.x_layout.str());
+  STRATA_CHECK(plan.x_layout.is_row() || (plan.format.kind == FormatKind::Csr && spec.kind == SddmmKind::Dot),
+               "sddmm plan: X and Y layout {} applies to dot products on csr only, not {} on {}", plan.x_layout.str(),
+               spec.name(), plan.format.str());
   STRATA_CHECK(plan.knobs.accumulator_sets == 1, "sddmm plan: accumulator sets apply to spmm only, got {}",
                plan.knobs.accumulator_sets);
   const std::string suffix = fmt::format("_l{}_g{}_p{}{}", plan.knobs.vector_lanes, plan.knobs.grain,
@@ -59,7 +67,10 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
     k.name += suffix;
     return lower_schedule(schedule_decomposed_sddmm_cpu(lower_to_loops(k), plan.format, plan.knobs));
   }
-  Kernel k = sddmm_program(spec);
+  Kernel k = sddmm_program(spec, plan.x_layout);
+  // Panel by panel: one pass over the edges per panel of X and Y, each adding its
+  // partial dot products into O.
+  if (panels) k = sparse_reorder(k, "sddmm", {"f_o", "i", "j", "f_i"});
   k.name += suffix;
   return lower_schedule(schedule_sddmm_cpu(lower_to_loops(k), plan.knobs));
 }
@@ -67,6 +78,7 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
 SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std::move(options)) {
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : opt_.device.is_cuda() ? default_plan() : default_plan(spec_, A_);
+  plan_.x_layout.fits(spec_.feat, "sddmm plan");
   gpu_ = opt_.gpu ? *opt_.gpu : default_gpu_sddmm_knobs(spec_);
   if (opt_.device.is_cuda()) {
     bind_cuda(std::nullopt);
@@ -79,7 +91,7 @@ SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std
   if (opt_.backend == Backend::Generated) {
     compiled_ = std::move(compile_cpu({lower(spec_, plan_)}).front());
   } else if (opt_.backend == Backend::Interpreter) {
-    reference_ = lower_to_loops(sddmm_program(spec_));
+    reference_ = lower_to_loops(sddmm_program(spec_, plan_.x_layout));
   }
   bind();
 }
@@ -107,6 +119,9 @@ const CompiledCudaKernel* SddmmKernel::compiled_cuda() const { return cuda_ ? cu
 
 void SddmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   require_cuda_backend("sddmm", opt_.device);
+  STRATA_CHECK(plan_.x_layout.is_row(),
+               "sddmm (cuda): X and Y layout {} is a CPU plan choice; GPU kernels read row-major X and Y",
+               plan_.x_layout.str());
   STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
                "sddmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
   cuda_ = std::make_shared<CudaOpBinding>(A_, opt_.device);
@@ -158,12 +173,17 @@ Tensor SddmmKernel::run(const Tensor& X, const Tensor& Y) const {
 
 void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
   const bool dot = spec_.kind == SddmmKind::Dot;
-  const char* xn = dot ? "sddmm input X" : "sddmm input XL";
-  const char* yn = dot ? "sddmm input Y" : "sddmm input XR";
-  check_tensor(X, xn, DType::F32, 2);
-  check_shape(X, xn, {A_.num_rows(), spec_.feat});
-  check_tensor(Y, yn, DType::F32, 2);
-  check_shape(Y, yn, {A_.num_cols(), spec_.feat});
+  const std::string xn = dot ? "sddmm input X" : "sddmm input XL";
+  const std::string yn = dot ? "sddmm input Y" : "sddmm input XR";
+  // X and Y in the plan's layout (row-major, or panels).
+  const DenseLayout& layout = plan_.x_layout;
+  const std::string in = layout.is_row() ? "" : " (in the plan's layout " + layout.str() + ")";
+  const Shape x_shape = layout.storage_shape(A_.num_rows(), spec_.feat);
+  const Shape y_shape = layout.storage_shape(A_.num_cols(), spec_.feat);
+  check_tensor(X, xn + in, DType::F32, static_cast<int>(x_shape.size()));
+  check_shape(X, xn + in, x_shape);
+  check_tensor(Y, yn + in, DType::F32, static_cast<int>(y_shape.size()));
+  check_shape(Y, yn + in, y_shape);
   check_on_device(X, xn, opt_.device);
   check_on_device(Y, yn, opt_.device);
   if (dot) {
@@ -189,7 +209,11 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
     return;
   }
   if (opt_.backend == Backend::Reference) {
-    if (dot) reference_sddmm_dot(A_, X, Y, O);
+    if (dot && !layout.is_row())
+      reference_sddmm_dot(A_, from_layout(X, layout, A_.num_rows(), spec_.feat),
+                          from_layout(Y, layout, A_.num_cols(), spec_.feat), O);
+    else if (dot)
+      reference_sddmm_dot(A_, X, Y, O);
     else reference_sddmm_add(A_, X, Y, O);
     return;
   }

@@ -3,7 +3,10 @@
 //
 //   Dot:  O[e] = X[i] · Y[j]           X: float32 [rows, F], Y: [cols, F] -> O: [nnz]
 //   Add:  O[e, h] = XL[i, h] + XR[j, h] XL: [rows, H], XR: [cols, H]      -> O: [nnz, H]
-// for every stored non-zero e = (i, j) of A, in A's CSR position order.
+// for every stored non-zero e = (i, j) of A, in A's CSR position order. A dot
+// product's plan may read X and Y panel by panel (plan.x_layout panel:W): both are
+// then passed as [F/W, rows, W] (dense_layout.h, to_layout), and the kernel zeroes O
+// and adds one panel's partial products per pass over the edges.
 //
 // On a CUDA device (options.device = cuda) the graph is uploaded once and run()
 // takes and returns device tensors: Backend::Generated compiles the GPU schedule

@@ -155,7 +155,11 @@ double predict_sddmm_ms(const GraphFingerprint& g, int64_t feat, const KernelPla
   // SDDMM gathers like SpMM and additionally writes one value per edge; its Y
   // traffic is the X row per output row.
   const double base = predict_spmm_ms(g, spec, plan, m);
-  return base + static_cast<double>(g.nnz) * 4 / (m.bandwidth_gbs * 1e9) * 1e3;
+  // Panel by panel, O is zeroed first and every pass reads and writes it again.
+  const bool panels = !plan.x_layout.is_row() && plan.feature_tile > 0 && plan.feature_tile < feat;
+  const double passes = panels ? std::ceil(static_cast<double>(feat) / static_cast<double>(plan.feature_tile)) : 1;
+  const double o_bytes = static_cast<double>(g.nnz) * 4 * (panels ? 2 * passes : 1);
+  return base + o_bytes / (m.bandwidth_gbs * 1e9) * 1e3;
 }
 
 }  // namespace strata::sc

@@ -42,6 +42,10 @@ std::vector<KernelPlan> column_tile_plans(const GraphFingerprint& g, int64_t F, 
 
 std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmSpec& spec, int lanes, bool exhaustive,
                                           bool x_layouts = false);
-std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive);
+// With x_layouts, SDDMM also reads X and Y panel by panel (x_layout panel:W with
+// feature tile W, W < F): one pass over the edges per panel, with and without
+// static tasks, and Y-row prefetch at ~16 KiB and ~8 KiB ahead of a panel's rows.
+std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive,
+                                           bool x_layouts = false);
 
 }  // namespace strata::sc

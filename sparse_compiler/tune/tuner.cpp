@@ -348,20 +348,32 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
   auto kernels = std::make_shared<std::vector<std::unique_ptr<SddmmKernel>>>();
   auto out = std::make_shared<Tensor>(Tensor::empty({A.nnz()}, DType::F32));
   OpHooks h;
-  h.op_name = spec.name();
-  h.space = sddmm_search_space(g, feat, lanes, o.exhaustive);
+  h.op_name = spec.name() + (o.x_layouts ? "/x_layouts" : "");
+  h.space = sddmm_search_space(g, feat, lanes, o.exhaustive, o.x_layouts);
+  // X and Y in each layout a candidate reads, converted once.
+  auto laid = std::make_shared<std::map<std::string, std::pair<Tensor, Tensor>>>();
   h.predict = [&](const KernelPlan& p) { return predict_sddmm_ms(g, feat, p, machine); };
+  // The model prices the panels' smaller working set only roughly (cost_model.h):
+  // where Y outgrows the cache, measure the best-ranked panel plan.
+  if (x_outgrows_cache(g, feat, machine))
+    h.families.push_back([](const KernelPlan& p) { return !p.x_layout.is_row(); });
   h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
   h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
   h.untuned = SddmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
-  h.bind = [&, kernels, out](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
+  h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {
     kernels->push_back(std::make_unique<SddmmKernel>(A, SddmmOptions{SddmmKind::Dot, feat, Backend::Generated, p}, ck));
     SddmmKernel* k = kernels->back().get();
     padding = k->format() ? k->format()->padding_ratio() : 0;
-    k->run_into(X, Y, *out);
+    const std::string layout = p.x_layout.str();
+    if (!laid->count(layout))
+      (*laid)[layout] = p.x_layout.is_row() ? std::make_pair(X, Y)
+                                            : std::make_pair(to_layout(X, p.x_layout), to_layout(Y, p.x_layout));
+    const Tensor& x = laid->at(layout).first;
+    const Tensor& y = laid->at(layout).second;
+    k->run_into(x, y, *out);
     CloseReport r = all_close(*out, want, 1e-3, 1e-3);
-    return std::make_pair(r, std::function<void()>([k, out, &X, &Y] { k->run_into(X, Y, *out); }));
+    return std::make_pair(r, std::function<void()>([k, out, &x, &y] { k->run_into(x, y, *out); }));
   };
   return tune(A, h, o, g.digest());
 }

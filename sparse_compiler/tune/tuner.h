@@ -44,9 +44,10 @@ struct TuneOptions {
   // in the benchmark that followed).
   double min_gain = 0.05;
   bool quiet = true;        // log progress at info level when false
-  // SpMM: also consider plans that read X in a panel or padded layout; the caller
-  // then passes X in the chosen plan's x_layout (to_layout, or written so by the op
-  // producing it). Off by default: a row-major X is what most callers hold.
+  // SpMM: also consider plans that read X in a panel or padded layout; SDDMM: plans
+  // that read X and Y panel by panel. The caller then passes them in the chosen
+  // plan's x_layout (to_layout, or written so by the op producing them). Off by
+  // default: row-major operands are what most callers hold.
   bool x_layouts = false;
 };
 

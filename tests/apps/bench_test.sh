@@ -87,6 +87,11 @@ expect fail-cell "$out" "F=16 +plan:$scratch/t48.json +[0-9.]+ ms"
 out="$("$strata" bench sddmm --graph "$graph" --feat 32 --backend generated,plain --threads 1 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: sddmm exit code"; exit 1; }
 expect sddmm "$out" 'F=32 +plain +[0-9.]+ ms'
+# SDDMM panel by panel: X and Y laid out outside the timing, the result checked
+# against the reference like every row (a mismatch would print MISMATCH, not ms).
+out="$("$strata" bench sddmm --graph "$graph" --feat 64 --backend plain_csr,generated --x-layout panel:32 --threads 2 \
+  --repeats 3 2>&1)" || { echo "$out"; echo "FAIL: sddmm panels exit code"; exit 1; }
+expect sddmm-panels "$out" 'F=64 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+.*,x=panel:32'
 
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --prefetch -2 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --prefetch -2 exited 0"; fails=$((fails + 1)); }

@@ -113,9 +113,20 @@ expect bad-op "$err" "unknown op 'spmv' \(expected spmm, sddmm, sddmm_add, spmm_
 err="$("$strata" compile sddmm --feat 8 --reduce mean 2>&1)"
 expect_rc sddmm-reduce $? 1
 expect sddmm-reduce "$err" "--reduce mean: applies to spmm only"
-err="$("$strata" compile sddmm --feat 8 --x-layout panel:8 2>&1)"
-expect_rc sddmm-layout $? 1
-expect sddmm-layout "$err" "--x-layout panel:8: applies to spmm only"
+err="$("$strata" compile sddmm_add --feat 8 --x-layout panel:4 2>&1)"
+expect_rc sddmm-add-layout $? 1
+expect sddmm-add-layout "$err" "--x-layout panel:4: applies to spmm and sddmm only"
+# SDDMM panel by panel: O zeroed by its own parallel pass, then one pass per panel
+# adding into O, with the panel of X in registers; a padded layout is refused.
+out="$("$strata" compile sddmm --feat 128 --lanes 16 --x-layout panel:64 --emit lowered 2>&1)" \
+  || { echo "$out"; echo "FAIL: sddmm panels exit code"; exit 1; }
+expect sddmm-panel-init "$out" 'parallel \(i_init_chunk, '
+expect sddmm-panel-passes "$out" 'for \(f_o, 0, 2\) \[axis=F_o, iter=R\]'
+expect sddmm-panel-x "$out" 'X_local_48\[ramp\(0, 1, 16\)\] = X\[ramp\(f_o \* m \* 64 \+ i \* 64 \+ 48, 1, 16\)\]'
+expect sddmm-panel-o "$out" 'O_local_0\[0\] = O\[j\]'
+err="$("$strata" compile sddmm --feat 8 --x-layout pad:8 2>&1)"
+expect_rc sddmm-pad $? 1
+expect sddmm-pad "$err" "sddmm: layout pad:8: X and Y are read as rows or panels"
 err="$("$strata" compile spmm --feat 8 --index float32 2>&1)"
 expect_rc index-dtype $? 1
 expect index-dtype "$err" "--index: expected int32 or int64, got 'float32'"

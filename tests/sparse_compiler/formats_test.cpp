@@ -458,6 +458,34 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
     p.knobs.stream_stores = true;
     testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"streaming stores need the feature size"});
   }
+  {
+    // SDDMM reads X and Y by rows or panel by panel, dot products on csr only; a
+    // feature tile is the panel's width.
+    const SddmmSpec dot{SddmmKind::Dot, 64, DType::I32};
+    KernelPlan p = plan_for("csr");
+    p.feature_tile = 32;
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
+                               {"sddmm plan: feature tiles come from X and Y's panel layout",
+                                "got tile 32 with X "
+                                "layout row"});
+    p.x_layout = DenseLayout::panel(16);
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); }, {"got tile 32 with X layout panel:16"});
+    p.feature_tile = 0;
+    p.x_layout = DenseLayout::panel(24);
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
+                               {"layout panel:24 needs a feature size divisible by 24, got 64"});
+    p.x_layout = DenseLayout::padded(16);
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
+                               {"sddmm: layout pad:16: X and Y are read as rows or panels"});
+    p.x_layout = DenseLayout::panel(32);
+    testing::expect_user_error(
+        [&] {
+          SddmmKernel::lower({SddmmKind::Add, 64, DType::I32}, p);
+        },
+        {"X and Y layout panel:32 applies to dot products on csr only, not sddmm_add_h64_i32"});
+    p.format = FormatSpec::parse("ell:w=8");
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); }, {"not sddmm_dot_f64_i32 on ell:w=8"});
+  }
   testing::expect_user_error([] { DenseLayout::parse("panel", "--x-layout"); },
                              {"--x-layout", "unknown layout 'panel'", "row, pad:P or panel:W"});
   testing::expect_user_error([] { DenseLayout::parse("pad:0", "--x-layout"); }, {"'pad:0' needs a whole number in [1, 4096]"});

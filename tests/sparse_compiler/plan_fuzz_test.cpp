@@ -98,12 +98,22 @@ Case random_case(Rng& rng, int n) {
     c.sddmm_options.kind = add ? SddmmKind::Add : SddmmKind::Dot;
     c.sddmm_options.feat = add ? pick(rng, {1, 2, 3, 8, 17}) : F;
     c.sddmm_options.plan = plan;
+    // Dot products on csr: X and Y panel by panel, a width that divides F (F
+    // itself: one panel), the tile given or implied.
+    if (!add && plan.format.kind == FormatKind::Csr && one_in(rng, 3)) {
+      std::vector<int64_t> widths = {F};
+      for (int64_t w : {1, 3, 5, 8, 16, 32, 50, 64})
+        if (w < F && F % w == 0) widths.push_back(w);
+      KernelPlan& p = *c.sddmm_options.plan;
+      p.x_layout = DenseLayout::panel(pick(rng, widths));
+      if (p.x_layout.param < F && one_in(rng, 2)) p.feature_tile = p.x_layout.param;
+    }
   }
   const std::string op = c.spmm ? "spmm" : c.sddmm_options.kind == SddmmKind::Add ? "sddmm_add" : "sddmm";
   const int64_t feat = c.spmm ? F : c.sddmm_options.feat;
-  c.what = "case " + std::to_string(n) + ": " + op + " F=" + std::to_string(feat) + " on " +
-           std::to_string(s.rows) + "x" + std::to_string(s.cols) + " (" + std::to_string(c.graph.nnz()) + " nnz, " +
-           (s.int64_indices ? "int64" : "int32") + "), plan " + plan.str();
+  c.what = "case " + std::to_string(n) + ": " + op + " F=" + std::to_string(feat) + " on " + std::to_string(s.rows) +
+           "x" + std::to_string(s.cols) + " (" + std::to_string(c.graph.nnz()) + " nnz, " +
+           (s.int64_indices ? "int64" : "int32") + "), plan " + (c.spmm ? plan : *c.sddmm_options.plan).str();
   return c;
 }
 
@@ -156,14 +166,16 @@ TEST_P(PlanFuzz, RandomPlansMatchTheDenseReferenceOrAreRefusedByName) {
       const Tensor Y = Tensor::uniform({g.num_cols(), F}, -1, 1, rng);
       const Tensor want = c.sddmm_options.kind == SddmmKind::Add ? testing::reference_sddmm_add(g, X, Y)
                                                                   : testing::reference_sddmm_dot(g, X, Y);
-      const CloseReport r = all_close(k.run(X, Y), want, 1e-4, 1e-4);
+      const DenseLayout& layout = c.sddmm_options.plan->x_layout;
+      const CloseReport r = all_close(k.run(to_layout(X, layout), to_layout(Y, layout)), want, 1e-4, 1e-4);
       EXPECT_TRUE(r.ok) << c.what << ": " << r.str();
     }
   }
 }
 
 // Three draws of 24 kernels in CI (seeds 1-40 passed on 2026-12-04, 960 kernels, and 1-20
-// with SDDMM add, 480 more); STRATA_FUZZ_SEEDS=1-40 draws more. A failure names its seed and case.
+// with SDDMM add, 480 more; 1-40 again with SDDMM panels on 2026-12-05); STRATA_FUZZ_SEEDS=1-40
+// draws more. A failure names its seed and case.
 INSTANTIATE_TEST_SUITE_P(Seeds, PlanFuzz, ::testing::ValuesIn(::strata::testing::fuzz_seeds({1, 2, 3})));
 
 }  // namespace

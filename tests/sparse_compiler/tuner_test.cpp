@@ -3,6 +3,7 @@
 // and the search space behave as documented.
 #include "sparse_compiler/tune/tuner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "core/file_util.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/tune/cost_model.h"
 #include "sparse_compiler/tune/graph_fingerprint.h"
@@ -571,6 +573,68 @@ TEST_F(TunerTest, ChoosesAmongXLayoutsWhenAllowedAndTheChoiceRunsOnLaidOutX) {
   TuneOptions row;
   row.max_repeats = 3;
   EXPECT_FALSE(tune_spmm(g, 64, row).from_record);
+}
+
+// SDDMM with layouts allowed: where Y outgrows the cache, the best-ranked panel
+// plan (X and Y panel by panel) is measured at each grain, checked against the
+// reference like every candidate; the choice runs on laid-out X and Y. Without
+// layouts no panel plan is a candidate.
+TEST_F(TunerTest, SddmmPanelsAreMeasuredWhereYOutgrowsTheCacheOnlyWithLayouts) {
+  testing::RandomGraphSpec big;
+  big.rows = big.cols = 20000;  // Y at F = 128: 10 MB, over the model's 8 MB
+  big.avg_degree = 2;
+  big.seed = 6;
+  const Graph g = testing::random_graph(big);
+  ASSERT_TRUE(x_outgrows_cache(GraphFingerprint::of(g), 128, MachineModel::host()));
+  TuneOptions o = quick(1, 0);
+  o.use_records = false;
+  o.x_layouts = true;
+  const TuneResult r = tune_sddmm(g, 128, o);
+  int panels_measured = 0;
+  for (const auto& c : r.candidates)
+    if (!c.plan.x_layout.is_row() && c.measured_ms >= 0) {
+      EXPECT_EQ(c.status, "ok") << c.plan.str();
+      ++panels_measured;
+    }
+  EXPECT_GE(panels_measured, 1);
+  Rng rng(8);
+  const Tensor X = Tensor::uniform({g.num_rows(), 128}, -1, 1, rng);
+  const Tensor Y = Tensor::uniform({g.num_cols(), 128}, -1, 1, rng);
+  const Tensor got = SddmmKernel(g, {SddmmKind::Dot, 128, Backend::Generated, r.chosen})
+                         .run(to_layout(X, r.chosen.x_layout), to_layout(Y, r.chosen.x_layout));
+  EXPECT_TRUE(all_close(got, testing::reference_sddmm_dot(g, X, Y), 1e-4, 1e-4).ok) << r.chosen.str();
+  o.x_layouts = false;
+  for (const auto& c : tune_sddmm(g, 128, o).candidates) EXPECT_TRUE(c.plan.x_layout.is_row()) << c.plan.str();
+}
+
+TEST(SearchSpace, SddmmPanelsOnlyWithLayoutsAndOnlyNarrowerThanF) {
+  GraphFingerprint g;
+  g.rows = g.cols = 1000;
+  g.nnz = 8000;
+  g.row_histogram = std::vector<int64_t>(5, 0);
+  g.row_histogram[4] = 1000;
+  auto panels = [&](int64_t F, bool exhaustive, bool layouts) {
+    std::set<std::string> out;
+    for (const auto& p : sddmm_search_space(g, F, 16, exhaustive, layouts))
+      if (!p.x_layout.is_row()) {
+        EXPECT_EQ(p.feature_tile, p.x_layout.param) << p.str();
+        EXPECT_EQ(p.format.kind, FormatKind::Csr) << p.str();
+        out.insert(fmt::format("{}/{}", p.x_layout.str(), p.knobs.prefetch));
+      }
+    return out;
+  };
+  EXPECT_TRUE(panels(128, false, false).empty());
+  EXPECT_TRUE(panels(128, true, false).empty());
+  EXPECT_TRUE(panels(32, false, true).empty()) << "a panel of 32 at F = 32 is the row";
+  // Y-row prefetch ~16 KiB and ~8 KiB ahead of a panel's rows (and none).
+  const int64_t d32 = default_prefetch_distance(32), d64 = default_prefetch_distance(64);
+  EXPECT_EQ(
+      panels(128, false, true),
+      (std::set<std::string>{"panel:32/0", fmt::format("panel:32/{}", d32 / 2), fmt::format("panel:32/{}", d32),
+                             "panel:64/0", fmt::format("panel:64/{}", d64 / 2), fmt::format("panel:64/{}", d64)}));
+  std::set<std::string> widths;
+  for (const auto& p : panels(256, true, true)) widths.insert(p.substr(0, p.find('/')));
+  EXPECT_EQ(widths, (std::set<std::string>{"panel:32", "panel:64", "panel:128"}));
 }
 
 }  // namespace

@@ -1,0 +1,237 @@
+// An experiment, hand-written (not generated code): does SDDMM gain from reading X and Y in
+// feature panels, as SpMM does? SpMM's tuned plans on graphs whose X outgrows a core's L2
+// (Facebook, GitHub, Deezer, R-MAT 17) read X panel by panel ([F/W][rows][W]), so each pass
+// gathers from a W-wide slice of X that the caches hold. SDDMM gathers Y's rows the same way,
+// but its output is one sum per edge: a panel pass adds a partial dot product into O[e], so
+// every pass after the first reads and writes O again. With the rows of each thread fixed
+// across passes (static hand-out), a thread's share of O stays in its own L2.
+//
+// Reads a graph written by `strata export --graph G --out DIR` (indptr.npy, indices.npy) and
+// times, for F = 64, 128, 256, the row-major form of the generated CSR kernel (X's row in
+// registers, one vector accumulator per edge) against panels of 32 and 64, after checking
+// that they agree; 2 threads, median of the repeats, each after an untimed call.
+//
+//   cmake --build build --target strata_experiment_sddmm_panels
+//   build/apps/strata export --graph github --feat 32 --out /tmp/exp/github
+//   chrt -f 50 build/benchmarks/strata_experiment_sddmm_panels /tmp/exp/github [repeats]
+//
+// Measured on the Intel Xeon VM, 2026-12-05 (row-major time over panel time, 2 threads):
+// panels of 64 at F = 128 / 256 ran 1.70x / 1.91x on MUSAE Facebook, 1.46x / 1.31x on
+// GitHub, 1.52x / 1.18x on Deezer, but 0.96-1.20x on R-MAT 17 and the uniform graph, whose
+// panels still outgrow the L2; panels of 32 lost on most (their passes repeat the walk over
+// the structure and O). The horizontal sum matters: with a plain loop of 16 scalar adds
+// per edge and pass, panels lost everywhere (0.43-0.93x). What this found is now a plan
+// choice of the compiler (x_layout panel:W for SDDMM; docs/BENCHMARKS.md).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "benchmarks/experiments/experiment_arrays.h"
+
+namespace {
+
+using strata::experiments::f32x16;
+using strata::experiments::Floats;
+using strata::experiments::load;
+
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef float f32x4 __attribute__((vector_size(16)));
+
+// The generated kernels' horizontal sum (a shuffle tree).
+float lane_sum(f32x16 v) {
+  const f32x8 h = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15) +
+                  __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const f32x4 q = __builtin_shufflevector(h, h, 4, 5, 6, 7) + __builtin_shufflevector(h, h, 0, 1, 2, 3);
+  const f32x4 p = q + __builtin_shufflevector(q, q, 2, 3, 0, 1);
+  return p[0] + p[1];
+}
+
+// A 1-D .npy array of little-endian int32 or int64, widened to int64.
+std::vector<int64_t> read_npy_ints(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  char magic[8];
+  in.read(magic, 8);
+  if (std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error(path + ": not a .npy file");
+  uint32_t header_len = 0;
+  if (magic[6] == 1) {
+    uint16_t h;
+    in.read(reinterpret_cast<char*>(&h), 2);
+    header_len = h;
+  } else {
+    in.read(reinterpret_cast<char*>(&header_len), 4);
+  }
+  std::string header(header_len, '\0');
+  in.read(header.data(), header_len);
+  const bool i64 = header.find("'<i8'") != std::string::npos;
+  if (!i64 && header.find("'<i4'") == std::string::npos) throw std::runtime_error(path + ": expected <i4 or <i8");
+  std::vector<int64_t> out;
+  if (i64) {
+    int64_t v;
+    while (in.read(reinterpret_cast<char*>(&v), 8)) out.push_back(v);
+  } else {
+    int32_t v;
+    while (in.read(reinterpret_cast<char*>(&v), 4)) out.push_back(v);
+  }
+  return out;
+}
+
+struct Csr {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> indices;
+  std::vector<int64_t> task_rows;  // row boundaries of each thread's block, balanced by non-zeros
+};
+
+Csr read_csr(const std::string& dir, int threads) {
+  Csr a;
+  a.indptr = read_npy_ints(dir + "/indptr.npy");
+  for (int64_t j : read_npy_ints(dir + "/indices.npy")) {
+    a.indices.push_back(static_cast<int32_t>(j));
+    a.cols = std::max(a.cols, j + 1);
+  }
+  a.rows = static_cast<int64_t>(a.indptr.size()) - 1;
+  a.cols = std::max(a.cols, a.rows);
+  const int64_t nnz = a.indptr.back();
+  for (int t = 0; t <= threads; ++t)
+    a.task_rows.push_back(std::lower_bound(a.indptr.begin(), a.indptr.end(), nnz * t / threads) - a.indptr.begin());
+  a.task_rows.back() = a.rows;
+  return a;
+}
+
+// The generated CSR kernel's form: X[i] in registers, one accumulator per edge.
+template <int F>
+void sddmm_rows(const Csr& a, const float* X, const float* Y, float* O) {
+  constexpr int V = F / 16;
+#pragma omp parallel
+  {
+    const int t = omp_get_thread_num();
+    for (int64_t i = a.task_rows[t]; i < a.task_rows[t + 1]; ++i) {
+      f32x16 x[V];
+      for (int v = 0; v < V; ++v) x[v] = load(X + i * F + 16 * v);
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        const float* y = Y + static_cast<int64_t>(a.indices[e]) * F;
+        f32x16 acc = x[0] * load(y);
+        for (int v = 1; v < V; ++v) acc += x[v] * load(y + 16 * v);
+        O[e] = lane_sum(acc);
+      }
+    }
+  }
+}
+
+// Panels of W features: X and Y as [F/W][rows][W]; pass p adds its partial dot into O.
+template <int F, int W>
+void sddmm_panels(const Csr& a, const float* X, const float* Y, float* O) {
+  constexpr int V = W / 16;
+#pragma omp parallel
+  {
+    const int t = omp_get_thread_num();
+    for (int p = 0; p < F / W; ++p) {
+      const float* Xp = X + p * a.rows * W;
+      const float* Yp = Y + p * a.cols * W;
+      for (int64_t i = a.task_rows[t]; i < a.task_rows[t + 1]; ++i) {
+        f32x16 x[V];
+        for (int v = 0; v < V; ++v) x[v] = load(Xp + i * W + 16 * v);
+        for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+          const float* y = Yp + static_cast<int64_t>(a.indices[e]) * W;
+          f32x16 acc = x[0] * load(y);
+          for (int v = 1; v < V; ++v) acc += x[v] * load(y + 16 * v);
+          O[e] = p == 0 ? lane_sum(acc) : O[e] + lane_sum(acc);
+        }
+      }
+    }
+  }
+}
+
+Floats to_panels(const Floats& M, int64_t rows, int F, int W) {
+  Floats out(M.size());
+  for (int p = 0; p < F / W; ++p)
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(&out[(p * rows + r) * W], &M[r * F + p * W], W * sizeof(float));
+  return out;
+}
+
+template <class Fn>
+double median_ms(Fn fn, int repeats) {
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    fn();  // untimed: the same data in cache as the timed call
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <int F, int W>
+double time_panels(const Csr& a, const Floats& X, const Floats& Y, const Floats& O0, int repeats) {
+  if (W > F) return 0;
+  const Floats Xp = to_panels(X, a.rows, F, W), Yp = to_panels(Y, a.cols, F, W);
+  Floats O(O0.size());
+  sddmm_panels<F, W>(a, Xp.data(), Yp.data(), O.data());
+  for (size_t e = 0; e < O.size(); ++e)
+    if (std::fabs(O0[e] - O[e]) > 1e-3f * (1 + std::fabs(O0[e]))) {
+      std::printf("F=%d W=%d: mismatch at edge %zu\n", F, W, e);
+      std::exit(1);
+    }
+  return median_ms([&] { sddmm_panels<F, W>(a, Xp.data(), Yp.data(), O.data()); }, repeats);
+}
+
+template <int F>
+void run(const Csr& a, const std::string& name, int repeats) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Floats X(a.rows * F), Y(a.cols * F);
+  for (float& v : X) v = u(rng);
+  for (float& v : Y) v = u(rng);
+  Floats O0(a.indptr.back());
+  sddmm_rows<F>(a, X.data(), Y.data(), O0.data());
+  // Alternating rounds, so that drift on the host falls on every variant alike.
+  std::vector<double> t[4];
+  for (int round = 0; round < 3; ++round) {
+    t[0].push_back(median_ms([&] { sddmm_rows<F>(a, X.data(), Y.data(), O0.data()); }, repeats));
+    t[1].push_back(time_panels<F, 32>(a, X, Y, O0, repeats));
+    t[2].push_back(time_panels<F, 64>(a, X, Y, O0, repeats));
+    t[3].push_back(time_panels<F, 128>(a, X, Y, O0, repeats));
+  }
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  std::printf("%-10s F=%3d  rows %8.3f ms", name.c_str(), F, t[0][1]);
+  const int widths[] = {0, 32, 64, 128};
+  for (int k = 1; k < 4; ++k)
+    if (widths[k] < F) std::printf("  panel%-3d %8.3f ms (%.2fx)", widths[k], t[k][1], t[0][1] / t[k][1]);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s EXPORT_DIR [repeats]\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int repeats = argc > 2 ? std::atoi(argv[2]) : 15;
+  const int threads = omp_get_max_threads();
+  try {
+    const Csr a = read_csr(dir, threads);
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    run<64>(a, name, repeats);
+    run<128>(a, name, repeats);
+    run<256>(a, name, repeats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
