@@ -198,10 +198,16 @@ std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F,
   // caches hold where the whole of Y does not, and adds its partial dot products
   // into O (Xeon VM, 2 threads, panels of 64 with 32 non-zeros ahead against
   // the plan template: MUSAE Facebook 1.46x at F = 128, 1.74x at F = 256; GitHub
-  // 1.30x, 1.54x). Where Y fits they only repeat the walk over the structure.
-  if (x_layouts)
-    for (int64_t w : tiles_for(F, exhaustive)) {
-      if (w == 0) continue;
+  // 1.30x, 1.54x). Where Y fits they only repeat the walk over the structure,
+  // and where a row of Y is gathered only a few times (Pubmed, MUTAG, IMDB: 4-6
+  // non-zeros per column) the slice it comes from matters little: there the
+  // picks were timing noise (0.63-1.01x in the benchmark that followed), so the
+  // default space holds panels where columns average 8 non-zeros or more, and
+  // only of 64: panels of 32 lost to them on every graph of the experiment
+  // (benchmarks/experiments/sddmm_panels.cpp), and at F = 64 to the row.
+  if (x_layouts && (exhaustive || g.nnz >= 8 * std::max<int64_t>(g.cols, 1)))
+    for (int64_t w : exhaustive ? tiles_for(F, true) : std::vector<int64_t>{64}) {
+      if (w == 0 || w >= F) continue;
       const int64_t dw = default_prefetch_distance(w);
       for (int64_t grain : grains)
         for (int64_t pf :

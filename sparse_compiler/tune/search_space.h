@@ -44,7 +44,8 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
                                           bool x_layouts = false);
 // With x_layouts, SDDMM also reads X and Y panel by panel (x_layout panel:W with
 // feature tile W, W < F): one pass over the edges per panel, with and without
-// static tasks, and Y-row prefetch at ~16 KiB and ~8 KiB ahead of a panel's rows.
+// static tasks, and Y-row prefetch at ~16 KiB and ~8 KiB ahead of a panel's rows;
+// in the default space only panels of 64, where columns average 8 non-zeros or more.
 std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t feat, int lanes, bool exhaustive,
                                            bool x_layouts = false);
 
