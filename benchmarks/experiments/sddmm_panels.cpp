@@ -30,13 +30,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "benchmarks/experiments/experiment_arrays.h"
+#include "benchmarks/peers/npy.h"
 
 namespace {
 
@@ -56,33 +56,16 @@ float lane_sum(f32x16 v) {
   return p[0] + p[1];
 }
 
-// A 1-D .npy array of little-endian int32 or int64, widened to int64.
+// A 1-D .npy array of little-endian int32 or int64 (as `strata export` writes), widened to int64.
 std::vector<int64_t> read_npy_ints(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  char magic[8];
-  in.read(magic, 8);
-  if (std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error(path + ": not a .npy file");
-  uint32_t header_len = 0;
-  if (magic[6] == 1) {
-    uint16_t h;
-    in.read(reinterpret_cast<char*>(&h), 2);
-    header_len = h;
-  } else {
-    in.read(reinterpret_cast<char*>(&header_len), 4);
-  }
-  std::string header(header_len, '\0');
-  in.read(header.data(), header_len);
-  const bool i64 = header.find("'<i8'") != std::string::npos;
-  if (!i64 && header.find("'<i4'") == std::string::npos) throw std::runtime_error(path + ": expected <i4 or <i8");
-  std::vector<int64_t> out;
-  if (i64) {
-    int64_t v;
-    while (in.read(reinterpret_cast<char*>(&v), 8)) out.push_back(v);
-  } else {
-    int32_t v;
-    while (in.read(reinterpret_cast<char*>(&v), 4)) out.push_back(v);
-  }
+  const peers::Npy n = peers::load_npy(path);
+  std::vector<int64_t> out(n.numel());
+  if (n.descr == "<i8")
+    std::copy(n.as<int64_t>(), n.as<int64_t>() + n.numel(), out.begin());
+  else if (n.descr == "<i4")
+    std::copy(n.as<int32_t>(), n.as<int32_t>() + n.numel(), out.begin());
+  else
+    throw std::runtime_error(path + ": expected <i4 or <i8, got " + n.descr);
   return out;
 }
 
@@ -109,27 +92,8 @@ Csr read_csr(const std::string& dir, int threads) {
   return a;
 }
 
-// The generated CSR kernel's form: X[i] in registers, one accumulator per edge.
-template <int F>
-void sddmm_rows(const Csr& a, const float* X, const float* Y, float* O) {
-  constexpr int V = F / 16;
-#pragma omp parallel
-  {
-    const int t = omp_get_thread_num();
-    for (int64_t i = a.task_rows[t]; i < a.task_rows[t + 1]; ++i) {
-      f32x16 x[V];
-      for (int v = 0; v < V; ++v) x[v] = load(X + i * F + 16 * v);
-      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
-        const float* y = Y + static_cast<int64_t>(a.indices[e]) * F;
-        f32x16 acc = x[0] * load(y);
-        for (int v = 1; v < V; ++v) acc += x[v] * load(y + 16 * v);
-        O[e] = lane_sum(acc);
-      }
-    }
-  }
-}
-
 // Panels of W features: X and Y as [F/W][rows][W]; pass p adds its partial dot into O.
+// W = F is the generated CSR kernel's form: X[i] in registers, one accumulator per edge.
 template <int F, int W>
 void sddmm_panels(const Csr& a, const float* X, const float* Y, float* O) {
   constexpr int V = W / 16;
@@ -196,11 +160,11 @@ void run(const Csr& a, const std::string& name, int repeats) {
   for (float& v : X) v = u(rng);
   for (float& v : Y) v = u(rng);
   Floats O0(a.indptr.back());
-  sddmm_rows<F>(a, X.data(), Y.data(), O0.data());
+  sddmm_panels<F, F>(a, X.data(), Y.data(), O0.data());
   // Alternating rounds, so that drift on the host falls on every variant alike.
   std::vector<double> t[4];
   for (int round = 0; round < 3; ++round) {
-    t[0].push_back(median_ms([&] { sddmm_rows<F>(a, X.data(), Y.data(), O0.data()); }, repeats));
+    t[0].push_back(median_ms([&] { sddmm_panels<F, F>(a, X.data(), Y.data(), O0.data()); }, repeats));
     t[1].push_back(time_panels<F, 32>(a, X, Y, O0, repeats));
     t[2].push_back(time_panels<F, 64>(a, X, Y, O0, repeats));
     t[3].push_back(time_panels<F, 128>(a, X, Y, O0, repeats));
