@@ -79,6 +79,27 @@ TEST(OpsErrorTest, SddmmNamesTheOffendingArgument) {
   SddmmKernel add(g, {SddmmKind::Add, 2, Backend::Reference, std::nullopt});
   testing::expect_user_error([&] { add.run(Tensor::zeros({10, 3}, DType::F32), Tensor::zeros({12, 2}, DType::F32)); },
                              {"sddmm input XL", "expected shape [10, 2]"});
+  // A plan that reads panels takes X and Y in that layout: a row-major operand is
+  // refused, naming the layout and the storage shape it expects.
+  KernelPlan panels = SddmmKernel::default_plan();
+  panels.x_layout = DenseLayout::panel(2);
+  SddmmKernel paneled(g, {SddmmKind::Dot, 4, Backend::Reference, panels});
+  testing::expect_user_error(
+      [&] {
+        paneled.run(Tensor::zeros({10, 4}, DType::F32), Tensor::zeros({2, 12, 2}, DType::F32));
+      },
+      {"sddmm input X (in the plan's layout panel:2)", "expected 3 dimension(s)"});
+  testing::expect_user_error(
+      [&] {
+        paneled.run(Tensor::zeros({2, 10, 2}, DType::F32), Tensor::zeros({2, 10, 2}, DType::F32));
+      },
+      {"sddmm input Y (in the plan's layout panel:2)", "expected shape [2, 12, 2]"});
+  panels.x_layout = DenseLayout::panel(3);
+  testing::expect_user_error(
+      [&] {
+        SddmmKernel(g, {SddmmKind::Dot, 4, Backend::Reference, panels});
+      },
+      {"sddmm plan", "layout panel:3 needs a feature size divisible by 3, got 4"});
 }
 
 TEST(PassLog, DumpIrPrintsEveryPassThatChangedTheKernel) {
