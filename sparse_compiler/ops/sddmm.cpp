@@ -79,6 +79,9 @@ SddmmKernel::SddmmKernel(const Graph& A, SddmmOptions options) : A_(A), opt_(std
   spec_ = spec(A_, opt_);
   plan_ = opt_.plan ? *opt_.plan : opt_.device.is_cuda() ? default_plan() : default_plan(spec_, A_);
   plan_.x_layout.fits(spec_.feat, "sddmm plan");
+  // Every backend reads the plan's layout; only dot products have one other than rows.
+  STRATA_CHECK(spec_.kind == SddmmKind::Dot || plan_.x_layout.is_row(),
+               "sddmm plan: X and Y layout {} applies to dot products, not {}", plan_.x_layout.str(), spec_.name());
   gpu_ = opt_.gpu ? *opt_.gpu : default_gpu_sddmm_knobs(spec_);
   if (opt_.device.is_cuda()) {
     bind_cuda(std::nullopt);
@@ -209,12 +212,12 @@ void SddmmKernel::run_into(const Tensor& X, const Tensor& Y, Tensor& O) const {
     return;
   }
   if (opt_.backend == Backend::Reference) {
-    if (dot && !layout.is_row())
-      reference_sddmm_dot(A_, from_layout(X, layout, A_.num_rows(), spec_.feat),
-                          from_layout(Y, layout, A_.num_cols(), spec_.feat), O);
-    else if (dot)
-      reference_sddmm_dot(A_, X, Y, O);
-    else reference_sddmm_add(A_, X, Y, O);
+    const Tensor x = layout.is_row() ? X : from_layout(X, layout, A_.num_rows(), spec_.feat);
+    const Tensor y = layout.is_row() ? Y : from_layout(Y, layout, A_.num_cols(), spec_.feat);
+    if (dot)
+      reference_sddmm_dot(A_, x, y, O);
+    else
+      reference_sddmm_add(A_, x, y, O);
     return;
   }
   if (compiled_) {

@@ -94,6 +94,12 @@ TEST(OpsErrorTest, SddmmNamesTheOffendingArgument) {
         paneled.run(Tensor::zeros({2, 10, 2}, DType::F32), Tensor::zeros({2, 10, 2}, DType::F32));
       },
       {"sddmm input Y (in the plan's layout panel:2)", "expected shape [2, 12, 2]"});
+  // Per-head sums read rows on every backend (the reference would read a panel as rows).
+  testing::expect_user_error(
+      [&] {
+        SddmmKernel(g, {SddmmKind::Add, 4, Backend::Reference, panels});
+      },
+      {"sddmm plan: X and Y layout panel:2 applies to dot products, not sddmm_add_h4_i32"});
   panels.x_layout = DenseLayout::panel(3);
   testing::expect_user_error(
       [&] {
