@@ -58,6 +58,7 @@ struct BenchArgs {
   std::string prefetch, stream, tasks, x_layout;
   int64_t grain = 0, tile = -1;
   int accumulator_sets = 0;
+  std::string edge_groups;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
@@ -133,6 +134,11 @@ sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, con
     p.knobs.static_tasks = a.tasks == "static";
   }
   if (a.accumulator_sets > 0) p.knobs.accumulator_sets = a.accumulator_sets;
+  if (!a.edge_groups.empty()) {
+    STRATA_CHECK(a.edge_groups == "on" || a.edge_groups == "off", "--edge-groups: expected on or off, got '{}'",
+                 a.edge_groups);
+    p.knobs.edge_groups = a.edge_groups == "on";
+  }
   if (a.tile >= 0) p.feature_tile = a.tile < F ? a.tile : 0;
   if (!a.x_layout.empty()) {
     p.x_layout = sc::DenseLayout::parse(a.x_layout, "--x-layout");
@@ -388,6 +394,9 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--accumulator-sets", a->accumulator_sets,
                                       "'generated' spmm on csr: accumulator sets a row's non-zeros alternate between")
                            ->check(integer_in(1, 8));
+                       app.add_option("--edge-groups", a->edge_groups,
+                                      "'generated' sddmm (dot) on csr: on: a row's edges a vector's lanes at a time, "
+                                      "summed by one transposing reduction");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)")
                            ->check(integer_in(1, 4096));

@@ -49,6 +49,7 @@ struct CompileArgs {
   int lanes = 0;
   int64_t grain = 4096, prefetch = 0, tile = 0;
   int accumulator_sets = 1;
+  bool edge_groups = false;
   std::string plan_file;
   std::string role;              // with a run's kernels.json as --plan: which kernel
   std::string kernel = "fused";  // rgms and gat: which of their kernels
@@ -90,6 +91,7 @@ int run_compile(const CompileArgs& a) {
     plan.knobs.prefetch = a.prefetch;
     plan.feature_tile = a.tile;
     plan.knobs.accumulator_sets = a.accumulator_sets;
+    plan.knobs.edge_groups = a.edge_groups;
     plan.x_layout = DenseLayout::parse(a.x_layout, "--x-layout");
   }
   const bool scheduled = a.emit == "scheduled" || a.emit == "lowered" || a.emit == "source";
@@ -211,6 +213,9 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                                       "spmm on csr: accumulator sets a row's non-zeros alternate between")
                            ->capture_default_str()
                            ->check(integer_in(1, 8));
+                       app.add_flag("--edge-groups", a->edge_groups,
+                                    "sddmm (dot) on csr: a row's edges a vector's lanes at a time, summed by one "
+                                    "transposing reduction");
                        app.add_option("--plan", a->plan_file,
                                       "a plan JSON file (replaces --format and the knobs), or a run dir's kernels.json "
                                       "with --role");
@@ -234,8 +239,9 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                          // --role takes the program and plan from the run's record: options
                          // that would choose them are refused rather than ignored.
                          if (!a->role.empty())
-                           for (const char* o : {"--feat", "--format", "--index", "--reduce", "--weighted", "--lanes",
-                                                 "--grain", "--prefetch", "--tile", "--x-layout", "--accumulator-sets"})
+                           for (const char* o :
+                                {"--feat", "--format", "--index", "--reduce", "--weighted", "--lanes", "--grain",
+                                 "--prefetch", "--tile", "--x-layout", "--accumulator-sets", "--edge-groups"})
                              STRATA_CHECK(app.count(o) == 0,
                                           "{}: --role takes the kernel's program and plan from the run's kernels.json; "
                                           "drop {}",
@@ -244,7 +250,7 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                          // option of another op would do nothing.
                          if (!a->plan_file.empty() && a->role.empty())
                            for (const char* o : {"--format", "--lanes", "--grain", "--prefetch", "--tile", "--x-layout",
-                                                 "--accumulator-sets"})
+                                                 "--accumulator-sets", "--edge-groups"})
                              STRATA_CHECK(app.count(o) == 0,
                                           "{}: --plan replaces the format and the schedule knobs; drop {} (or edit the "
                                           "plan file)",

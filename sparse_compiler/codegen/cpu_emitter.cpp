@@ -49,6 +49,7 @@ std::string vec_name(Type t) {
 class Survey : public IRVisitor {
  public:
   std::set<std::pair<int, int>> vec_types;  // (type code * 1000 + bits, lanes)
+  std::set<std::pair<int, int>> lane_sum_types;  // the vector types lane_sums returns
   std::set<std::string> written;
 
   void note(Type t) {
@@ -66,6 +67,11 @@ class Survey : public IRVisitor {
   }
   void visit(const AllocateNode* op) override {
     note(op->type.with_lanes(1));
+    IRVisitor::visit(op);
+  }
+  void visit(const CallNode* op) override {
+    if (op->name == kLaneSums)
+      lane_sum_types.insert({static_cast<int>(op->type.code) * 1000 + op->type.bits, op->type.lanes});
     IRVisitor::visit(op);
   }
 };
@@ -107,7 +113,42 @@ std::string float_vector_exp(const std::string& V, int lanes) {
   return os.str();
 }
 
-std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
+// {V}_lane_sums(v0, ..., v{W-1}): lane k holds the sum of v_k's lanes. Each fold
+// halves the block of lanes a vector keeps per input and pairs two vectors into
+// one (two shuffles and an add), so W horizontal sums cost W - 1 folds in all;
+// the pairing (k with k + half) leaves input k's sum in lane k.
+std::string vector_lane_sums(const std::string& V, int lanes) {
+  std::ostringstream os;
+  for (int block = lanes / 2; block >= 1; block /= 2) {
+    std::string lo, hi;
+    for (int k = 0; k < lanes / (2 * block); ++k)
+      for (int from : {0, lanes})  // a's lanes, then b's (shuffle positions from `lanes` on)
+        for (int l = 0; l < block; ++l) {
+          lo += fmt::format("{}{}", lo.empty() ? "" : ", ", from + k * 2 * block + l);
+          hi += fmt::format("{}{}", hi.empty() ? "" : ", ", from + k * 2 * block + block + l);
+        }
+    os << fmt::format(
+        "static inline {0} {0}_fold{1}({0} a, {0} b) {{ return __builtin_shufflevector(a, b, {2}) + "
+        "__builtin_shufflevector(a, b, {3}); }}\n",
+        V, block, lo, hi);
+  }
+  std::string params, body;
+  for (int k = 0; k < lanes; ++k) params += fmt::format("{}{} v{}", k ? ", " : "", V, k);
+  // Level by level: v (lanes vectors) -> lanes / 2 -> ... -> 1.
+  int n = lanes;
+  std::string prev = "v";
+  for (int block = lanes / 2; block >= 1; block /= 2, n /= 2) {
+    const std::string cur = fmt::format("f{}_", block);
+    for (int k = 0; k < n / 2; ++k)
+      body += fmt::format("  const {0} {1}{2} = {0}_fold{3}({4}{2}, {4}{5});\n", V, cur, k, block, prev, k + n / 2);
+    prev = cur;
+  }
+  os << fmt::format("static inline {0} {0}_lane_sums({1}) {{\n{2}  return {3}0;\n}}\n", V, params, body, prev);
+  return os.str();
+}
+
+std::string vector_helpers(const std::set<std::pair<int, int>>& types,
+                           const std::set<std::pair<int, int>>& lane_sum_types) {
   std::ostringstream os;
   for (const auto& [code_bits, lanes] : types) {
     const bool is_float = code_bits / 1000 == static_cast<int>(TypeCode::Float);
@@ -190,6 +231,7 @@ std::string vector_helpers(const std::set<std::pair<int, int>>& types) {
                       V, E, lanes);
     if (is_float && bits == 32 && lanes == 16) os << "#endif\n";
     if (is_float && bits == 32 && lanes > 1) os << float_vector_exp(V, lanes);
+    if (lane_sum_types.count({code_bits, lanes})) os << vector_lane_sums(V, lanes);
     if (is_float)
       for (const char* fn : {"exp", "log", "sqrt", "fabs"}) {
         if (std::string(fn) == "exp" && bits == 32 && lanes > 1) continue;
@@ -381,6 +423,11 @@ class Emitter : public CSourceEmitter {
           return fmt::format("strata_lane_sum({}, {})", n->buffers[0], expr(n->args[0]));
         }
         if (n->name == kSyncThreads) return "0";  // one thread per iteration: no barrier needed
+        if (n->name == kLaneSums) {
+          std::string args;
+          for (const Expr& a : n->args) args += (args.empty() ? "" : ", ") + expr(a);
+          return fmt::format("{}_lane_sums({})", vec_name(t), args);
+        }
         if (!n->buffers.empty()) {
           STRATA_ASSERT(n->args.size() == 3, "search {} takes 3 arguments", n->name);
           return fmt::format("strata_{}({}, {}, {}, {})", n->name, n->buffers[0], expr(n->args[0]), expr(n->args[1]),
@@ -415,7 +462,7 @@ std::string emit_cpu_source(const std::vector<Kernel>& kernels) {
     survey.visit_stmt(k.preprocess);
   }
   std::ostringstream os;
-  os << kPrelude << "\n" << vector_helpers(survey.vec_types) << "\n";
+  os << kPrelude << "\n" << vector_helpers(survey.vec_types, survey.lane_sum_types) << "\n";
   for (const auto& k : kernels) {
     Survey w;
     w.visit_stmt(k.body);

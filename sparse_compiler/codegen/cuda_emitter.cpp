@@ -766,6 +766,10 @@ class Emitter : public CSourceEmitter {
           return fmt::format("strata_warp_reduce_add<{}>({})", *w, lanes);
         }
         STRATA_ASSERT(n->name != kSyncThreads, "sync_threads used as a value");
+        STRATA_CHECK(n->name != kLaneSums,
+                     "CUDA emitter, kernel {}: lane_sums is a CPU intrinsic "
+                     "(Schedule::transpose_sums); a GPU schedule reduces across threads instead",
+                     k_.name);
         if (!n->buffers.empty()) {
           STRATA_ASSERT(n->args.size() == 3, "search {} takes 3 arguments", n->name);
           return fmt::format("strata_{}({}, {}, {}, {})", n->name, n->buffers[0], expr(n->args[0]), expr(n->args[1]),

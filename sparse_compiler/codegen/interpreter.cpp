@@ -325,6 +325,18 @@ class Machine {
       }
       return v;
     }
+    if (n->name == kLaneSums) {  // lane k: the sum of argument k's lanes, in lane order
+      for (int k = 0; k < v.lanes(); ++k) {
+        const Val x = eval(n->args.at(k));
+        for (int l = 0; l < x.lanes(); ++l) {
+          if (v.t.is_float())
+            v.f[k] = l == 0 ? x.f[l] : round_to(v.t, v.f[k] + x.f[l]);
+          else
+            v.i[k] = l == 0 ? x.i[l] : wrap_int(v.t, v.i[k] + x.i[l]);
+        }
+      }
+      return v;
+    }
     if (n->name == kSyncThreads) return v;  // one thread at a time: nothing to wait for
     Val x = eval(n->args.at(0));
     for (int l = 0; l < v.lanes(); ++l) {

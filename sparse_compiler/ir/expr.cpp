@@ -290,6 +290,16 @@ Expr warp_reduce_add(Type t, const std::string& lanes, int64_t width) {
   return call(t, kWarpReduceAdd, {make_int(width)}, {lanes});
 }
 
+Expr lane_sums(std::vector<Expr> vectors) {
+  const int w = static_cast<int>(vectors.size());
+  STRATA_ASSERT(w >= 2 && (w & (w - 1)) == 0, "lane_sums of {} vectors (expected a power of two, at least 2)", w);
+  const Type t = vectors[0].type();
+  for (const Expr& v : vectors)
+    STRATA_ASSERT(v.type() == t && t.lanes == w, "lane_sums of {} vectors: each must be {} lanes of one type, got {}",
+                  w, w, v.type().str());
+  return call(t, kLaneSums, std::move(vectors));
+}
+
 bool call_has_side_effects(const std::string& name) { return name == kSyncThreads; }
 
 }  // namespace strata::sc

@@ -117,6 +117,9 @@ struct BroadcastNode : ExprNodeBase<NodeKind::Broadcast> {
 // threadIdx.x (CUDA: a shuffle reduction across those threads);
 // sync_threads() is a barrier among the threads of a block, used as a statement
 // (see sync_threads() in stmt.h).
+// CPU intrinsic: lane_sums(args = {v_0, ..., v_{W-1}}), W vectors of W lanes, is the
+// vector whose lane k is the sum of v_k's lanes (a transposing reduction: W
+// horizontal sums for about the shuffles of two; Schedule::transpose_sums).
 struct CallNode : ExprNodeBase<NodeKind::Call> {
   CallNode(Type t, std::string n, std::vector<Expr> a, std::vector<std::string> bufs)
       : ExprNodeBase(t), name(std::move(n)), args(std::move(a)), buffers(std::move(bufs)) {}
@@ -174,9 +177,11 @@ Expr sqrt(Expr x);
 Expr abs(Expr x);
 Expr upper_bound(const std::string& array, Expr lo, Expr hi, Expr value);
 Expr warp_reduce_add(Type t, const std::string& lanes, int64_t width);
+Expr lane_sums(std::vector<Expr> vectors);
 
 // Intrinsic names shared by the passes, the interpreter and the emitters.
 inline constexpr const char* kWarpReduceAdd = "warp_reduce_add";
+inline constexpr const char* kLaneSums = "lane_sums";
 inline constexpr const char* kSyncThreads = "sync_threads";
 // True for intrinsics evaluated for their effect (barriers), which passes must keep.
 bool call_has_side_effects(const std::string& name);

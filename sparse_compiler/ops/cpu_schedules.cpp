@@ -9,9 +9,10 @@
 namespace strata::sc {
 
 std::string CpuKnobs::str() const {
-  return fmt::format("lanes={},grain={},prefetch={}{}{}{}", vector_lanes, grain, prefetch,
+  return fmt::format("lanes={},grain={},prefetch={}{}{}{}{}", vector_lanes, grain, prefetch,
                      stream_stores ? ",stream" : "", static_tasks ? ",static" : "",
-                     accumulator_sets > 1 ? fmt::format(",sets={}", accumulator_sets) : "");
+                     accumulator_sets > 1 ? fmt::format(",sets={}", accumulator_sets) : "",
+                     edge_groups ? ",groups" : "");
 }
 
 int host_vector_lanes() {
@@ -161,6 +162,37 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
+namespace {
+// A row's edges `lanes` at a time (knobs.edge_groups): loop j split into groups
+// (j_o, j_i) and the rest of the row (the peeled tail), each edge's product an
+// rfactor'd partial vector; the groups' vectors summed by one transposing
+// reduction each. The prefetch goes in before the split, so that it is clamped
+// at the edge's own position.
+void group_edges(Schedule& s, const std::string& f, const CpuKnobs& knobs) {
+  const int64_t width = extent_of(s, f);
+  STRATA_SCHED_CHECK(knobs.vector_lanes >= 4 && width > 0 && width % knobs.vector_lanes == 0 &&
+                         width <= Schedule::kMaxStagedElements && exists(s, "j"),
+                     "edge groups: the dot product's {} features must be a whole number of {}-lane vectors (4 "
+                     "lanes or more; at most {} features), over one CSR row's edges",
+                     width, knobs.vector_lanes, Schedule::kMaxStagedElements);
+  if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
+  const Schedule::SplitLoops parts = s.split("j", knobs.vector_lanes, TailStrategy::Peel);
+  const std::string acc = s.cache_write("O", parts.inner);
+  const std::string acc_tail = s.cache_write("O", parts.tail);
+  // The tail's copy of the feature loop (split renamed it): its reduction loop.
+  std::string f_tail;
+  for (const auto& l : loop_names(find_loop(s.kernel().body, parts.tail)->body))
+    if (const auto& a = find_loop(s.kernel().body, l)->annotations;
+        f_tail.empty() && a.count("iter") && a.at("iter") == "R")
+      f_tail = l;
+  STRATA_SCHED_CHECK(!f_tail.empty(), "edge groups: the rest of a row has no feature loop");
+  vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
+  vectorize_reduction_loop(s, f_tail, acc_tail, knobs.vector_lanes);
+  s.transpose_sums(parts.inner);
+  s.unroll(parts.inner);
+}
+}  // namespace
+
 Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
   // Panel by panel, O is zeroed by its own pass first (loop i_init), in the same
@@ -178,13 +210,17 @@ Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
     // Dot: X[i] (or its panel) in registers (unless it is wider than a local may
     // be), one vector accumulator per edge.
     if (fits_in_locals(s, {"F", "F_i"})) s.cache_read("X", "i");
-    const std::string acc = s.cache_write("O", "j");
-    vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
+    if (knobs.edge_groups) {
+      group_edges(s, f, knobs);
+    } else {
+      const std::string acc = s.cache_write("O", "j");
+      vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
+    }
     for (const char* axis : {"F", "F_i"})
       for (const auto& l : loops_with_axis(s, axis))
         if (find_loop(s.kernel().body, l)->for_kind == ForKind::Serial)
           vectorize_feature_loop(s, l, knobs.vector_lanes);
-    if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
+    if (knobs.prefetch > 0 && !knobs.edge_groups) s.prefetch("j", "Y", knobs.prefetch, "nnz");
   } else if (exists(s, "h")) {
     vectorize_feature_loop(s, "h", knobs.vector_lanes);
   }

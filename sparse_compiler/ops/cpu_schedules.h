@@ -36,7 +36,14 @@ struct CpuKnobs {
   // non-zero (Xeon VM, F = 16, hand-written: 1.43x on ACM's and Squirrel's long
   // rows); wider rows already have F / lanes independent chains.
   int accumulator_sets = 1;
-  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static", ",sets=2")
+  // SDDMM (dot) over CSR: a row's edges are taken `vector_lanes` at a time, and
+  // their dot products summed by one transposing reduction (Schedule::transpose_sums)
+  // instead of one horizontal sum each; the rest of a row goes edge by edge. At
+  // F = 32 the per-edge sums cost as many shuffles as the products cost FMAs
+  // (Xeon VM, hand-written: 1.34-1.47x on ACM, ogbl-ddi and Squirrel, whose rows
+  // are long; benchmarks/experiments/sddmm_edge_groups.cpp).
+  bool edge_groups = false;
+  std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static", ",sets=2", ",groups")
 };
 
 // Vector lanes of the host CPU (16 with AVX-512, 8 with AVX2, else 4).

@@ -31,13 +31,15 @@ std::string KernelPlan::to_json() const {
   // Written only when set, so plans and records from before the knob read the same.
   if (knobs.static_tasks) j["static_tasks"] = true;
   if (knobs.accumulator_sets > 1) j["accumulator_sets"] = knobs.accumulator_sets;
+  if (knobs.edge_groups) j["edge_groups"] = true;
   return j.dump();
 }
 
 KernelPlan KernelPlan::from_json(const std::string& text, const std::string& what) {
   const nlohmann::json j = parse_user_json(text, what);
-  static const std::vector<std::string> kKeys = {"format",   "lanes",  "grain",        "prefetch",        "tile",
-                                                 "x_layout", "stream", "static_tasks", "accumulator_sets"};
+  static const std::vector<std::string> kKeys = {
+      "format",   "lanes",  "grain",        "prefetch",         "tile",
+      "x_layout", "stream", "static_tasks", "accumulator_sets", "edge_groups"};
   STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys {}", what, fmt::join(kKeys, ", "));
   for (const auto& [k, v] : j.items())
     STRATA_CHECK(std::find(kKeys.begin(), kKeys.end(), k) != kKeys.end(), "{}: unknown key '{}' (expected {})", what, k,
@@ -66,6 +68,10 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   if (j.contains("static_tasks")) {
     STRATA_CHECK(j["static_tasks"].is_boolean(), "{}: 'static_tasks' must be true or false", what);
     p.knobs.static_tasks = j["static_tasks"].get<bool>();
+  }
+  if (j.contains("edge_groups")) {
+    STRATA_CHECK(j["edge_groups"].is_boolean(), "{}: 'edge_groups' must be true or false", what);
+    p.knobs.edge_groups = j["edge_groups"].get<bool>();
   }
   if (j.contains("x_layout")) {
     STRATA_CHECK(j["x_layout"].is_string(), "{}: 'x_layout' must be a string such as \"panel:64\"", what);

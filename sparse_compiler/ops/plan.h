@@ -31,7 +31,8 @@ struct KernelPlan {
   // "csr lanes=16,grain=4096,prefetch=32,tile=64" (+ ",x=panel:64" for a non-row X)
   std::string str() const;
   // {"format": "hyb:c=2,B=5", "lanes": 16, "grain": 4096, "prefetch": 0, "tile": 0, "x_layout": "row", "stream": false}
-  // (+ "static_tasks": true for Schedule::static_tasks, "accumulator_sets": n for n > 1; absent: false, 1)
+  // (+ "static_tasks": true for Schedule::static_tasks, "accumulator_sets": n for n > 1, "edge_groups": true
+  // for SDDMM's transposing sums; absent: false, 1, false)
   std::string to_json() const;
   // Parses to_json()'s output; throws UserError naming `what` and the bad key.
   static KernelPlan from_json(const std::string& text, const std::string& what = "plan");
@@ -39,7 +40,7 @@ struct KernelPlan {
     return format == o.format && knobs.vector_lanes == o.knobs.vector_lanes && knobs.grain == o.knobs.grain &&
            knobs.prefetch == o.knobs.prefetch && knobs.stream_stores == o.knobs.stream_stores &&
            knobs.static_tasks == o.knobs.static_tasks && knobs.accumulator_sets == o.knobs.accumulator_sets &&
-           feature_tile == o.feature_tile && x_layout == o.x_layout;
+           knobs.edge_groups == o.knobs.edge_groups && feature_tile == o.feature_tile && x_layout == o.x_layout;
   }
 };
 

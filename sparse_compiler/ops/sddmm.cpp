@@ -35,6 +35,12 @@ KernelPlan SddmmKernel::default_plan() {
 KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
   KernelPlan p = default_plan();
   if (spec.kind != SddmmKind::Dot) return p;
+  // Long rows of a few vectors each: CSR with edge groups (untuned_knobs.h).
+  if (untuned_edge_groups(spec.feat, p.knobs.vector_lanes, A.num_rows(), A.nnz())) {
+    p.knobs = untuned_sddmm_knobs(p.knobs, spec.feat, A.num_cols());
+    p.knobs.edge_groups = true;
+    return p;
+  }
   if (const auto tiles = untuned_column_tiles(A, spec.feat, num_threads(), host_l2_bytes())) {
     p.format = *tiles;
     p.knobs.grain = column_tile_grain(A.nnz(), num_threads());
@@ -55,8 +61,14 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
                spec.name(), plan.format.str());
   STRATA_CHECK(plan.knobs.accumulator_sets == 1, "sddmm plan: accumulator sets apply to spmm only, got {}",
                plan.knobs.accumulator_sets);
-  const std::string suffix = fmt::format("_l{}_g{}_p{}{}", plan.knobs.vector_lanes, plan.knobs.grain,
-                                         plan.knobs.prefetch, plan.knobs.static_tasks ? "_st" : "");
+  STRATA_CHECK(!plan.knobs.edge_groups || (plan.format.kind == FormatKind::Csr && spec.kind == SddmmKind::Dot),
+               "sddmm plan: edge groups apply to dot products on csr only, not {} on {}", spec.name(),
+               plan.format.str());
+  STRATA_CHECK(!plan.knobs.edge_groups || !panels,
+               "sddmm plan: edge groups apply to row-major X and Y, not X and Y layout {}", plan.x_layout.str());
+  const std::string suffix =
+      fmt::format("_l{}_g{}_p{}{}{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch,
+                  plan.knobs.static_tasks ? "_st" : "", plan.knobs.edge_groups ? "_eg" : "");
   if (plan.format.kind == FormatKind::Coo) {
     Kernel k = coo_program(sddmm_program(spec));
     k.name += suffix;
@@ -125,6 +137,9 @@ void SddmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   STRATA_CHECK(plan_.x_layout.is_row(),
                "sddmm (cuda): X and Y layout {} is a CPU plan choice; GPU kernels read row-major X and Y",
                plan_.x_layout.str());
+  STRATA_CHECK(!plan_.knobs.edge_groups,
+               "sddmm (cuda): edge groups (transposing lane sums) are a CPU plan choice; GPU kernels sum across "
+               "threads");
   STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
                "sddmm: backend {} runs on the CPU; bind the graph on cpu to use it", backend_name(opt_.backend));
   cuda_ = std::make_shared<CudaOpBinding>(A_, opt_.device);

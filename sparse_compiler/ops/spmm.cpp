@@ -89,6 +89,7 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
       fmt::format("_l{}_g{}_p{}{}{}{}", plan.knobs.vector_lanes, plan.knobs.grain, plan.knobs.prefetch,
                   plan.knobs.stream_stores ? "_nt" : "", plan.knobs.static_tasks ? "_st" : "",
                   plan.knobs.accumulator_sets > 1 ? fmt::format("_s{}", plan.knobs.accumulator_sets) : "");
+  STRATA_CHECK(!plan.knobs.edge_groups, "spmm plan: edge groups apply to sddmm only (spmm has accumulator sets)");
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(plan.knobs.accumulator_sets == 1, "spmm plan: accumulator sets apply to csr only, not {}",
                  plan.format.str());

@@ -77,6 +77,10 @@ CpuKnobs untuned_sddmm_knobs(CpuKnobs base, int64_t feat, int64_t y_rows) {
   return base;
 }
 
+bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz) {
+  return lanes >= 4 && feat % lanes == 0 && feat <= 4 * lanes && nnz >= 32 * std::max<int64_t>(rows, 1);
+}
+
 CpuKnobs untuned_gather_knobs(CpuKnobs base, int64_t gathered_bytes) {
   base.prefetch = 2 * gathered_bytes >= host_l2_bytes() ? 16 : 0;
   return base;

@@ -58,6 +58,14 @@ CpuKnobs untuned_spmm_knobs(CpuKnobs base, int64_t feat, int64_t feature_tile, i
 // 0.84x, 19 MiB).
 CpuKnobs untuned_sddmm_knobs(CpuKnobs base, int64_t feat, int64_t y_rows);
 
+// Whether an untuned SDDMM (dot) over CSR takes edge groups (CpuKnobs::edge_groups):
+// where a row's features are one to four whole vectors and rows average at least 32
+// non-zeros, so that most edges fall in full groups. Xeon VM, 2 threads, against
+// the plan template: ACM (50 per row), Squirrel (76), ogbl-ddi (500) 1.44-1.48x at
+// F = 32 and 1.22-1.24x at F = 64; GitHub (15) 1.14x at F = 32 but 0.99x at 64;
+// Cora (2) 0.80x. Such a plan stays CSR rather than taking column tiles.
+bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz);
+
 // Row programs that gather through an index (GAT's X[A_indices[j]], P[eid[j]]):
 // software prefetch 16 edges ahead once the largest buffer the program gathers
 // reaches half a core's L2. Their per-edge work (an exp per head, eight

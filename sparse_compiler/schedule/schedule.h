@@ -35,6 +35,9 @@
 //                         accumulator per f_i iteration, summed afterwards (so f_i
 //                         can be vectorized); when k varies inside f_i's body (a
 //                         feature loop), each iteration gets a whole copy of acc
+//   transpose_sums(j_i)   W dot products of loop j_i (W iterations, each an rfactor'd
+//                         partial vector summed into a scalar output) summed by one
+//                         transposing reduction and stored as one vector
 //   prefetch(j, X, d, n)  inside loop j, prefetch X's rows d iterations ahead
 //                         (positions clamped below scalar n)
 //   stream_stores(Y)      Y's stores become non-temporal (bypass the cache; for an
@@ -132,6 +135,16 @@ class Schedule {
     std::string sum_loop;   // adds them into the original accumulator
   };
   RFactor rfactor(const std::string& loop, const std::string& local);
+  // Loop `loop` (serial, W iterations from 0, W a power of two) computes one dot
+  // product per iteration as cache_write and a vectorized rfactor leave it: an
+  // accumulator initialised, a W-lane partial vector zeroed, updated and added
+  // into the accumulator lane by lane, the accumulator stored to out[base + k].
+  // The partial vectors of all W iterations are kept side by side instead (one
+  // local of W * W), and after the loop one lane_sums leaves product k in lane k,
+  // added to the accumulator's start and stored to out[base .. base + W) as one
+  // vector. Refused, naming the part that differs, for any other body. Unroll the
+  // loop afterwards so that each partial vector becomes its own register.
+  void transpose_sums(const std::string& loop);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
   void annotate(const std::string& loop, const std::string& key, const std::string& value);
   // Every store to output `buffer` becomes StoreKind::Streaming. Refused unless

@@ -359,6 +359,9 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
     h.families.push_back([](const KernelPlan& p) { return !p.x_layout.is_row(); });
   h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Dcsr && p.format.col_tile > 0; });
   h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
+  // The model does not price the horizontal sums, which edge groups share out:
+  // measure the best-ranked plan that has them.
+  h.families.push_back([](const KernelPlan& p) { return p.knobs.edge_groups; });
   h.untuned = SddmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {

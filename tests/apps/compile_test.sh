@@ -127,6 +127,18 @@ expect sddmm-panel-o "$out" 'O_local_0\[0\] = O\[j\]'
 err="$("$strata" compile sddmm --feat 8 --x-layout pad:8 2>&1)"
 expect_rc sddmm-pad $? 1
 expect sddmm-pad "$err" "sddmm: layout pad:8: X and Y are read as rows or panels"
+# SDDMM edge groups: a row's edges 16 at a time, each edge's partial vector in its
+# own register, one transposing sum stored as a vector; the rest of the row edge by
+# edge; refused where the features are not whole vectors.
+out="$("$strata" compile sddmm --feat 32 --lanes 16 --edge-groups --emit source 2>&1)" \
+  || { echo "$out"; echo "FAIL: sddmm edge groups exit code"; exit 1; }
+expect groups-registers "$out" 'strata_f32x16 O_local_rf_t_240;'
+expect groups-sum "$out" 'strata_f32x16_store\(&O\[\(A_indptr\[i\] \+ \(j_o \* \(int64_t\)16\)\)\], strata_f32x16_lane_sums\(O_local_rf_t_0, '
+expect groups-helper "$out" 'static inline strata_f32x16 strata_f32x16_lane_sums\('
+expect groups-tail "$out" 'strata_f32x16_reduce_add\('
+err="$("$strata" compile sddmm --feat 40 --lanes 16 --edge-groups 2>&1)"
+expect_rc groups-width $? 1
+expect groups-width "$err" "edge groups: the dot product's 40 features must be a whole number of 16-lane vectors"
 err="$("$strata" compile spmm --feat 8 --index float32 2>&1)"
 expect_rc index-dtype $? 1
 expect index-dtype "$err" "--index: expected int32 or int64, got 'float32'"

@@ -392,6 +392,14 @@ TEST(Plans, RoundTripThroughJson) {
   EXPECT_TRUE(KernelPlan::from_json(sets.to_json()) == sets);
   EXPECT_EQ(KernelPlan::from_json(R"({"format":"csr"})").knobs.accumulator_sets, 1);
   EXPECT_EQ(sets.str(), "csr lanes=8,grain=2048,prefetch=24,sets=2");
+  // And SDDMM's edge groups; a plan without the key reads as without them.
+  KernelPlan groups = sets;
+  groups.knobs.accumulator_sets = 1;
+  groups.knobs.edge_groups = true;
+  EXPECT_NE(groups.to_json().find(R"("stream":false,"edge_groups":true})"), std::string::npos) << groups.to_json();
+  EXPECT_TRUE(KernelPlan::from_json(groups.to_json()) == groups);
+  EXPECT_FALSE(KernelPlan::from_json(R"({"format":"csr"})").knobs.edge_groups);
+  EXPECT_EQ(groups.str(), "csr lanes=8,grain=2048,prefetch=24,groups");
   KernelPlan panel;
   panel.x_layout = DenseLayout::panel(64);
   EXPECT_EQ(KernelPlan::from_json(panel.to_json()).x_layout.str(), "panel:64");
@@ -424,6 +432,39 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
                              {"plan.json", "'static_tasks' must be true or false"});
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","accumulator_sets":0})", "plan.json"); },
                              {"plan.json", "'accumulator_sets' must be in [1, 8], got 0"});
+  testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","edge_groups":2})", "plan.json"); },
+                             {"plan.json", "'edge_groups' must be true or false"});
+  {
+    // Edge groups are an SDDMM dot product's over CSR rows of row-major X and Y,
+    // with whole vectors of features, on the CPU.
+    const SddmmSpec dot{SddmmKind::Dot, 64, DType::I32};
+    KernelPlan p = plan_for("csr");
+    p.knobs.vector_lanes = 16;
+    p.knobs.edge_groups = true;
+    SpmmSpec spec;
+    spec.feat = 64;
+    testing::expect_user_error([&] { SpmmKernel::lower(spec, p); }, {"spmm plan: edge groups apply to sddmm only"});
+    testing::expect_user_error(
+        [&] {
+          SddmmKernel::lower({SddmmKind::Add, 8, DType::I32}, p);
+        },
+        {"sddmm plan: edge groups apply to dot products on csr only, not sddmm_add"});
+    p.format = FormatSpec::parse("coo");
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
+                               {"edge groups apply to dot products on csr only", "on coo"});
+    p.format = FormatSpec::parse("csr");
+    p.x_layout = DenseLayout::panel(32);
+    p.feature_tile = 32;
+    testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
+                               {"edge groups apply to row-major X and Y, not X and Y layout panel:32"});
+    p.x_layout = DenseLayout::row();
+    p.feature_tile = 0;
+    testing::expect_user_error(
+        [&] {
+          SddmmKernel::lower({SddmmKind::Dot, 40, DType::I32}, p);
+        },
+        {"edge groups: the dot product's 40 features must be a whole number of 16-lane vectors"});
+  }
   {
     // Accumulator sets are a CSR row's; other formats, feature tiles, panels and
     // SDDMM refuse them by name.

@@ -108,6 +108,11 @@ Case random_case(Rng& rng, int n) {
       p.x_layout = DenseLayout::panel(pick(rng, widths));
       if (p.x_layout.param < F && one_in(rng, 2)) p.feature_tile = p.x_layout.param;
     }
+    // Edge groups: row-major (or one-panel) dot products on csr, whole vectors.
+    KernelPlan& p = *c.sddmm_options.plan;
+    if (!add && plan.format.kind == FormatKind::Csr && (p.x_layout.is_row() || p.x_layout.param == F) &&
+        p.knobs.vector_lanes >= 4 && F % p.knobs.vector_lanes == 0 && one_in(rng, 2))
+      p.knobs.edge_groups = true;
   }
   const std::string op = c.spmm ? "spmm" : c.sddmm_options.kind == SddmmKind::Add ? "sddmm_add" : "sddmm";
   const int64_t feat = c.spmm ? F : c.sddmm_options.feat;
@@ -174,7 +179,8 @@ TEST_P(PlanFuzz, RandomPlansMatchTheDenseReferenceOrAreRefusedByName) {
 }
 
 // Three draws of 24 kernels in CI (seeds 1-40 passed on 2026-12-04, 960 kernels, and 1-20
-// with SDDMM add, 480 more; 1-40 again with SDDMM panels on 2026-12-05); STRATA_FUZZ_SEEDS=1-40
+// with SDDMM add, 480 more; 1-40 again with SDDMM panels on 2026-12-05, and with SDDMM edge
+// groups later that day); STRATA_FUZZ_SEEDS=1-40
 // draws more. A failure names its seed and case.
 INSTANTIATE_TEST_SUITE_P(Seeds, PlanFuzz, ::testing::ValuesIn(::strata::testing::fuzz_seeds({1, 2, 3})));
 

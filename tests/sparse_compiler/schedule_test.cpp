@@ -365,6 +365,32 @@ TEST(Schedule, RfactorOverNonZerosGivesEachPositionItsOwnCopyOfTheRow) {
   EXPECT_EQ(s.trace().size(), steps);
 }
 
+// Four dot products of F = 4 (one 4-lane partial vector each) summed by one
+// transposing reduction: the group loop keeps its four partial vectors side by
+// side and ends in one vector store of lane_sums; the rest of the row keeps its
+// horizontal sum. What does not have that shape is refused, unchanged, by name.
+TEST(Schedule, TransposeSumsStoresAGroupsDotProductsAsOneVector) {
+  Schedule s(lower_to_loops(testing::sddmm_dot()));
+  const Schedule::SplitLoops j = s.split("j", 4, TailStrategy::Peel);
+  const std::string acc = s.cache_write("O", j.inner);
+  const std::string acc_tail = s.cache_write("O", j.tail);
+  const size_t steps = s.trace().size();
+  expect_schedule_error([&] { s.transpose_sums(j.inner); },
+                        {"transpose_sums(j_i)", "must be initialised, summed from a partial vector of 4 lanes"});
+  expect_schedule_error([&] { s.transpose_sums(j.tail); },
+                        {"transpose_sums(j_t): loop j_t must be a serial loop from 0"});
+  expect_schedule_error([&] { s.transpose_sums("i"); }, {"transpose_sums(i)", "must be a serial loop from 0"});
+  EXPECT_EQ(s.trace().size(), steps);
+  vectorize_reduction_loop(s, "f", acc, 4);
+  s.transpose_sums(j.inner);
+  s.unroll(j.inner);
+  const std::string text = to_string(lower_schedule(s.kernel()));
+  EXPECT_NE(text.find("O[ramp(A_indptr[i] + j_o * 4, 1, 4)] = lane_sums("), std::string::npos) << text;
+  EXPECT_NE(text.find("allocate O_local_rf_t_12: float32[4] in register"), std::string::npos) << text;
+  EXPECT_EQ(s.trace().back(), "unroll(j_i)");
+  (void)acc_tail;
+}
+
 TEST(ScheduleErrorTest, RfactorRefusesALocalReadBeforeItsPartialsAreAddedBack) {
   // acc[0..3] sums X's rows in groups of two; after each group, Y[o] = acc[0]
   // reads it. The partials of an rfactor over v would be added only after loop

@@ -642,5 +642,36 @@ TEST(SearchSpace, SddmmPanelsOnlyWithLayoutsAndOnlyNarrowerThanF) {
   EXPECT_EQ(widths, (std::set<std::string>{"panel:32", "panel:64", "panel:128"}));
 }
 
+// Edge groups: every row-major CSR plan again with groups, where rows average 16
+// non-zeros or more (always when exhaustive) and F is a whole number of vectors;
+// never with panels, never for other formats.
+TEST(SearchSpace, SddmmEdgeGroupsWhereRowsAreLongAndFeaturesFillVectors) {
+  GraphFingerprint g;
+  g.rows = g.cols = 1000;
+  g.nnz = 16000;
+  g.row_histogram = std::vector<int64_t>(6, 0);
+  g.row_histogram[5] = 1000;
+  auto grouped = [&](int64_t F, bool exhaustive) {
+    int n = 0, row_major_csr = 0;
+    for (const auto& p : sddmm_search_space(g, F, 16, exhaustive, true)) {
+      if (p.format.kind == FormatKind::Csr && p.x_layout.is_row() && !p.knobs.edge_groups) ++row_major_csr;
+      if (!p.knobs.edge_groups) continue;
+      EXPECT_EQ(p.format.kind, FormatKind::Csr) << p.str();
+      EXPECT_TRUE(p.x_layout.is_row()) << p.str();
+      ++n;
+    }
+    if (n > 0) EXPECT_EQ(n, row_major_csr) << "one grouped copy of each row-major csr plan";
+    return n;
+  };
+  EXPECT_GT(grouped(32, false), 0);
+  EXPECT_GT(grouped(128, false), 0);
+  EXPECT_EQ(grouped(40, false), 0) << "40 features are not whole 16-lane vectors";
+  EXPECT_EQ(grouped(40, true), 0);
+  g.nnz = 15999;
+  EXPECT_EQ(grouped(32, false), 0) << "rows of fewer than 16 non-zeros on average";
+  EXPECT_GT(grouped(32, true), 0);
+  EXPECT_TRUE(sddmm_search_space(g, 32, 16, false, true) != sddmm_search_space(g, 32, 16, true, true));
+}
+
 }  // namespace
 }  // namespace strata::sc

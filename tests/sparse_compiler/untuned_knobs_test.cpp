@@ -193,11 +193,19 @@ TEST(UntunedKnobs, LongRowsOfOneVectorGetTwoAccumulatorSetsBeforeColumnTiles) {
 // SDDMM (dot) prefetches the gathered Y rows from 32 MiB of Y; on a graph with
 // long rows per tile it takes column tiles like SpMM; per-head sums keep the
 // template. A kernel bound without a plan runs that plan and matches the reference.
-TEST(UntunedKnobs, SddmmPrefetchesFromAYOf32MiBAndTilesLongRows) {
+TEST(UntunedKnobs, SddmmPrefetchesFromAYOf32MiBGroupsLongRowsAndTilesWiderOnes) {
   const int64_t rows_32mib = 4 * kUntunedCacheBytes / 256;  // F = 64
   EXPECT_EQ(untuned_sddmm_knobs(lanes16(), 64, rows_32mib - 1).prefetch, 0);
   EXPECT_EQ(untuned_sddmm_knobs(lanes16(), 64, rows_32mib).prefetch, default_prefetch_distance(64));
   EXPECT_FALSE(untuned_sddmm_knobs(lanes16(), 64, 10 * rows_32mib).stream_stores);
+  // Edge groups: whole vectors, at most four of them, and rows of 32 non-zeros on average.
+  EXPECT_TRUE(untuned_edge_groups(32, 16, 100, 3200));
+  EXPECT_TRUE(untuned_edge_groups(64, 16, 100, 3200));
+  EXPECT_FALSE(untuned_edge_groups(64, 16, 100, 3199));
+  EXPECT_FALSE(untuned_edge_groups(128, 16, 100, 100000));
+  EXPECT_FALSE(untuned_edge_groups(40, 16, 100, 100000));
+  EXPECT_FALSE(untuned_edge_groups(32, 1, 100, 100000));
+  EXPECT_FALSE(untuned_edge_groups(4, 2, 100, 100000)) << "two-lane sums are unrolled, not rfactored";
   testing::ScopedCacheRoot cache("untuned_knobs");
   for (const bool int64_indices : {false, true}) {
     testing::RandomGraphSpec s;
@@ -207,8 +215,14 @@ TEST(UntunedKnobs, SddmmPrefetchesFromAYOf32MiBAndTilesLongRows) {
     s.int64_indices = int64_indices;
     s.seed = 13;
     const Graph g = testing::random_graph(s);
+    // Rows of 400 non-zeros: up to four vectors of features, edge groups over CSR
+    // (untuned_edge_groups); wider rows, column tiles.
     const SddmmKernel dot(g, {SddmmKind::Dot, 64});
-    EXPECT_EQ(dot.plan().format.str(), "dcsr:cols=256");
+    EXPECT_EQ(dot.plan().str(), "csr lanes=16,grain=4096,prefetch=0,groups");
+    const KernelPlan wider = SddmmKernel::default_plan({SddmmKind::Dot, 128, g.index_dtype()}, g);
+    EXPECT_EQ(wider.format.kind, FormatKind::Dcsr);
+    EXPECT_GT(wider.format.col_tile, 0);
+    EXPECT_FALSE(wider.knobs.edge_groups);
     Rng rng(5);
     const Tensor X = Tensor::uniform({g.num_rows(), 64}, -1, 1, rng), Y = Tensor::uniform({g.num_cols(), 64}, -1, 1, rng);
     const CloseReport r = all_close(dot.run(X, Y), testing::reference_sddmm_dot(g, X, Y), 1e-4, 1e-4);
