@@ -37,27 +37,17 @@
 #include <string>
 #include <vector>
 
-#include "benchmarks/experiments/experiment_arrays.h"
-#include "benchmarks/peers/npy.h"
+#include "benchmarks/experiments/exported_csr.h"
 
 namespace {
 
 using strata::experiments::f32x16;
+using strata::experiments::f32x8;
 using strata::experiments::Floats;
+using strata::experiments::lane_sum;
 using strata::experiments::load;
+using strata::experiments::median_ms;
 using strata::experiments::store;
-
-typedef float f32x8 __attribute__((vector_size(32)));
-typedef float f32x4 __attribute__((vector_size(16)));
-
-// The generated kernels' horizontal sum (a shuffle tree).
-float lane_sum(f32x16 v) {
-  const f32x8 h = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15) +
-                  __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-  const f32x4 q = __builtin_shufflevector(h, h, 4, 5, 6, 7) + __builtin_shufflevector(h, h, 0, 1, 2, 3);
-  const f32x4 p = q + __builtin_shufflevector(q, q, 2, 3, 0, 1);
-  return p[0] + p[1];
-}
 
 // Halves the lanes per vector and doubles the vectors per register: a and b hold 2G partials
 // each of G sums; the result holds G partials of each, a's sums before b's in every block.
@@ -97,35 +87,7 @@ inline f32x8 transposed_sum8(const f32x16* acc) {
   return __builtin_shufflevector(w, w, 0, 2, 4, 6, 8, 10, 12, 14);
 }
 
-std::vector<int64_t> read_npy_ints(const std::string& path) {
-  const peers::Npy n = peers::load_npy(path);
-  std::vector<int64_t> out(n.numel());
-  if (n.descr == "<i8")
-    std::copy(n.as<int64_t>(), n.as<int64_t>() + n.numel(), out.begin());
-  else if (n.descr == "<i4")
-    std::copy(n.as<int32_t>(), n.as<int32_t>() + n.numel(), out.begin());
-  else
-    throw std::runtime_error(path + ": expected <i4 or <i8, got " + n.descr);
-  return out;
-}
-
-struct Csr {
-  int64_t rows = 0, cols = 0;
-  std::vector<int64_t> indptr;
-  std::vector<int32_t> indices;
-};
-
-Csr read_csr(const std::string& dir) {
-  Csr a;
-  a.indptr = read_npy_ints(dir + "/indptr.npy");
-  for (int64_t j : read_npy_ints(dir + "/indices.npy")) {
-    a.indices.push_back(static_cast<int32_t>(j));
-    a.cols = std::max(a.cols, j + 1);
-  }
-  a.rows = static_cast<int64_t>(a.indptr.size()) - 1;
-  a.cols = std::max(a.cols, a.rows);
-  return a;
-}
+using Csr = strata::experiments::ExportedCsr;
 
 template <int F>
 inline f32x16 edge_product(const f32x16* x, const float* y) {
@@ -207,19 +169,6 @@ void sddmm_across_rows(const Csr& a, const float* X, const float* Y, float* O) {
   }
 }
 
-template <class Fn>
-double median_ms(Fn fn, int repeats) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    fn();  // untimed: the same data in cache as the timed call
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 template <int F>
 void run(const Csr& a, const std::string& name, int repeats) {
   std::mt19937 rng(1);
@@ -263,7 +212,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 15;
   try {
-    const Csr a = read_csr(dir);
+    const Csr a = strata::experiments::read_exported_csr(dir);
     const std::string name = dir.substr(dir.find_last_of('/') + 1);
     run<32>(a, name, repeats);
     run<64>(a, name, repeats);

@@ -35,56 +35,23 @@
 #include <string>
 #include <vector>
 
-#include "benchmarks/experiments/experiment_arrays.h"
-#include "benchmarks/peers/npy.h"
+#include "benchmarks/experiments/exported_csr.h"
 
 namespace {
 
 using strata::experiments::f32x16;
 using strata::experiments::Floats;
+using strata::experiments::lane_sum;
 using strata::experiments::load;
+using strata::experiments::median_ms;
 
-typedef float f32x8 __attribute__((vector_size(32)));
-typedef float f32x4 __attribute__((vector_size(16)));
-
-// The generated kernels' horizontal sum (a shuffle tree).
-float lane_sum(f32x16 v) {
-  const f32x8 h = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15) +
-                  __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-  const f32x4 q = __builtin_shufflevector(h, h, 4, 5, 6, 7) + __builtin_shufflevector(h, h, 0, 1, 2, 3);
-  const f32x4 p = q + __builtin_shufflevector(q, q, 2, 3, 0, 1);
-  return p[0] + p[1];
-}
-
-// A 1-D .npy array of little-endian int32 or int64 (as `strata export` writes), widened to int64.
-std::vector<int64_t> read_npy_ints(const std::string& path) {
-  const peers::Npy n = peers::load_npy(path);
-  std::vector<int64_t> out(n.numel());
-  if (n.descr == "<i8")
-    std::copy(n.as<int64_t>(), n.as<int64_t>() + n.numel(), out.begin());
-  else if (n.descr == "<i4")
-    std::copy(n.as<int32_t>(), n.as<int32_t>() + n.numel(), out.begin());
-  else
-    throw std::runtime_error(path + ": expected <i4 or <i8, got " + n.descr);
-  return out;
-}
-
-struct Csr {
-  int64_t rows = 0, cols = 0;
-  std::vector<int64_t> indptr;
-  std::vector<int32_t> indices;
+struct Csr : strata::experiments::ExportedCsr {
   std::vector<int64_t> task_rows;  // row boundaries of each thread's block, balanced by non-zeros
 };
 
 Csr read_csr(const std::string& dir, int threads) {
   Csr a;
-  a.indptr = read_npy_ints(dir + "/indptr.npy");
-  for (int64_t j : read_npy_ints(dir + "/indices.npy")) {
-    a.indices.push_back(static_cast<int32_t>(j));
-    a.cols = std::max(a.cols, j + 1);
-  }
-  a.rows = static_cast<int64_t>(a.indptr.size()) - 1;
-  a.cols = std::max(a.cols, a.rows);
+  static_cast<strata::experiments::ExportedCsr&>(a) = strata::experiments::read_exported_csr(dir);
   const int64_t nnz = a.indptr.back();
   for (int t = 0; t <= threads; ++t)
     a.task_rows.push_back(std::lower_bound(a.indptr.begin(), a.indptr.end(), nnz * t / threads) - a.indptr.begin());
@@ -120,22 +87,8 @@ void sddmm_panels(const Csr& a, const float* X, const float* Y, float* O) {
 Floats to_panels(const Floats& M, int64_t rows, int F, int W) {
   Floats out(M.size());
   for (int p = 0; p < F / W; ++p)
-    for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(&out[(p * rows + r) * W], &M[r * F + p * W], W * sizeof(float));
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(&out[(p * rows + r) * W], &M[r * F + p * W], W * sizeof(float));
   return out;
-}
-
-template <class Fn>
-double median_ms(Fn fn, int repeats) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    fn();  // untimed: the same data in cache as the timed call
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 template <int F, int W>
