@@ -35,6 +35,13 @@ const ForNode* vector_loop(const Stmt& s, int64_t w) {
   return f && f->for_kind == ForKind::Vectorized && n && *n == w && lo && *lo == 0 ? f : nullptr;
 }
 
+// `for v in [lo, lo + 1): body` -> body[v := lo]; anything else unchanged.
+Stmt unit_loop_body(const Stmt& s) {
+  const auto* f = s.as<ForNode>();
+  const int64_t* one = f ? as_const_int(f->extent) : nullptr;
+  return one && *one == 1 ? substitute(f->body, {{f->var, f->min}}) : s;
+}
+
 bool is_var(const Expr& e, const std::string& name) {
   const auto* v = e.as<VarNode>();
   return v && v->name == name;
@@ -94,14 +101,15 @@ void Schedule::transpose_sums(const std::string& loop) {
     before.push_back(acc_body.front());
     acc_body.erase(acc_body.begin());
   }
+  // cache_write loads (when the output is read first) and writes back through
+  // loops of one iteration: their bodies.
+  if (acc_body.size() == 3) {
+    acc_body[0] = unit_loop_body(acc_body[0]);
+    acc_body[2] = unit_loop_body(acc_body[2]);
+  }
   const auto* init = acc_body.size() == 3 ? acc_body[0].as<StoreNode>() : nullptr;
   const auto* rf = acc_body.size() == 3 ? acc_body[1].as<AllocateNode>() : nullptr;
-  Stmt write_back = acc_body.size() == 3 ? acc_body[2] : Stmt();
-  if (const auto* wb = write_back.defined() ? write_back.as<ForNode>() : nullptr) {
-    const int64_t* one = as_const_int(wb->extent);
-    if (one && *one == 1) write_back = substitute(wb->body, {{wb->var, wb->min}});
-  }
-  const auto* out = write_back.defined() ? write_back.as<StoreNode>() : nullptr;
+  const auto* out = acc_body.size() == 3 ? acc_body[2].as<StoreNode>() : nullptr;
   STRATA_SCHED_CHECK(init && init->buffer == acc->buffer && rf && rf->size == W && rf->scope == MemoryScope::Register &&
                          out && out->store_kind == StoreKind::Plain,
                      "{}: accumulator {} must be initialised, summed from a partial vector of {} lanes (rfactor, "
@@ -149,10 +157,11 @@ void Schedule::transpose_sums(const std::string& loop) {
     start = broadcast(init->value, static_cast<int>(W));
   } else {
     const auto* reads = init->value.as<LoadNode>();
-    STRATA_SCHED_CHECK(reads && reads->buffer == out->buffer && structural_equal(reads->index, out->index),
-                       "{}: accumulator {} starts from {}, which is neither the same for every iteration nor the "
-                       "output it is written to",
-                       where, acc->buffer, to_string(init->value));
+    STRATA_SCHED_CHECK(
+        reads && reads->buffer == out->buffer && structural_equal(simplify(reads->index), simplify(out->index)),
+        "{}: accumulator {} starts from {}, which is neither the same for every iteration nor the "
+        "output it is written to",
+        where, acc->buffer, to_string(init->value));
     start = load(t.element_of(), out->buffer, ramp(base, make_int(1), static_cast<int>(W)));
   }
   const std::string rfs = rf->buffer + "_t";

@@ -12,6 +12,7 @@
 #include "sparse_compiler/codegen/interpreter.h"
 #include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/cpu_schedules.h"
+#include "sparse_compiler/ops/programs.h"
 #include "sparse_compiler/ops/rgms.h"
 #include "sparse_compiler/ops/rgms_programs.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -389,6 +390,16 @@ TEST(Schedule, TransposeSumsStoresAGroupsDotProductsAsOneVector) {
   EXPECT_NE(text.find("allocate O_local_rf_t_12: float32[4] in register"), std::string::npos) << text;
   EXPECT_EQ(s.trace().back(), "unroll(j_i)");
   (void)acc_tail;
+  // A pass that adds into the output (panel by panel, O zeroed by its own nest)
+  // starts each accumulator from O[j]: the group's start is one vector load of O.
+  Schedule p(lower_to_loops(sparse_reorder(sddmm_program({SddmmKind::Dot, 8, DType::I32}, DenseLayout::panel(4)),
+                                           "sddmm", {"f_o", "i", "j", "f_i"})));
+  const Schedule::SplitLoops pj = p.split("j", 4, TailStrategy::Peel);
+  const std::string pacc = p.cache_write("O", pj.inner);
+  vectorize_reduction_loop(p, "f_i", pacc, 4);
+  p.transpose_sums(pj.inner);
+  const std::string panel_text = to_string(p.kernel());
+  EXPECT_NE(panel_text.find("] = O[ramp(A_indptr[i] + j_o * 4, 1, 4)] + lane_sums("), std::string::npos) << panel_text;
 }
 
 TEST(ScheduleErrorTest, RfactorRefusesALocalReadBeforeItsPartialsAreAddedBack) {
