@@ -43,6 +43,33 @@ std::vector<std::pair<std::string, std::string>> gathered_buffers(const Kernel& 
   return out;
 }
 
+// One dot product per head and edge into an edge output (GAT's attention
+// gradient dP[j, h] = dY[i, h, :] . X[j, h, :]): where a head's features fill as
+// many vector lanes as there are heads (8 heads of 8), the head loop's products are
+// kept side by side and summed by one transposing reduction, stored as one vector
+// per edge, instead of one horizontal sum and one scalar store per head
+// (Schedule::transpose_sums). Other shapes keep the per-head sums.
+void sum_heads_together(Schedule& s, const CpuKnobs& knobs) {
+  for (const auto& h : s.loops()) {
+    const ForNode* f = find_loop(s.kernel().body, h);
+    if (!f || f->for_kind != ForKind::Serial || !f->annotations.count("axis") || f->annotations.at("axis") != "H")
+      continue;
+    const std::vector<std::string> inner = loop_names(f->body);
+    const ForNode* r = inner.size() == 1 ? find_loop(f->body, inner[0]) : nullptr;
+    if (!r || !r->annotations.count("iter") || r->annotations.at("iter") != "R") continue;
+    std::string out;
+    for (const auto& p : s.kernel().params)
+      if (p.is_buffer() && p.role == ParamRole::Output && touches_buffer(f->body, p.name)) out = p.name;
+    if (out.empty()) continue;
+    (void)s.attempt([&] {
+      const std::string acc = s.cache_write(out, h);
+      vectorize_reduction_loop(s, inner[0], acc, knobs.vector_lanes);
+      s.transpose_sums(h);
+      s.unroll(h);
+    });
+  }
+}
+
 }  // namespace
 
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
@@ -53,6 +80,7 @@ Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   // never reaches memory, and the scratch parameter goes away.
   for (const auto& p : loops.params)
     if (p.is_buffer() && p.role != ParamRole::Input) (void)s.attempt([&] { s.cache_write(p.name, "i"); });
+  sum_heads_together(s, knobs);
   // Innermost head/feature loops become vectors; small loops around them unroll.
   auto axis_loops = [&](bool innermost) {
     std::vector<std::string> out;

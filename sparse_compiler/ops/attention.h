@@ -22,8 +22,10 @@
 namespace strata::sc {
 
 // The CPU schedule of a row program: rows in nnz-balanced parallel chunks, each
-// row's outputs in registers, head and feature loops vectorized, and rows that
-// edge loops gather through an index prefetched `knobs.prefetch` edges ahead.
+// row's outputs in registers, head and feature loops vectorized (per-edge dot
+// products over as many heads as a head's features fill lanes summed by one
+// transposing reduction), and rows that edge loops gather through an index
+// prefetched `knobs.prefetch` edges ahead.
 Kernel schedule_row_program_cpu(const Kernel& loops, const CpuKnobs& knobs);
 
 // Which kernels a GatKernels compiles: the forwards only (evaluation and inference

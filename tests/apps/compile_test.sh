@@ -136,6 +136,16 @@ expect groups-registers "$out" 'strata_f32x16 O_local_rf_t_240;'
 expect groups-sum "$out" 'strata_f32x16_store\(&O\[\(A_indptr\[i\] \+ \(j_o \* \(int64_t\)16\)\)\], strata_f32x16_lane_sums\(O_local_rf_t_0, '
 expect groups-helper "$out" 'static inline strata_f32x16 strata_f32x16_lane_sums\('
 expect groups-tail "$out" 'strata_f32x16_reduce_add\('
+# GAT's attention gradient at 8 heads of 8 features: the heads' dot products of an
+# edge summed by one transposing reduction and stored as one vector; with 3 heads of
+# 17 features, one horizontal sum per head as before.
+out="$("$strata" compile gat --kernel sddmm --heads 8 --feat 8 --lanes 16 2>&1)" \
+  || { echo "$out"; echo "FAIL: gat sddmm exit code"; exit 1; }
+expect gat-heads-together "$out" 'strata_f32x8_store\(&dP\[\(j \* \(int64_t\)8\)\], strata_f32x8_lane_sums\(dP_local_rf_t_0, '
+out="$("$strata" compile gat --kernel sddmm --heads 3 --feat 17 --lanes 16 2>&1)" \
+  || { echo "$out"; echo "FAIL: gat sddmm 3x17 exit code"; exit 1; }
+if grep -q 'lane_sums' <<<"$out"; then echo "FAIL: 3 heads of 17 features used lane_sums"; fails=$((fails + 1)); fi
+expect gat-heads-apart "$out" 'strata_f32x16_reduce_add\('
 err="$("$strata" compile sddmm --feat 40 --lanes 16 --edge-groups 2>&1)"
 expect_rc groups-width $? 1
 expect groups-width "$err" "edge groups: the dot product's 40 features must be a whole number of 16-lane vectors"
