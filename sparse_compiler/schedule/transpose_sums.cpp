@@ -120,7 +120,8 @@ void Schedule::transpose_sums(const std::string& loop) {
                      "{}: the output {} must be stored from accumulator {} unchanged", where, out->buffer, acc->buffer);
   // One output per iteration, consecutive: out[index] with index = base + loop.
   const Expr next = substitute(out->index, {{loop, add(var(loop), make_int(1))}});
-  const int64_t* step = as_const_int(simplify(sub(next, out->index)));
+  const Expr stride = simplify(sub(next, out->index));  // held: as_const_int points into it
+  const int64_t* step = as_const_int(stride);
   STRATA_SCHED_CHECK(step && *step == 1 && out->index.type().is_scalar(),
                      "{}: iteration k must write {}[base + k] (it writes {}[{}])", where, out->buffer, out->buffer,
                      to_string(out->index));
