@@ -61,12 +61,7 @@ void sum_heads_together(Schedule& s, const CpuKnobs& knobs) {
     for (const auto& p : s.kernel().params)
       if (p.is_buffer() && p.role == ParamRole::Output && touches_buffer(f->body, p.name)) out = p.name;
     if (out.empty()) continue;
-    (void)s.attempt([&] {
-      const std::string acc = s.cache_write(out, h);
-      vectorize_reduction_loop(s, inner[0], acc, knobs.vector_lanes);
-      s.transpose_sums(h);
-      s.unroll(h);
-    });
+    (void)s.attempt([&] { sum_dot_products_together(s, h, out, inner[0], knobs.vector_lanes); });
   }
 }
 

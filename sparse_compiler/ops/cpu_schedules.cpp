@@ -112,6 +112,14 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
   if (!tail.empty()) vectorize_reduction_loop(s, tail, acc, static_cast<int>(width / 2));
 }
 
+void sum_dot_products_together(Schedule& s, const std::string& loop, const std::string& output,
+                               const std::string& reduction, int lanes) {
+  const std::string acc = s.cache_write(output, loop);
+  vectorize_reduction_loop(s, reduction, acc, lanes);
+  s.transpose_sums(loop);
+  s.unroll(loop);
+}
+
 void interleave_accumulators(Schedule& s, const std::string& loop, const std::string& acc, int sets) {
   const Schedule::SplitLoops parts = s.split(loop, sets, TailStrategy::Peel);
   s.rfactor(parts.inner, acc);
@@ -177,8 +185,6 @@ void group_edges(Schedule& s, const std::string& f, const CpuKnobs& knobs) {
                      width, knobs.vector_lanes, Schedule::kMaxStagedElements);
   if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
   const Schedule::SplitLoops parts = s.split("j", knobs.vector_lanes, TailStrategy::Peel);
-  const std::string acc = s.cache_write("O", parts.inner);
-  const std::string acc_tail = s.cache_write("O", parts.tail);
   // The tail's copy of the feature loop (split renamed it): its reduction loop.
   std::string f_tail;
   for (const auto& l : loop_names(find_loop(s.kernel().body, parts.tail)->body))
@@ -186,10 +192,8 @@ void group_edges(Schedule& s, const std::string& f, const CpuKnobs& knobs) {
         f_tail.empty() && a.count("iter") && a.at("iter") == "R")
       f_tail = l;
   STRATA_SCHED_CHECK(!f_tail.empty(), "edge groups: the rest of a row has no feature loop");
-  vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);
-  vectorize_reduction_loop(s, f_tail, acc_tail, knobs.vector_lanes);
-  s.transpose_sums(parts.inner);
-  s.unroll(parts.inner);
+  sum_dot_products_together(s, parts.inner, "O", f, knobs.vector_lanes);
+  vectorize_reduction_loop(s, f_tail, s.cache_write("O", parts.tail), knobs.vector_lanes);
 }
 }  // namespace
 

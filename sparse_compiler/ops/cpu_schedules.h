@@ -66,6 +66,13 @@ void vectorize_feature_loop(Schedule& s, const std::string& loop, int lanes);
 // The same for a loop that reduces into local `acc` (a scalar accumulator): each
 // vector part gets per-lane partial sums (rfactor) reduced horizontally once.
 void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::string& acc, int lanes);
+// Loop `loop` (W iterations, W = the reduction's vector width) computes one dot
+// product per iteration into `output`: stages each in a register accumulator,
+// vectorizes its reduction loop `reduction` (rfactor), sums the W partial
+// vectors by one transposing reduction (Schedule::transpose_sums) and unrolls.
+// SDDMM's edge groups and GAT's heads of its attention gradient.
+void sum_dot_products_together(Schedule& s, const std::string& loop, const std::string& output,
+                               const std::string& reduction, int lanes);
 // Splits the non-zero loop `loop` into groups of `sets` (peeling the rest) and
 // gives each position in a group its own copy of the row accumulator `acc`
 // (rfactor), unrolled: consecutive non-zeros then add into independent sets.

@@ -151,11 +151,11 @@ void Schedule::transpose_sums(const std::string& loop) {
   // Where the sums go: init + lane_sums over the W partial vectors, stored as one
   // vector at the first iteration's output. An init that reads the output (a panel
   // pass adding into O) reads all W outputs as one vector.
-  const Expr base = simplify(substitute(out->index, {{loop, make_int(0)}}));
-  const Type t = rf->type.with_lanes(static_cast<int>(W));
+  const int lanes = static_cast<int>(W);
+  const Expr outputs = ramp(simplify(substitute(out->index, {{loop, make_int(0)}})), make_int(1), lanes);
   Expr start;
   if (!uses_var(init->value, loop) && !touches_buffer(evaluate(init->value), out->buffer)) {
-    start = broadcast(init->value, static_cast<int>(W));
+    start = broadcast(init->value, lanes);
   } else {
     const auto* reads = init->value.as<LoadNode>();
     STRATA_SCHED_CHECK(
@@ -163,21 +163,19 @@ void Schedule::transpose_sums(const std::string& loop) {
         "{}: accumulator {} starts from {}, which is neither the same for every iteration nor the "
         "output it is written to",
         where, acc->buffer, to_string(init->value));
-    start = load(t.element_of(), out->buffer, ramp(base, make_int(1), static_cast<int>(W)));
+    start = load(rf->type, out->buffer, outputs);
   }
   const std::string rfs = rf->buffer + "_t";
   STRATA_SCHED_CHECK(!touches_buffer(k_.body, rfs), "{}: the name {} is taken", where, rfs);
   std::vector<Expr> partials;
-  for (int64_t k = 0; k < W; ++k)
-    partials.push_back(load(t.element_of(), rfs, ramp(make_int(k * W), make_int(1), static_cast<int>(W))));
+  for (int64_t k = 0; k < W; ++k) partials.push_back(load(rf->type, rfs, ramp(make_int(k * W), make_int(1), lanes)));
 
   Widen widen(rf->buffer, rfs, mul(var(loop), make_int(W)));
   std::vector<Stmt> per_iteration = before;
   per_iteration.push_back(widen.mutate(rf_body.front()));
   for (const Stmt& s : updates) per_iteration.push_back(widen.mutate(s));
   const Stmt products = for_loop(f->var, f->min, f->extent, f->for_kind, seq(per_iteration), f->annotations);
-  const Stmt stored =
-      store(out->buffer, ramp(base, make_int(1), static_cast<int>(W)), add(start, lane_sums(std::move(partials))));
+  const Stmt stored = store(out->buffer, outputs, add(start, lane_sums(std::move(partials))));
   const Stmt replacement = allocate(rfs, rf->type, W * W, MemoryScope::Register, seq({products, stored}));
   commit(replace_loop(k_.body, loop, [&](const ForNode*) { return replacement; }), where);
 }
