@@ -1,6 +1,7 @@
 #include "sparse_compiler/codegen/compiled_kernel.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -208,8 +209,16 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int 
   std::vector<CompiledKernel> out(lowered.size());
   std::vector<Member> missing;
   std::vector<size_t> where;
+  // A kernel the batch holds twice (two plans that lower alike, such as a CSR plan and its
+  // shared-pairs twin) compiles once: one unit cannot define an entry point twice.
+  std::map<std::string, size_t> first_of;
+  std::vector<std::pair<size_t, size_t>> repeats;  // (index, index of the same kernel earlier)
   for (size_t i = 0; i < lowered.size(); ++i) {
     Member m{lowered[i], cache.key_for(emit_cpu_source({lowered[i]}))};
+    if (const auto [it, fresh] = first_of.emplace(m.key, i); !fresh) {
+      repeats.emplace_back(i, it->second);
+      continue;
+    }
     const CacheResult hit = cache.find_member(m.key);
     if (hit.library) {
       // An index naming a unit without this kernel (damaged, or edited by hand) is a miss.
@@ -225,9 +234,11 @@ std::vector<CompiledKernel> compile_cpu(const std::vector<Kernel>& lowered, int 
     missing.push_back(std::move(m));
     where.push_back(i);
   }
-  if (missing.empty()) return out;
-  std::vector<CompiledKernel> compiled = compile_in_units<CompiledKernel>(missing, units, compile_unit);
-  for (size_t q = 0; q < where.size(); ++q) out[where[q]] = std::move(compiled[q]);
+  if (!missing.empty()) {
+    std::vector<CompiledKernel> compiled = compile_in_units<CompiledKernel>(missing, units, compile_unit);
+    for (size_t q = 0; q < where.size(); ++q) out[where[q]] = std::move(compiled[q]);
+  }
+  for (const auto& [i, same] : repeats) out[i] = out[same];
   return out;
 }
 

@@ -5,6 +5,8 @@
 // tuner's second search, are such later batches.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/rng.h"
 #include "sparse_compiler/codegen/compiled_kernel.h"
 #include "sparse_compiler/codegen/cpu_emitter.h"
@@ -73,6 +75,29 @@ TEST(CompileBatches, AKernelCompiledInOneBatchIsLoadedFromItsUnitByTheNext) {
   EXPECT_LT(max_error(A, 41, second[1], 1), 1e-4f);
   EXPECT_LT(max_error(A, 43, third[1], 2), 1e-4f);
   EXPECT_LT(max_error(A, 37, third[2], 3), 1e-4f);
+}
+
+// A batch that holds one kernel twice (a CSR plan and its shared-pairs twin lower alike)
+// compiles it once, in one unit, and hands both the same entry point; a unit defining the
+// entry point twice would not compile.
+TEST(CompileBatches, AKernelTwiceInOneBatchCompilesOnce) {
+  testing::RandomGraphSpec gs;
+  gs.rows = gs.cols = 200;
+  gs.seed = 9;
+  const Graph A = testing::random_graph(gs);
+  // Names of this run's own, so that no unit in a cache kept from an earlier run holds them.
+  Kernel a = lowered_spmm(A, 47), b = lowered_spmm(A, 53);
+  const std::string run = std::to_string(std::random_device{}());
+  a.name += "_twice" + run;
+  b.name += "_once" + run;
+  const uint64_t compiles = KernelCache::global().stats().compiles;
+  const std::vector<CompiledKernel> got = compile_cpu({a, b, a}, 1);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(KernelCache::global().stats().compiles, compiles + 1) << "one unit for a, b";
+  EXPECT_EQ(got[2].entry, got[0].entry);
+  EXPECT_EQ(got[2].kernel.name, a.name);
+  EXPECT_LT(max_error(A, 47, got[2], 4), 1e-4f);
+  EXPECT_LT(max_error(A, 53, got[1], 5), 1e-4f);
 }
 
 // A member index that sends a kernel to a unit without it (damaged, or edited) is a
