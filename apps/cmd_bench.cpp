@@ -59,6 +59,7 @@ struct BenchArgs {
   int64_t grain = 0, tile = -1;
   int accumulator_sets = 0;
   std::string edge_groups;
+  std::string pairs;
   std::string reduce = "sum";
   std::optional<std::string> data_root;
   int threads = 0;
@@ -138,6 +139,23 @@ sc::KernelPlan generated_plan(const BenchArgs& a, const Graph& A, int64_t F, con
     STRATA_CHECK(a.edge_groups == "on" || a.edge_groups == "off", "--edge-groups: expected on or off, got '{}'",
                  a.edge_groups);
     p.knobs.edge_groups = a.edge_groups == "on";
+  }
+  if (!a.pairs.empty()) {
+    // R or R:M: R rounds of shared pairs, a pair summed when M rows hold it.
+    const size_t colon = a.pairs.find(':');
+    int64_t rounds = -1, min_rows = p.pair_min_rows;
+    const std::string r = a.pairs.substr(0, colon), m = colon == std::string::npos ? "" : a.pairs.substr(colon + 1);
+    const auto [re, rc] = std::from_chars(r.data(), r.data() + r.size(), rounds);
+    bool ok = rc == std::errc() && re == r.data() + r.size() && rounds >= 0 && rounds <= 64;
+    if (ok && colon != std::string::npos) {
+      const auto [me, mc] = std::from_chars(m.data(), m.data() + m.size(), min_rows);
+      ok = mc == std::errc() && me == m.data() + m.size() && min_rows >= 3;
+    }
+    STRATA_CHECK(ok, "--pairs: expected R or R:M (R rounds in [0, 64], M rows a pair needs, at least 3), got '{}'",
+                 a.pairs);
+    STRATA_CHECK(spmm_spec || rounds == 0, "--pairs applies to spmm only");
+    p.pair_rounds = static_cast<int>(rounds);
+    p.pair_min_rows = min_rows;
   }
   if (a.tile >= 0) p.feature_tile = a.tile < F ? a.tile : 0;
   if (!a.x_layout.empty()) {
@@ -397,6 +415,9 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--edge-groups", a->edge_groups,
                                       "'generated' sddmm (dot) on csr: on: a row's edges a vector's lanes at a time, "
                                       "summed by one transposing reduction");
+                       app.add_option("--pairs", a->pairs,
+                                      "'generated' spmm on csr: R or R:M, R rounds of shared neighbour pairs summed "
+                                      "once before the rows (a pair when M rows hold it, default 4; 0: off)");
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)")
                            ->check(integer_in(1, 4096));

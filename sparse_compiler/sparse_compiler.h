@@ -20,7 +20,8 @@
 //              (sparse_reorder, sparse_fuse, sparse_split)
 //   formats/   format specs (csr, coo, dcsr and its column tiles, ell, bsr, hyb), format decomposition
 //              as a stage-I rewrite, native parallel inspectors with edge-id maps
-//              and owner tasks, ELL3D for RGCN, CPU schedules for decomposed kernels
+//              and owner tasks, ELL3D for RGCN, CPU schedules for decomposed kernels,
+//              the shared-neighbour-pairs inspector (sums of column pairs many rows share)
 //   codegen/   the C++ emitter (and CUDA when built), the JIT and its
 //              content-addressed kernel cache, compiled kernels and their
 //              arguments, the reference interpreter
@@ -28,7 +29,8 @@
 //              tuning records; RGMS-order and fused-attention tuners
 //   ops/       the op programs (SpMM, SDDMM, max aggregation, GAT's steps, RGMS) and their front
 //              doors (SpmmKernel, SddmmKernel, GatKernels, RgmsKernels over
-//              RGMS's relational graph and its inspector), default CPU schedules,
+//              RGMS's relational graph and its inspector; SharedPairsSpmm, SpMM over
+//              shared pairs out of generated CSR kernels), default CPU schedules,
 //              plans (and those an earlier run recorded in its kernels.json) and the
 //              knobs an untuned plan takes from the graph's sizes,
 //              the hand-written reference path

@@ -16,6 +16,7 @@ std::string KernelPlan::str() const {
   std::string s = format.str() + " " + knobs.str();
   if (feature_tile > 0) s += fmt::format(",tile={}", feature_tile);
   if (!x_layout.is_row()) s += ",x=" + x_layout.str();
+  if (pair_rounds > 0) s += fmt::format(",pairs=r{}m{}", pair_rounds, pair_min_rows);
   return s;
 }
 
@@ -32,14 +33,18 @@ std::string KernelPlan::to_json() const {
   if (knobs.static_tasks) j["static_tasks"] = true;
   if (knobs.accumulator_sets > 1) j["accumulator_sets"] = knobs.accumulator_sets;
   if (knobs.edge_groups) j["edge_groups"] = true;
+  if (pair_rounds > 0) {
+    j["pair_rounds"] = pair_rounds;
+    j["pair_min_rows"] = pair_min_rows;
+  }
   return j.dump();
 }
 
 KernelPlan KernelPlan::from_json(const std::string& text, const std::string& what) {
   const nlohmann::json j = parse_user_json(text, what);
   static const std::vector<std::string> kKeys = {
-      "format",   "lanes",  "grain",        "prefetch",         "tile",
-      "x_layout", "stream", "static_tasks", "accumulator_sets", "edge_groups"};
+      "format",           "lanes",       "grain",       "prefetch",     "tile", "x_layout", "stream", "static_tasks",
+      "accumulator_sets", "edge_groups", "pair_rounds", "pair_min_rows"};
   STRATA_CHECK(j.is_object(), "{}: expected a JSON object with keys {}", what, fmt::join(kKeys, ", "));
   for (const auto& [k, v] : j.items())
     STRATA_CHECK(std::find(kKeys.begin(), kKeys.end(), k) != kKeys.end(), "{}: unknown key '{}' (expected {})", what, k,
@@ -61,6 +66,8 @@ KernelPlan KernelPlan::from_json(const std::string& text, const std::string& wha
   p.knobs.prefetch = integer("prefetch", 0, int64_t{1} << 20, 0);
   p.feature_tile = integer("tile", 0, int64_t{1} << 20, 0);
   p.knobs.accumulator_sets = static_cast<int>(integer("accumulator_sets", 1, 8, 1));
+  p.pair_rounds = static_cast<int>(integer("pair_rounds", 0, 64, 0));
+  p.pair_min_rows = integer("pair_min_rows", 3, int64_t{1} << 40, p.pair_min_rows);
   if (j.contains("stream")) {
     STRATA_CHECK(j["stream"].is_boolean(), "{}: 'stream' must be true or false", what);
     p.knobs.stream_stores = j["stream"].get<bool>();

@@ -7,9 +7,10 @@
 #include "sparse_compiler/formats/decompose.h"
 #include "sparse_compiler/formats/format_schedule.h"
 #include "sparse_compiler/formats/gpu_format_schedule.h"
-#include "sparse_compiler/ops/reference_kernels.h"
-#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/ops/cuda_binding.h"
+#include "sparse_compiler/ops/reference_kernels.h"
+#include "sparse_compiler/ops/shared_pairs_spmm.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/passes/pipeline.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
 
@@ -90,6 +91,20 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
                   plan.knobs.stream_stores ? "_nt" : "", plan.knobs.static_tasks ? "_st" : "",
                   plan.knobs.accumulator_sets > 1 ? fmt::format("_s{}", plan.knobs.accumulator_sets) : "");
   STRATA_CHECK(!plan.knobs.edge_groups, "spmm plan: edge groups apply to sddmm only (spmm has accumulator sets)");
+  if (plan.pair_rounds > 0) {
+    // Shared pairs run the plan's CSR kernel over rewritten graphs (shared_pairs_spmm.h).
+    STRATA_CHECK(plan.format.kind == FormatKind::Csr, "spmm plan: shared pairs (pairs=r{}m{}) apply to csr, not {}",
+                 plan.pair_rounds, plan.pair_min_rows, plan.format.str());
+    STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: shared pairs read X row-major, not in layout {}",
+                 plan.x_layout.str());
+    STRATA_CHECK(!spec.weighted && !spec.col_scale,
+                 "spmm plan: a shared pair sums two edges into one, so it needs an aggregation that weighs every edge "
+                 "alike; {} has {}",
+                 spec.name(), spec.weighted ? "edge values" : "column scales");
+    KernelPlan csr = plan;
+    csr.pair_rounds = 0;
+    return lower(spec, csr);
+  }
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(plan.knobs.accumulator_sets == 1, "spmm plan: accumulator sets apply to csr only, not {}",
                  plan.format.str());
@@ -182,6 +197,8 @@ const CompiledCudaKernel* SpmmKernel::compiled_cuda() const { return cuda_ ? cud
 
 void SpmmKernel::bind_cuda(std::optional<CompiledCudaKernel> compiled) {
   require_cuda_backend("spmm", opt_.device);
+  STRATA_CHECK(plan_.pair_rounds == 0, "spmm (cuda): shared pairs (pairs=r{}m{}) are a CPU plan choice",
+               plan_.pair_rounds, plan_.pair_min_rows);
   STRATA_CHECK(plan_.x_layout.is_row(), "spmm (cuda): X layout {} is a CPU plan choice; GPU kernels read row-major X",
                plan_.x_layout.str());
   STRATA_CHECK(opt_.backend != Backend::Reference && opt_.backend != Backend::Interpreter,
@@ -255,6 +272,10 @@ void SpmmKernel::bind() {
     row_scale_ = opt_.row_scale;
   }
   col_scale_ = opt_.col_scale;
+  if (compiled_ && plan_.pair_rounds > 0) {
+    shared_pairs_ = std::make_shared<SharedPairsSpmm>(A_, spec_, plan_, row_scale_);
+    return;
+  }
   if (compiled_ && needs_inspection(plan_.format)) format_ = inspect_format(A_, plan_.format, plan_.knobs.grain);
   if (compiled_) {
     KernelArgs a = args(Tensor(), Tensor(), Tensor());
@@ -328,6 +349,10 @@ void SpmmKernel::run_into(const Tensor& X, Tensor& Y, const Tensor& edge_values)
   if (opt_.backend == Backend::Reference) {
     const Tensor rows = plan_.x_layout.is_row() ? X : from_layout(X, plan_.x_layout, A_.num_cols(), spec_.feat);
     reference_spmm(A_, rows, values, row_scale_, col_scale_, false, Y);
+    return;
+  }
+  if (shared_pairs_) {
+    shared_pairs_->run_into(X, Y);
     return;
   }
   if (compiled_) {

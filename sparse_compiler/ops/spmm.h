@@ -40,6 +40,7 @@ const char* backend_name(Backend b);
 Backend parse_backend(const std::string& s, const std::string& what);
 
 class CudaOpBinding;
+class SharedPairsSpmm;
 
 struct SpmmOptions {
   int64_t feat = 0;
@@ -81,6 +82,8 @@ class SpmmKernel {
 
   const SpmmSpec& program_spec() const { return spec_; }
   const SpmmPlan& plan() const { return plan_; }
+  // The shared-pairs rewrite the plan asked for (null without pair rounds).
+  const SharedPairsSpmm* shared_pairs() const { return shared_pairs_.get(); }
   // The inspected format (null for CSR and the non-generated backends).
   const InspectedFormat* format() const { return format_ ? &*format_ : nullptr; }
   const CompiledKernel* compiled() const { return compiled_ ? &*compiled_ : nullptr; }
@@ -111,6 +114,7 @@ class SpmmKernel {
   PackedArgs packed_;  // the compiled kernel's arguments, the graph's bound once
   std::shared_ptr<CudaOpBinding> cuda_;    // on a CUDA device
   std::shared_ptr<CusparseSpmm> cusparse_;  // Backend::CuSparse
+  std::shared_ptr<SharedPairsSpmm> shared_pairs_;  // plan.pair_rounds > 0: runs in place of compiled_
 };
 
 }  // namespace strata::sc

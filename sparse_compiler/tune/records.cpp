@@ -14,8 +14,9 @@ std::string record_key(const std::string& graph, const std::string& op, const st
                        const std::string& compiler) {
   Hasher h;
   // The version changes with the search spaces, so that a record chosen from an
-  // older space is tuned again (v2: SpMM's accumulator sets; v3: SDDMM's edge groups).
-  h.add("strata tuning record v3").add(graph).add(op).add(target).add(compiler);
+  // older space is tuned again (v2: SpMM's accumulator sets; v3: SDDMM's edge groups; v4:
+  // SpMM's shared pairs).
+  h.add("strata tuning record v4").add(graph).add(op).add(target).add(compiler);
   return h.digest().hex();
 }
 

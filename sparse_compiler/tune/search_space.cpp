@@ -168,6 +168,22 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
           out.back().knobs.accumulator_sets = sets;
         }
   }
+  // Shared neighbour pairs (KernelPlan::pair_rounds): the CSR plans at the coarsest grain
+  // again, over rows rewritten to read pairs of columns they share summed once. What they
+  // save is known only after the inspector has run (Xeon VM, 2 threads, side by side with
+  // plain CSR: Squirrel 1.4-1.8x, ogbl-ddi 1.2-1.7x at F <= 64; nothing on Cora, whose rows
+  // share little), so the model cannot rank them and the tuner measures the best-placed
+  // one. Only where rows average 8 non-zeros or more: sharing needs rows to share in.
+  if (!spec.weighted && !spec.col_scale && (exhaustive || g.nnz >= 8 * std::max<int64_t>(g.rows, 1))) {
+    const size_t n = out.size();
+    for (size_t k = 0; k < n; ++k)
+      if (out[k].feature_tile == 0 && out[k].x_layout.is_row() && out[k].knobs.accumulator_sets == 1 &&
+          out[k].knobs.grain == grains.back())
+        for (int rounds : exhaustive ? std::vector<int>{2, 4} : std::vector<int>{4}) {
+          out.push_back(out[k]);
+          out.back().pair_rounds = rounds;
+        }
+  }
   std::vector<std::string> formats = {"dcsr", "coo", "ell:w=8", "bsr:b=4"};
   for (int64_t c : exhaustive ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2})
     for (int64_t B : bucket_limits(g)) formats.push_back("hyb:c=" + std::to_string(c) + ",B=" + std::to_string(B));

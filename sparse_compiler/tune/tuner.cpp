@@ -306,6 +306,8 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   // The model does not price a row's chain of dependent adds, which accumulator
   // sets break: measure the best-ranked plan that has them.
   h.families.push_back([](const KernelPlan& p) { return p.knobs.accumulator_sets > 1; });
+  // Nor what shared pairs save, which only their inspector finds out.
+  h.families.push_back([](const KernelPlan& p) { return p.pair_rounds > 0; });
   h.untuned = SpmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SpmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {

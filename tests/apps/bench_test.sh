@@ -93,6 +93,18 @@ out="$("$strata" bench sddmm --graph "$graph" --feat 64 --backend plain_csr,gene
   --repeats 3 2>&1)" || { echo "$out"; echo "FAIL: sddmm panels exit code"; exit 1; }
 expect sddmm-panels "$out" 'F=64 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+.*,x=panel:32'
 
+# --pairs R[:M]: shared neighbour pairs; the row names the rounds and the rows a pair
+# needs, and its result is checked against the reference like every row.
+out="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --pairs 2:3 --threads 2 --repeats 3 2>&1)" \
+  || { echo "$out"; echo "FAIL: --pairs exit code"; exit 1; }
+expect pairs "$out" 'F=32 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+.*,pairs=r2m3$'
+err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --pairs 2:2 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: --pairs 2:2 exited 0"; fails=$((fails + 1)); }
+expect pairs-bad "$err" "--pairs: expected R or R:M \(R rounds in \[0, 64\], M rows a pair needs, at least 3\), got '2:2'"
+err="$("$strata" bench sddmm --graph "$graph" --feat 32 --backend generated --pairs 2 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: sddmm --pairs exited 0"; fails=$((fails + 1)); }
+expect pairs-sddmm "$err" "--pairs applies to spmm only"
+
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --prefetch -2 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --prefetch -2 exited 0"; fails=$((fails + 1)); }
 expect prefetch "$err" "--prefetch: expected auto or a distance >= 0 in non-zeros, got '-2'"
