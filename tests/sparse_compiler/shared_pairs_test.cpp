@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "sparse_compiler/ops/shared_pairs_spmm.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -199,6 +200,30 @@ TEST_P(SharedPairsSpmmTest, MatchesDenseReferenceWithTheKnobsOfCsr) {
     }
   // The communities and the long row are rewritten at every feature size and variant.
   EXPECT_GE(rewritten, 2 * 5 * 3);
+}
+
+// The parts are fixed when the kernel is built; run on fewer threads (a limit set since),
+// one thread takes several parts, and on more, the extra threads idle.
+TEST_P(SharedPairsSpmmTest, PartsBuiltForSomeThreadsRunOnFewerAndMore) {
+  const Graph A = communities(GetParam(), 10);
+  const int before = num_threads();
+  set_num_threads(3);
+  SpmmOptions o;
+  o.feat = 16;
+  o.reduce = Reduce::Mean;
+  SpmmPlan plan = SpmmKernel::default_plan(SpmmKernel::spec(A, o));
+  plan.pair_rounds = 3;
+  o.plan = plan;
+  const SpmmKernel k(A, o);
+  ASSERT_EQ(k.shared_pairs()->parts().size(), 3u);
+  Rng rng(13);
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    const Tensor X = Tensor::uniform({A.num_cols(), 16}, -1, 1, rng);
+    expect_close(k.run(X), testing::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), true),
+                 "threads " + std::to_string(threads));
+  }
+  set_num_threads(before);
 }
 
 TEST_P(SharedPairsSpmmTest, PlansRoundTripAndRefuseWhatASumCannotStandFor) {
