@@ -5,21 +5,27 @@
 // instead removes a gather and an add per such row: the redundancy elimination of
 // "Redundancy-Free Computation for Graph Neural Networks" (Jia et al., KDD 2020; "HAG").
 // Pairs are found in rounds; a round's pairs may join sums of earlier rounds, so the sums are
-// computed round by round (one parallel pass each) before the rows.
+// computed round by round before the rows.
 //
-// This program finds the pairs (the inspector), checks that the rewritten SpMM equals plain
-// CSR SpMM, and times the two side by side (2 threads, rows handed out in equal shares of
-// non-zeros, X and Y allocated as Strata's tensors are, each timed call after an untimed one,
-// medians). The pair form is timed twice: with X already in the head of the extended operand
-// (a layer that writes its output there), and with X left alone, the rows choosing X or the
-// pair sums by id.
+// This program finds the pairs with the library's inspector (sparse_compiler/formats/
+// shared_pairs.h), checks each form against the row sums in double, and times plain CSR SpMM
+// against two forms of the rewritten one, alternating (2 threads, X and Y allocated as Strata's
+// tensors are, each timed call after an untimed one, medians):
+//   shared: one rewrite for all rows; every thread takes part in every round (a barrier
+//           between rounds), X already in the head of the extended operand;
+//   owned:  one rewrite per thread's share of the rows; each thread sums its own pairs, then
+//           its rows, reading X or its sums by id (no barrier, no copy of X).
+// The compiler runs the owned form out of its CSR kernels (sparse_compiler/ops/
+// shared_pairs_spmm.h), with a copy of X instead of the reads by id.
 //
-//   cmake --build build --target strata_experiment_spmm_shared_pairs
-//   for g in squirrel bcsstk13 acm aifb facebook cora; do build/apps/strata export --graph $g --feat 32 --out
-//   /tmp/exp/$g; done chrt -f 50 build/benchmarks/strata_experiment_spmm_shared_pairs /tmp/exp/squirrel
-//   /tmp/exp/bcsstk13 ...
+//   cmake --build build --target strata strata_experiment_spmm_shared_pairs
+//   for g in squirrel bcsstk13 ddi facebook acm; do
+//     build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g
+//   done
+//   OMP_NUM_THREADS=2 chrt -f 50 build/benchmarks/strata_experiment_spmm_shared_pairs \
+//     [--rounds 4] [--min-rows 4] /tmp/exp/squirrel /tmp/exp/bcsstk13 ...
 //
-// Measured results: docs/BENCHMARKS.md, "Shared neighbour pairs".
+// Measured results: docs/BENCHMARKS.md, "SpMM shared neighbour pairs".
 #include <omp.h>
 
 #include <algorithm>
