@@ -124,13 +124,12 @@ SharedPairs find_shared_pairs(const Graph& A, int64_t row_begin, int64_t row_end
     }
     const int64_t taken = s.sums() - first;
     if (taken == 0) break;
-      // Rows are ascending, so a row's copies of an id are adjacent: count them in place.
 #pragma omp parallel for schedule(dynamic, 256)
     for (int64_t i = 0; i < n; ++i) {
       auto& row = rows[i];
       std::vector<int64_t> out;
       out.reserve(row.size());
-      std::vector<char> used(row.size(), 0);
+      std::vector<char> used(row.size(), 0);  // a row may hold an id twice: each copy pairs once
       for (size_t x = 0; x < row.size(); ++x) {
         if (used[x]) continue;
         used[x] = 1;

@@ -62,7 +62,8 @@ std::shared_ptr<const std::vector<SharedPairs>> find_parts(const Graph& A, const
 
 }  // namespace
 
-SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale)
+SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale,
+                                 const CompiledKernel& rows_kernel)
     : cols_(A.num_cols()), feat_(spec.feat) {
   STRATA_ASSERT(plan.pair_rounds > 0, "shared pairs without rounds");
   SharedPairsOptions o;
@@ -83,11 +84,18 @@ SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const Ker
                cols_, sums_);
   KernelPlan csr = plan;
   csr.pair_rounds = 0;
-  // The sums are read right after they are written: no streaming stores for them.
+  // The sums are read right after they are written: no streaming stores for them. Their
+  // kernel (no row scale) is the rows' kernel unless the scale or the stores differ; either
+  // is compiled once for every part and round.
   SpmmOptions sums;
   sums.feat = spec.feat;
   sums.plan = csr;
   sums.plan->knobs.stream_stores = false;
+  SpmmSpec sums_spec = spec;
+  sums_spec.row_scale = false;
+  const CompiledKernel sums_kernel = sums_spec.row_scale == spec.row_scale && !csr.knobs.stream_stores
+                                         ? rows_kernel
+                                         : std::move(compile_cpu({SpmmKernel::lower(sums_spec, *sums.plan)}).front());
   for (Part& p : parts_) {
     const SharedPairs& s = *p.pairs;
     for (int64_t r = 0; r < s.rounds(); ++r) {
@@ -100,25 +108,20 @@ SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const Ker
       }
       indptr[e - b] = 2 * (e - b);
       p.rounds.push_back(std::make_unique<SpmmKernel>(
-          extended_graph(e - b, ids, cols_, p.sum_offset, indptr, indices, A.index_dtype()), sums));
+          extended_graph(e - b, ids, cols_, p.sum_offset, indptr, indices, A.index_dtype()), sums, sums_kernel));
     }
     SpmmOptions rows;
     rows.feat = spec.feat;
     rows.plan = csr;
     if (row_scale.defined()) rows.row_scale = row_scale.slice_rows(s.row_begin, s.row_end);
     p.rows = std::make_unique<SpmmKernel>(
-        extended_graph(s.row_end - s.row_begin, ids, cols_, p.sum_offset, s.indptr, s.indices, A.index_dtype()), rows);
+        extended_graph(s.row_end - s.row_begin, ids, cols_, p.sum_offset, s.indptr, s.indices, A.index_dtype()), rows,
+        rows_kernel);
   }
   extended_ = Tensor::empty({ids, spec.feat}, DType::F32);
 }
 
 SharedPairsSpmm::~SharedPairsSpmm() = default;
-
-int64_t SharedPairsSpmm::gathers() const {
-  int64_t g = 0;
-  for (const Part& p : parts_) g += p.pairs->gathers();
-  return g;
-}
 
 void SharedPairsSpmm::run_into(const Tensor& X, Tensor& Y) const {
   std::lock_guard<std::mutex> lock(mutex_);

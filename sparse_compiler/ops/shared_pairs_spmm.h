@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "sparse_compiler/codegen/compiled_kernel.h"
 #include "sparse_compiler/formats/shared_pairs.h"
 #include "sparse_compiler/ops/plan.h"
 #include "sparse_compiler/ops/programs.h"
@@ -36,8 +37,10 @@ class SpmmKernel;
 class SharedPairsSpmm {
  public:
   // `spec` and `plan` are the SpMM's (plan.pair_rounds > 0); `row_scale` its row scale
-  // (the mean's 1/degree folded in), or undefined.
-  SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale);
+  // (the mean's 1/degree folded in), or undefined; `rows_kernel` the SpMM's compiled kernel,
+  // SpmmKernel::lower(spec, plan), which every part runs over its rewritten rows.
+  SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale,
+                  const CompiledKernel& rows_kernel);
   ~SharedPairsSpmm();
 
   void run_into(const Tensor& X, Tensor& Y) const;
@@ -50,8 +53,6 @@ class SharedPairsSpmm {
   };
   const std::vector<Part>& parts() const { return parts_; }
   int64_t sums() const { return sums_; }
-  // Rows of X or S read per call, over all parts (A's non-zeros without the rewrite).
-  int64_t gathers() const;
 
  private:
   std::shared_ptr<const std::vector<SharedPairs>> rewrites_;  // one per part

@@ -273,7 +273,7 @@ void SpmmKernel::bind() {
   }
   col_scale_ = opt_.col_scale;
   if (compiled_ && plan_.pair_rounds > 0) {
-    shared_pairs_ = std::make_shared<SharedPairsSpmm>(A_, spec_, plan_, row_scale_);
+    shared_pairs_ = std::make_shared<SharedPairsSpmm>(A_, spec_, plan_, row_scale_, *compiled_);
     return;
   }
   if (compiled_ && needs_inspection(plan_.format)) format_ = inspect_format(A_, plan_.format, plan_.knobs.grain);
