@@ -16,7 +16,7 @@
 //   schedule/  primitives on stage-III loops (split, reorder, fuse, fission,
 //              balance, parallel, static_tasks, vectorize, unroll, unroll_and_jam, bind,
 //              cache_write/read, rfactor, transpose_sums, prefetch, stream_stores, fuse_nests,
-//              partition_tasks) and at stage I
+//              partition_tasks, split_gather) and at stage I
 //              (sparse_reorder, sparse_fuse, sparse_split)
 //   formats/   format specs (csr, coo, dcsr and its column tiles, ell, bsr, hyb), format decomposition
 //              as a stage-I rewrite, native parallel inspectors with edge-id maps

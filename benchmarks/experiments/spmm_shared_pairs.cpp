@@ -16,7 +16,8 @@
 //   owned:  one rewrite per thread's share of the rows; each thread sums its own pairs, then
 //           its rows, reading X or its sums by id (no barrier, no copy of X).
 // The compiler runs the owned form out of its CSR kernels (sparse_compiler/ops/
-// shared_pairs_spmm.h), with a copy of X instead of the reads by id.
+// shared_pairs_spmm.h); split_gather gives them a row's columns from X and its sums from S,
+// as here, with no copy of X.
 //
 //   cmake --build build --target strata strata_experiment_spmm_shared_pairs
 //   for g in squirrel bcsstk13 ddi facebook acm; do

@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -15,18 +14,6 @@
 
 namespace strata::sc {
 namespace {
-
-// A CSR graph over E's rows, in A's index type (the kernels are compiled for it): ids below
-// `cols` as they are, a part's sum ids moved to its rows of S.
-Graph extended_graph(int64_t rows, int64_t ids, int64_t cols, int64_t sum_offset, const std::vector<int64_t>& indptr,
-                     const std::vector<int64_t>& indices, DType index_dtype) {
-  std::vector<int64_t> moved(indices.size());
-  for (size_t k = 0; k < indices.size(); ++k) moved[k] = indices[k] < cols ? indices[k] : indices[k] + sum_offset;
-  Tensor ip = Tensor::from_vector(indptr);
-  if (index_dtype == DType::I64) return Graph::from_csr(rows, ids, ip, Tensor::from_vector(moved));
-  std::vector<int32_t> narrow(moved.begin(), moved.end());
-  return Graph::from_csr(rows, ids, ip, Tensor::from_vector(narrow));
-}
 
 // The rewrites of A's row shares, one per part. Found once per graph content and options
 // while any kernel holds them: the tuner binds several plans that differ only in their
@@ -60,11 +47,39 @@ std::shared_ptr<const std::vector<SharedPairs>> find_parts(const Graph& A, const
   return out;
 }
 
+// A launch's arrays from rows of rewrite ids (below `cols` columns, else sum id - cols, a
+// row of the part's sums): each row's columns first, its sums after them, as the inspector
+// orders them, with split[r] the position of its first sum; sums moved to their rows of S.
+SharedPairsSpmm::Launch launch_arrays(const std::vector<int64_t>& indptr, const std::vector<int64_t>& ids, int64_t cols,
+                                      int64_t sum_offset, DType index_dtype) {
+  SharedPairsSpmm::Launch l;
+  l.rows = static_cast<int64_t>(indptr.size()) - 1;
+  std::vector<int64_t> moved(ids.size()), split(l.rows);
+  for (int64_t r = 0; r < l.rows; ++r) {
+    split[r] = indptr[r + 1];
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; ++k) {
+      const bool sum = ids[k] >= cols;
+      if (sum && split[r] == indptr[r + 1]) split[r] = k;
+      STRATA_ASSERT(sum || split[r] == indptr[r + 1], "shared pairs: a column after a sum in row {}", r);
+      moved[k] = sum ? ids[k] - cols + sum_offset : ids[k];
+    }
+  }
+  l.indptr = Tensor::from_vector(indptr);
+  l.split = Tensor::from_vector(split);
+  if (index_dtype == DType::I64) {
+    l.indices = Tensor::from_vector(moved);
+  } else {
+    std::vector<int32_t> narrow(moved.begin(), moved.end());
+    l.indices = Tensor::from_vector(narrow);
+  }
+  return l;
+}
+
 }  // namespace
 
 SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale,
                                  const CompiledKernel& rows_kernel)
-    : cols_(A.num_cols()), feat_(spec.feat) {
+    : cols_(A.num_cols()), feat_(spec.feat), rows_kernel_(rows_kernel) {
   STRATA_ASSERT(plan.pair_rounds > 0, "shared pairs without rounds");
   SharedPairsOptions o;
   o.rounds = plan.pair_rounds;
@@ -77,75 +92,63 @@ SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const Ker
     parts_.back().sum_offset = sums_;
     sums_ += s.sums();
   }
-  const int64_t ids = cols_ + sums_;
-  STRATA_CHECK(A.index_dtype() == DType::I64 || ids <= std::numeric_limits<int32_t>::max(),
-               "spmm shared pairs: {} columns and {} sums exceed the int32 indices of the graph; load it with int64 "
-               "indices",
-               cols_, sums_);
-  KernelPlan csr = plan;
-  csr.pair_rounds = 0;
+  STRATA_CHECK(A.index_dtype() == DType::I64 || sums_ <= std::numeric_limits<int32_t>::max(),
+               "spmm shared pairs: {} sums exceed the int32 indices of the graph; load it with int64 indices", sums_);
   // The sums are read right after they are written: no streaming stores for them. Their
   // kernel (no row scale) is the rows' kernel unless the scale or the stores differ; either
   // is compiled once for every part and round.
-  SpmmOptions sums;
-  sums.feat = spec.feat;
-  sums.plan = csr;
-  sums.plan->knobs.stream_stores = false;
+  KernelPlan sums_plan = plan;
+  sums_plan.knobs.stream_stores = false;
   SpmmSpec sums_spec = spec;
   sums_spec.row_scale = false;
-  const CompiledKernel sums_kernel = sums_spec.row_scale == spec.row_scale && !csr.knobs.stream_stores
-                                         ? rows_kernel
-                                         : std::move(compile_cpu({SpmmKernel::lower(sums_spec, *sums.plan)}).front());
+  sums_kernel_ = sums_spec.row_scale == spec.row_scale && !plan.knobs.stream_stores
+                     ? rows_kernel
+                     : std::move(compile_cpu({SpmmKernel::lower(sums_spec, sums_plan)}).front());
+  S_ = Tensor::empty({std::max<int64_t>(sums_, 1), spec.feat}, DType::F32);
+  auto fixed = [&](const Launch& l, int64_t nnz) {
+    KernelArgs a;
+    a.buffer("A_indptr", l.indptr).buffer("A_indices", l.indices).buffer("A_split", l.split).buffer("S", S_);
+    a.scalar("m", l.rows).scalar("n", cols_).scalar("nnz", nnz);
+    return a;
+  };
   for (Part& p : parts_) {
     const SharedPairs& s = *p.pairs;
     for (int64_t r = 0; r < s.rounds(); ++r) {
       const int64_t b = s.round_begin[r], e = s.round_begin[r + 1];
-      std::vector<int64_t> indptr(e - b + 1), indices;
+      std::vector<int64_t> indptr(e - b + 1), ids;
       for (int64_t k = b; k < e; ++k) {
         indptr[k - b] = 2 * (k - b);
-        indices.push_back(std::min(s.pair_a[k], s.pair_b[k]));
-        indices.push_back(std::max(s.pair_a[k], s.pair_b[k]));
+        ids.push_back(std::min(s.pair_a[k], s.pair_b[k]));
+        ids.push_back(std::max(s.pair_a[k], s.pair_b[k]));
       }
       indptr[e - b] = 2 * (e - b);
-      p.rounds.push_back(std::make_unique<SpmmKernel>(
-          extended_graph(e - b, ids, cols_, p.sum_offset, indptr, indices, A.index_dtype()), sums, sums_kernel));
+      Launch l = launch_arrays(indptr, ids, cols_, p.sum_offset, A.index_dtype());
+      KernelArgs a = fixed(l, 2 * (e - b));
+      a.buffer("Y", S_.slice_rows(p.sum_offset + b, p.sum_offset + e));
+      l.args = sums_kernel_.pack(a, {"X"});
+      p.rounds.push_back(std::move(l));
     }
-    SpmmOptions rows;
-    rows.feat = spec.feat;
-    rows.plan = csr;
-    if (row_scale.defined()) rows.row_scale = row_scale.slice_rows(s.row_begin, s.row_end);
-    p.rows = std::make_unique<SpmmKernel>(
-        extended_graph(s.row_end - s.row_begin, ids, cols_, p.sum_offset, s.indptr, s.indices, A.index_dtype()), rows,
-        rows_kernel);
+    p.rows = launch_arrays(s.indptr, s.indices, cols_, p.sum_offset, A.index_dtype());
+    KernelArgs a = fixed(p.rows, static_cast<int64_t>(s.indices.size()));
+    if (spec.row_scale) a.buffer("row_scale", row_scale.slice_rows(s.row_begin, s.row_end));
+    p.rows.args = rows_kernel_.pack(a, {"X", "Y"});
   }
-  extended_ = Tensor::empty({ids, spec.feat}, DType::F32);
 }
 
 SharedPairsSpmm::~SharedPairsSpmm() = default;
 
 void SharedPairsSpmm::run_into(const Tensor& X, Tensor& Y) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t bytes = cols_ * feat_ * static_cast<int64_t>(sizeof(float));
-  const char* from = static_cast<const char*>(X.raw_data());
-  char* to = static_cast<char*>(extended_.raw_data());
   const int P = static_cast<int>(parts_.size());
 #pragma omp parallel num_threads(P)
   {
     const int t = omp_get_thread_num(), T = omp_get_num_threads();
-    // E's head is X: the kernels read the columns and the sums through one operand.
-    const int64_t b = bytes * t / T, e = bytes * (t + 1) / T;
-    std::memcpy(to + b, from + b, static_cast<size_t>(e - b));
-#pragma omp barrier
     // Fewer threads than parts (a limit set since the kernel was built): each takes its share.
     for (int q = t; q < P; q += T) {
       const Part& p = parts_[q];
-      for (int64_t r = 0; r < p.pairs->rounds(); ++r) {
-        const int64_t first = cols_ + p.sum_offset + p.pairs->round_begin[r];
-        Tensor out = extended_.slice_rows(first, first + p.pairs->round_begin[r + 1] - p.pairs->round_begin[r]);
-        p.rounds[r]->run_into(extended_, out);
-      }
-      Tensor y = Y.slice_rows(p.pairs->row_begin, p.pairs->row_end);
-      p.rows->run_into(extended_, y);
+      for (const Launch& round : p.rounds) round.args.run({&X});
+      const Tensor y = Y.slice_rows(p.pairs->row_begin, p.pairs->row_end);
+      p.rows.args.run({&X, &y});
     }
   }
 }

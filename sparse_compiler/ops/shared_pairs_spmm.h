@@ -2,22 +2,27 @@
 // formats/shared_pairs.h prescribes, out of generated CSR SpMM kernels.
 //
 // The rows of A are split into one part per thread (equal shares of the non-zeros), and
-// each part gets its own rewrite: the pairs its rows share, summed for it alone. The operand
-// is extended, E = [X; S_0; S_1; ...], S_t holding part t's sums. A call copies X into E's
-// head; then each thread, for its part, runs one generated CSR kernel per round over that
-// round's pairs (rows of two ids, reading E's earlier rows, writing the round's rows of S_t)
-// and one over its rewritten rows (reading E, writing its rows of Y). A thread reads only
-// the sums it wrote itself: no barrier between rounds and no line another core wrote,
-// which is what made this pay on small graphs (benchmarks/experiments/spmm_shared_pairs.cpp:
-// the form with every thread in every round lost on bcsstk13). Every kernel is the plan's
-// CSR kernel for the feature size, run inside the part's thread (its own parallel region
-// nested, so one thread); only the graphs they are bound to differ. SpmmKernel builds one
-// of these when its plan asks for pair rounds (KernelPlan::pair_rounds).
+// each part gets its own rewrite: the pairs its rows share, summed for it alone, into its
+// rows of S = [S_0; S_1; ...]. Each thread, for its part, runs one kernel per round over
+// that round's pairs (rows of two ids, writing the round's rows of S_t) and one over its
+// rewritten rows (writing its rows of Y). A thread reads only the sums it wrote itself: no
+// barrier between rounds and no line another core wrote, which is what made this pay on
+// small graphs (benchmarks/experiments/spmm_shared_pairs.cpp: the form with every thread in
+// every round lost on bcsstk13).
+//
+// Every kernel is the plan's CSR kernel for the feature size with one more schedule step,
+// split_gather (schedule/schedule.h): a row's ids before A_split[i] are columns, gathered
+// from X, the rest are sums, gathered from S. So X is read where the caller keeps it; an
+// earlier form copied it into the head of one extended operand [X; S] on every call, which
+// cost bcsstk13 and ACM most of what the pairs saved. The kernels run inside the part's
+// thread (their own parallel regions nested, so one thread); only the arrays they are bound
+// to differ. SpmmKernel builds one of these when its plan asks for pair rounds
+// (KernelPlan::pair_rounds).
 //
 // A sum stands for two edges, so the aggregation must not weigh edges differently: no edge
 // values, no column scales (row scales and the mean are applied to the rewritten rows, with
 // the degrees of A). CPU only. The parts are fixed when the kernel is built (the threads
-// then); calls on one instance are serialised (they share E).
+// then); calls on one instance are serialised (they share S).
 #pragma once
 
 #include <memory>
@@ -32,8 +37,6 @@
 
 namespace strata::sc {
 
-class SpmmKernel;
-
 class SharedPairsSpmm {
  public:
   // `spec` and `plan` are the SpMM's (plan.pair_rounds > 0); `row_scale` its row scale
@@ -45,11 +48,19 @@ class SharedPairsSpmm {
 
   void run_into(const Tensor& X, Tensor& Y) const;
 
+  // One kernel launch over one of a part's row lists: its arrays (int64 row offsets and
+  // split points; ids in A's index type, rows of X before a row's split point and rows of
+  // S from it on) and the argument list packed once, X (and Y, for the rows) per call.
+  struct Launch {
+    int64_t rows = 0;
+    Tensor indptr, indices, split;
+    PackedArgs args;
+  };
   struct Part {
     const SharedPairs* pairs = nullptr;  // rows row_begin .. row_end of A; sum k is row sum_offset + k of S
     int64_t sum_offset = 0;
-    std::vector<std::unique_ptr<SpmmKernel>> rounds;  // one per round: its sums
-    std::unique_ptr<SpmmKernel> rows;                 // the rewritten rows
+    std::vector<Launch> rounds;  // one per round: its sums
+    Launch rows;                 // the rewritten rows
   };
   const std::vector<Part>& parts() const { return parts_; }
   int64_t sums() const { return sums_; }
@@ -58,7 +69,8 @@ class SharedPairsSpmm {
   std::shared_ptr<const std::vector<SharedPairs>> rewrites_;  // one per part
   std::vector<Part> parts_;
   int64_t cols_ = 0, feat_ = 0, sums_ = 0;
-  mutable Tensor extended_;  // E = [X; S_0; S_1; ...], [cols + sums, F]
+  CompiledKernel sums_kernel_, rows_kernel_;
+  mutable Tensor S_;  // the pair sums, [sums, F]
   mutable std::mutex mutex_;
 };
 

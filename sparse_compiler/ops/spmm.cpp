@@ -12,6 +12,7 @@
 #include "sparse_compiler/ops/shared_pairs_spmm.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/passes/pipeline.h"
+#include "sparse_compiler/schedule/schedule.h"
 #include "sparse_compiler/schedule/sparse_schedule.h"
 
 namespace strata::sc {
@@ -92,7 +93,8 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
                   plan.knobs.accumulator_sets > 1 ? fmt::format("_s{}", plan.knobs.accumulator_sets) : "");
   STRATA_CHECK(!plan.knobs.edge_groups, "spmm plan: edge groups apply to sddmm only (spmm has accumulator sets)");
   if (plan.pair_rounds > 0) {
-    // Shared pairs run the plan's CSR kernel over rewritten graphs (shared_pairs_spmm.h).
+    // Shared pairs run the plan's CSR kernel over rewritten graphs (shared_pairs_spmm.h),
+    // each row's sums gathered from a second operand S (split_gather, below).
     STRATA_CHECK(plan.format.kind == FormatKind::Csr, "spmm plan: shared pairs (pairs=r{}m{}) apply to csr, not {}",
                  plan.pair_rounds, plan.pair_min_rows, plan.format.str());
     STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: shared pairs read X row-major, not in layout {}",
@@ -101,9 +103,6 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
                  "spmm plan: a shared pair sums two edges into one, so it needs an aggregation that weighs every edge "
                  "alike; {} has {}",
                  spec.name(), spec.weighted ? "edge values" : "column scales");
-    KernelPlan csr = plan;
-    csr.pair_rounds = 0;
-    return lower(spec, csr);
   }
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(plan.knobs.accumulator_sets == 1, "spmm plan: accumulator sets apply to csr only, not {}",
@@ -148,7 +147,16 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
     k.name += fmt::format("_t{}", plan.feature_tile);
   }
   k.name += suffix;
-  return lower_schedule(schedule_spmm_cpu(lower_to_loops(k), plan.knobs));
+  Kernel scheduled = schedule_spmm_cpu(lower_to_loops(k), plan.knobs);
+  if (plan.pair_rounds > 0) {
+    // A row's ids before A_split[i] are columns (rows of X), the rest its pair sums (rows of
+    // S): no copy of X into one extended operand per call.
+    Schedule s(std::move(scheduled));
+    s.split_gather("i", "X", "S", "A_indptr", "A_split");
+    scheduled = s.kernel();
+    scheduled.name += "_pairs";
+  }
+  return lower_schedule(scheduled);
 }
 
 SpmmKernel::SpmmKernel(const Graph& A, SpmmOptions options) : A_(A), opt_(std::move(options)) {

@@ -42,6 +42,8 @@
 //                         (positions clamped below scalar n)
 //   stream_stores(Y)      Y's stores become non-temporal (bypass the cache; for an
 //                         output written once and larger than the cache)
+//   split_gather(i, X, S, indptr, split)
+//                         row i's non-zeros before split[i] gather X, the rest S
 //   partition_tasks(...)  top-level loops -> one parallel loop over owner tasks
 #pragma once
 
@@ -151,6 +153,23 @@ class Schedule {
   // each is a plain store that does not read `buffer` (write-once outputs, e.g.
   // after cache_write). The caller guarantees vector stores are aligned.
   void stream_stores(const std::string& buffer);
+  // Row loop `row` gathers the rows of input `buffer` at its non-zeros'
+  // ids; afterwards, the non-zeros at positions [indptr[row], split[row]) gather
+  // from `buffer` as before and those at [split[row], indptr[row + 1]) from
+  // `second`, a new input of the same dtype (read at the same ids). `split` is a
+  // new int64 buffer parameter. Each segment loop (an outermost reduction loop in
+  // the row's body that reads `buffer`, its range read from indptr[row] and
+  // indptr[row + 1] only) runs twice: once with indptr[row + 1] replaced by
+  // split[row], once with indptr[row] replaced by it and `buffer` by `second`.
+  // The caller guarantees that the segment loops together cover the row's
+  // positions exactly once as functions of its two bounds (as split, peel and
+  // rfactor leave them), and that indptr[row] <= split[row] <= indptr[row + 1].
+  // For an operand whose rows live in two allocations: shared neighbour pairs
+  // read a row's columns from X and its pair sums from S, with no copy of X.
+  // A prefetch ahead of the last non-zero of a segment may name a row of the
+  // other operand's ids in this one: a hint, never a load.
+  void split_gather(const std::string& row, const std::string& buffer, const std::string& second,
+                    const std::string& indptr, const std::string& split);
   // Fuses two consecutive loop nests at their outer `depth` levels, which must
   // run over the same ranges: `for r { for i { A } }; for r2 { for i2 { B } }`
   // becomes `for r { for i { A; B[r2 := r, i2 := i] } }`. Refused unless B, at each

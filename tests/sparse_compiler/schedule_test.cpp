@@ -466,6 +466,76 @@ TEST(Schedule, StreamStoresAfterCacheWriteWriteEachRowOnceNonTemporally) {
   EXPECT_NE(vsrc.find("_stream(&Y["), std::string::npos) << vsrc;
 }
 
+// split_gather: each row's non-zeros before its split point gather X, the rest S (the
+// same ids, another operand), under the full CPU schedule too: peeled accumulator sets,
+// prefetches and vector lanes are split with the loops that hold them.
+TEST(Schedule, SplitGatherReadsARowsTailFromTheSecondOperand) {
+  SpmmFixture fx;
+  Rng rng(5);
+  const Tensor S = Tensor::uniform({fx.g.num_cols(), fx.F}, -1, 1, rng);
+  std::vector<int64_t> split(fx.g.num_rows());
+  for (int64_t r = 0; r < fx.g.num_rows(); ++r)
+    split[r] = fx.g.row_begin(r) + static_cast<int64_t>(rng.next_u64() % (fx.g.degree(r) + 1));
+  Tensor want = Tensor::zeros({fx.g.num_rows(), fx.F}, DType::F32);
+  for (int64_t r = 0; r < fx.g.num_rows(); ++r)
+    for (int64_t p = fx.g.row_begin(r); p < fx.g.row_end(r); ++p)
+      for (int64_t f = 0; f < fx.F; ++f)
+        want.data<float>()[r * fx.F + f] += (p < split[r] ? fx.X : S).data<float>()[fx.g.column(p) * fx.F + f];
+  const Tensor split_t = Tensor::from_vector(split);
+  auto run = [&](const Kernel& k) {
+    Tensor Y = Tensor::full({fx.g.num_rows(), fx.F}, DType::F32, NAN);
+    KernelArgs a;
+    a.buffer("A_indptr", fx.g.indptr()).buffer("A_indices", fx.g.indices()).buffer("X", fx.X).buffer("Y", Y);
+    a.buffer("S", S).buffer("A_split", split_t);
+    a.scalar("m", fx.g.num_rows()).scalar("n", fx.g.num_cols()).scalar("nnz", fx.g.nnz());
+    Interpreter interp;
+    a.bind(interp, k);
+    interp.run(k);
+    return Y;
+  };
+  auto expect_split = [&](const Kernel& k, const std::string& what) {
+    const CloseReport r = all_close(run(k), want, 1e-5, 1e-5);
+    EXPECT_TRUE(r.ok) << what << ": " << r.str() << "\n" << to_string(k);
+  };
+  {
+    Schedule s(lower_to_loops(fx.program()));
+    s.split_gather("i", "X", "S", "A_indptr", "A_split");
+    EXPECT_EQ(s.trace().back(), "split_gather(i, X, S, A_indptr, A_split)");
+    ASSERT_NE(s.kernel().find_param("S"), nullptr);
+    EXPECT_EQ(s.kernel().find_param("A_split")->dtype, DType::I64);
+    EXPECT_NE(find_loop(s.kernel().body, "j_tail"), nullptr) << to_string(s.kernel());
+    expect_split(s.kernel(), "unscheduled");
+  }
+  for (int sets : {1, 3}) {
+    Schedule s(lower_to_loops(fx.program()));
+    s.parallel(s.balance("i", "A_indptr", 16));
+    const std::string acc = s.cache_write("Y", "i");
+    s.prefetch("j", "X", 3, "nnz");
+    if (sets > 1) {
+      const Schedule::SplitLoops parts = s.split("j", sets, TailStrategy::Peel);
+      s.rfactor(parts.inner, acc);
+      s.unroll(parts.inner);
+    }
+    s.split("f", 4);
+    s.vectorize("f_i");
+    s.split_gather("i", "X", "S", "A_indptr", "A_split");
+    const std::string what = "full CPU schedule, " + std::to_string(sets) + " accumulator sets";
+    expect_split(s.kernel(), what);
+    expect_split(lower_schedule(s.kernel()), what + ", lowered");
+  }
+  Schedule s(lower_to_loops(fx.program()));
+  expect_schedule_error([&] { s.split_gather("i", "Y", "S", "A_indptr", "A_split"); },
+                        {"split_gather(i, Y, S, A_indptr, A_split)", "Y is not an input buffer"});
+  expect_schedule_error([&] { s.split_gather("i", "X", "S", "A_indices", "A_split"); },
+                        {"A_indices is not an int64 buffer"});
+  expect_schedule_error([&] { s.split_gather("i", "X", "Y", "A_indptr", "A_split"); }, {"the name Y is taken"});
+  expect_schedule_error([&] { s.split_gather("j", "X", "S", "A_indptr", "A_split"); },
+                        {"row j reads X outside a reduction loop over its non-zeros"});
+  expect_schedule_error([&] { s.split_gather("q", "X", "S", "A_indptr", "A_split"); }, {"no loop named q"});
+  EXPECT_TRUE(s.trace().empty());
+  EXPECT_EQ(s.kernel().find_param("S"), nullptr);
+}
+
 TEST(Schedule, StaticTasksHandTheTaskLoopToThreadsInFixedBlocks) {
   SpmmFixture fx;
   Schedule s(lower_to_loops(fx.program()));

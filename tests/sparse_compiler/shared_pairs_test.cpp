@@ -184,6 +184,7 @@ TEST_P(SharedPairsSpmmTest, MatchesDenseReferenceWithTheKnobsOfCsr) {
         plan.knobs.static_tasks = variant == 1;
         plan.knobs.accumulator_sets = F == 7 ? 2 : 1;
         plan.knobs.stream_stores = F % plan.knobs.vector_lanes == 0 && variant == 0;
+        plan.feature_tile = F == 64 && variant == 2 ? 16 : 0;
         o.plan = plan;
         const SpmmKernel k(gc.g, o);
         ASSERT_NE(k.shared_pairs(), nullptr);
