@@ -78,7 +78,7 @@ SharedPairsSpmm::Launch launch_arrays(const std::vector<int64_t>& indptr, const 
 }  // namespace
 
 SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale,
-                                 const CompiledKernel& rows_kernel)
+                                 const Tensor& col_scale, const CompiledKernel& rows_kernel)
     : cols_(A.num_cols()), feat_(spec.feat), rows_kernel_(rows_kernel) {
   STRATA_ASSERT(plan.pair_rounds > 0, "shared pairs without rounds");
   SharedPairsOptions o;
@@ -109,6 +109,7 @@ SharedPairsSpmm::SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const Ker
     KernelArgs a;
     a.buffer("A_indptr", l.indptr).buffer("A_indices", l.indices).buffer("A_split", l.split).buffer("S", S_);
     a.scalar("m", l.rows).scalar("n", cols_).scalar("nnz", nnz);
+    if (spec.col_scale) a.buffer("col_scale", col_scale);
     return a;
   };
   for (Part& p : parts_) {

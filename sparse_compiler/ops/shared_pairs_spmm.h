@@ -19,10 +19,11 @@
 // to differ. SpmmKernel builds one of these when its plan asks for pair rounds
 // (KernelPlan::pair_rounds).
 //
-// A sum stands for two edges, so the aggregation must not weigh edges differently: no edge
-// values, no column scales (row scales and the mean are applied to the rewritten rows, with
-// the degrees of A). CPU only. The parts are fixed when the kernel is built (the threads
-// then); calls on one instance are serialised (they share S).
+// A sum stands for two edges, so the aggregation must weigh an edge only by factors of its
+// row and its column: no edge values. Row scales and the mean are applied to the rewritten
+// rows, with the degrees of A; column scales to the columns a row or a pair reads from X,
+// never to the sums it reads from S (they were summed from scaled columns). CPU only. The parts are fixed when the
+// kernel is built (the threads then); calls on one instance are serialised (they share S).
 #pragma once
 
 #include <memory>
@@ -40,10 +41,11 @@ namespace strata::sc {
 class SharedPairsSpmm {
  public:
   // `spec` and `plan` are the SpMM's (plan.pair_rounds > 0); `row_scale` its row scale
-  // (the mean's 1/degree folded in), or undefined; `rows_kernel` the SpMM's compiled kernel,
-  // SpmmKernel::lower(spec, plan), which every part runs over its rewritten rows.
+  // (the mean's 1/degree folded in) and `col_scale` its column scale, or undefined;
+  // `rows_kernel` the SpMM's compiled kernel, SpmmKernel::lower(spec, plan), which every part
+  // runs over its rewritten rows.
   SharedPairsSpmm(const Graph& A, const SpmmSpec& spec, const KernelPlan& plan, const Tensor& row_scale,
-                  const CompiledKernel& rows_kernel);
+                  const Tensor& col_scale, const CompiledKernel& rows_kernel);
   ~SharedPairsSpmm();
 
   void run_into(const Tensor& X, Tensor& Y) const;

@@ -99,10 +99,12 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
                  plan.pair_rounds, plan.pair_min_rows, plan.format.str());
     STRATA_CHECK(plan.x_layout.is_row(), "spmm plan: shared pairs read X row-major, not in layout {}",
                  plan.x_layout.str());
-    STRATA_CHECK(!spec.weighted && !spec.col_scale,
-                 "spmm plan: a shared pair sums two edges into one, so it needs an aggregation that weighs every edge "
-                 "alike; {} has {}",
-                 spec.name(), spec.weighted ? "edge values" : "column scales");
+    // Column scales factor through a sum (cs[u] X[u] + cs[v] X[v] is the same for every row
+    // holding u and v); edge values do not.
+    STRATA_CHECK(!spec.weighted,
+                 "spmm plan: a shared pair sums two edges into one, so it needs an aggregation whose edge weights "
+                 "factor into row and column scales; {} has edge values",
+                 spec.name());
   }
   if (plan.format.kind != FormatKind::Csr) {
     STRATA_CHECK(plan.knobs.accumulator_sets == 1, "spmm plan: accumulator sets apply to csr only, not {}",
@@ -152,7 +154,9 @@ Kernel SpmmKernel::lower(const SpmmSpec& spec, const SpmmPlan& plan) {
     // A row's ids before A_split[i] are columns (rows of X), the rest its pair sums (rows of
     // S): no copy of X into one extended operand per call.
     Schedule s(std::move(scheduled));
-    s.split_gather("i", "X", "S", "A_indptr", "A_split");
+    // The sums are of scaled columns already: S's rows take no column scale.
+    s.split_gather("i", "X", "S", "A_indptr", "A_split",
+                   spec.col_scale ? std::vector<std::string>{"col_scale"} : std::vector<std::string>{});
     scheduled = s.kernel();
     scheduled.name += "_pairs";
   }
@@ -281,7 +285,7 @@ void SpmmKernel::bind() {
   }
   col_scale_ = opt_.col_scale;
   if (compiled_ && plan_.pair_rounds > 0) {
-    shared_pairs_ = std::make_shared<SharedPairsSpmm>(A_, spec_, plan_, row_scale_, *compiled_);
+    shared_pairs_ = std::make_shared<SharedPairsSpmm>(A_, spec_, plan_, row_scale_, col_scale_, *compiled_);
     return;
   }
   if (compiled_ && needs_inspection(plan_.format)) format_ = inspect_format(A_, plan_.format, plan_.knobs.grain);

@@ -42,7 +42,7 @@
 //                         (positions clamped below scalar n)
 //   stream_stores(Y)      Y's stores become non-temporal (bypass the cache; for an
 //                         output written once and larger than the cache)
-//   split_gather(i, X, S, indptr, split)
+//   split_gather(i, X, S, indptr, split[, scales])
 //                         row i's non-zeros before split[i] gather X, the rest S
 //   partition_tasks(...)  top-level loops -> one parallel loop over owner tasks
 #pragma once
@@ -166,10 +166,14 @@ class Schedule {
   // rfactor leave them), and that indptr[row] <= split[row] <= indptr[row + 1].
   // For an operand whose rows live in two allocations: shared neighbour pairs
   // read a row's columns from X and its pair sums from S, with no copy of X.
-  // A prefetch ahead of the last non-zero of a segment may name a row of the
-  // other operand's ids in this one: a hint, never a load.
+  // `first_only` names per-id factors of the first operand's rows (SpMM's column
+  // scales): the second segment reads them as 1, its rows being sums of rows the
+  // factors were applied to already. A prefetch ahead of the last non-zero of a
+  // segment may name a row of the other operand's ids in this one: a hint, never
+  // a load.
   void split_gather(const std::string& row, const std::string& buffer, const std::string& second,
-                    const std::string& indptr, const std::string& split);
+                    const std::string& indptr, const std::string& split,
+                    const std::vector<std::string>& first_only = {});
   // Fuses two consecutive loop nests at their outer `depth` levels, which must
   // run over the same ranges: `for r { for i { A } }; for r2 { for i2 { B } }`
   // becomes `for r { for i { A; B[r2 := r, i2 := i] } }`. Refused unless B, at each

@@ -1,4 +1,8 @@
 // The split_gather primitive: a row's non-zeros gathered from two operands.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "sparse_compiler/ir/equality.h"
 #include "sparse_compiler/ir/mutator.h"
 #include "sparse_compiler/ir/names.h"
@@ -28,20 +32,27 @@ bool reads_buffer(const Stmt& s, const std::string& buffer) {
 }
 
 // One copy of a segment loop: loads of indptr[row] or indptr[row + 1] (as `bound` says)
-// become split[row], and, for the second copy, every access to `from` one to `to`.
+// become split[row], and, for the second copy, every access to `from` one to `to` and every
+// load of a buffer in `ones` the constant 1.
 class SegmentCopy : public IRMutator {
  public:
-  SegmentCopy(const std::string& indptr, Expr bound, Expr split, std::string from, std::string to)
+  SegmentCopy(const std::string& indptr, Expr bound, Expr split, std::string from, std::string to,
+              std::vector<std::string> ones = {})
       : indptr_(indptr),
         bound_(std::move(bound)),
         split_(std::move(split)),
         from_(std::move(from)),
-        to_(std::move(to)) {}
+        to_(std::move(to)),
+        ones_(std::move(ones)) {}
 
  protected:
   using IRMutator::visit;
   Expr visit(const LoadNode* op, const Expr& self) override {
     if (op->buffer == indptr_ && structural_equal(simplify(op->index), bound_)) return split_;
+    if (std::find(ones_.begin(), ones_.end(), op->buffer) != ones_.end()) {
+      const Expr one = make_float(1.0, op->type.element_of());
+      return op->type.is_vector() ? broadcast(one, op->type.lanes) : one;
+    }
     Expr r = IRMutator::visit(op, self);
     if (from_.empty() || op->buffer != from_) return r;
     const auto* l = r.as<LoadNode>();
@@ -57,13 +68,16 @@ class SegmentCopy : public IRMutator {
   const std::string& indptr_;
   Expr bound_, split_;
   std::string from_, to_;
+  std::vector<std::string> ones_;
 };
 
 }  // namespace
 
 void Schedule::split_gather(const std::string& row, const std::string& buffer, const std::string& second,
-                            const std::string& indptr, const std::string& split) {
-  const std::string step = fmt::format("split_gather({}, {}, {}, {}, {})", row, buffer, second, indptr, split);
+                            const std::string& indptr, const std::string& split,
+                            const std::vector<std::string>& first_only) {
+  const std::string step = fmt::format("split_gather({}, {}, {}, {}, {}{}{})", row, buffer, second, indptr, split,
+                                       first_only.empty() ? "" : ", ", fmt::join(first_only, ", "));
   const ForNode* R = loop_or_throw("split_gather", row);
   const Param* b = k_.find_param(buffer);
   STRATA_SCHED_CHECK(b && b->is_buffer() && b->role == ParamRole::Input, "{}: {} is not an input buffer parameter",
@@ -73,6 +87,12 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
                      indptr);
   for (const std::string& name : {second, split})
     STRATA_SCHED_CHECK(!NameGen(k_).used(name), "{}: the name {} is taken in kernel {}", step, name, k_.name);
+  for (const std::string& name : first_only) {
+    const Param* f = k_.find_param(name);
+    STRATA_SCHED_CHECK(
+        f && f->is_buffer() && f->role == ParamRole::Input && (f->dtype == DType::F32 || f->dtype == DType::F64),
+        "{}: {} is not a floating-point input buffer parameter", step, name);
+  }
   const Expr lo = simplify(var(row)), hi = simplify(add(var(row), make_int(1)));
 
   // The segment loops: the outermost loops in the row's body that read `buffer`. Each must
@@ -83,13 +103,15 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
   class Splitter : public IRMutator {
    public:
     Splitter(const std::string& step, const std::string& row, const std::string& buffer, const std::string& second,
-             const std::string& indptr, const std::string& split, Expr lo, Expr hi, NameGen& names)
+             const std::string& indptr, const std::string& split, const std::vector<std::string>& first_only, Expr lo,
+             Expr hi, NameGen& names)
         : step_(step),
           row_(row),
           buffer_(buffer),
           second_(second),
           indptr_(indptr),
           split_(split),
+          first_only_(first_only),
           lo_(std::move(lo)),
           hi_(std::move(hi)),
           names_(names) {}
@@ -115,7 +137,7 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
                          buffer_, indptr_, row_);
       const Expr at_split = load(Type::i64(), split_, var(row_));
       Stmt head = SegmentCopy(indptr_, hi_, at_split, "", "").mutate(self);
-      Stmt tail = SegmentCopy(indptr_, lo_, at_split, buffer_, second_).mutate(self);
+      Stmt tail = SegmentCopy(indptr_, lo_, at_split, buffer_, second_, first_only_).mutate(self);
       ++segments;
       return seq({head, rename_locals(tail, "_tail", &names_)});
     }
@@ -132,9 +154,10 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
 
    private:
     const std::string &step_, &row_, &buffer_, &second_, &indptr_, &split_;
+    const std::vector<std::string>& first_only_;
     Expr lo_, hi_;
     NameGen& names_;
-  } splitter(step, row, buffer, second, indptr, split, lo, hi, names);
+  } splitter(step, row, buffer, second, indptr, split, first_only, lo, hi, names);
   Stmt body = splitter.mutate(R->body);
   STRATA_SCHED_CHECK(splitter.segments > 0, "{}: row {} does not read {}", step, row, buffer);
   const Stmt result = for_loop(R->var, R->min, R->extent, R->for_kind, body, R->annotations);

@@ -529,6 +529,9 @@ TEST(Schedule, SplitGatherReadsARowsTailFromTheSecondOperand) {
   expect_schedule_error([&] { s.split_gather("i", "X", "S", "A_indices", "A_split"); },
                         {"A_indices is not an int64 buffer"});
   expect_schedule_error([&] { s.split_gather("i", "X", "Y", "A_indptr", "A_split"); }, {"the name Y is taken"});
+  expect_schedule_error([&] { s.split_gather("i", "X", "S", "A_indptr", "A_split", {"A_indices"}); },
+                        {"split_gather(i, X, S, A_indptr, A_split, A_indices)",
+                         "A_indices is not a floating-point input buffer parameter"});
   expect_schedule_error([&] { s.split_gather("j", "X", "S", "A_indptr", "A_split"); },
                         {"row j reads X outside a reduction loop over its non-zeros"});
   expect_schedule_error([&] { s.split_gather("q", "X", "S", "A_indptr", "A_split"); }, {"no loop named q"});
