@@ -1,6 +1,6 @@
 // strata bench spmm|sddmm --graph <dataset>[,<dataset>...] --feat 32,64,128,256
 //              --backend generated,reference,eigen [--format csr|hyb:..|auto] [--threads N] [--json]
-//              [--reduce sum|mean]   (spmm; eigen and handwritten are sum-only and skipped for mean)
+//              [--reduce sum|mean|gcn]   (spmm; eigen and handwritten are sum-only and skipped otherwise)
 //
 // 'generated' is the compiler's kernel with the plan a layer gets untuned (for SpMM
 // on CSR: streaming stores and X prefetch where the graph's sizes say they pay),
@@ -20,13 +20,13 @@
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
 // mean something beside the machine.
-#include <nlohmann/json.hpp>
-
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "apps/bench_graph.h"
@@ -189,9 +189,10 @@ int run_bench(const BenchArgs& a) {
     STRATA_CHECK(spmm || (b != "eigen" && b != "handwritten"), "--backend {} measures spmm only, not sddmm", b);
     STRATA_CHECK(!spmm || b != "plain", "--backend plain measures sddmm only, not spmm");
   }
-  STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean", "--reduce: '{}' (expected sum or mean)", a.reduce);
-  const bool mean = a.reduce == "mean";
-  STRATA_CHECK(!mean || a.op == "spmm", "--reduce mean applies to spmm only");
+  STRATA_CHECK(a.reduce == "sum" || a.reduce == "mean" || a.reduce == "gcn",
+               "--reduce: '{}' (expected sum, mean or gcn)", a.reduce);
+  const bool mean = a.reduce == "mean", gcn = a.reduce == "gcn";
+  STRATA_CHECK(a.reduce == "sum" || a.op == "spmm", "--reduce {} applies to spmm only", a.reduce);
   // The knob options, checked once up front (not as a FAIL cell per graph after the
   // other backends were timed): the plan they give on a one-node graph, and the tile.
   if (std::find(backends.begin(), backends.end(), "generated") != backends.end()) {
@@ -214,11 +215,25 @@ int run_bench(const BenchArgs& a) {
     const BenchGraph bg = load_bench_graph(gspec, a.data_root, a.as_stored);
     const Graph& A = bg.graph;
     if (!a.json_out) std::printf("\n%s\n", bg.description.c_str());
+    // GCN's normalisation, D_in^-1/2 A D_out^-1/2: a row and a column scale (rows and
+    // columns without edges scaled by 0).
+    Tensor row_scale, col_scale;
+    if (gcn) {
+      row_scale = Tensor::zeros({A.num_rows()}, DType::F32);
+      col_scale = Tensor::zeros({A.num_cols()}, DType::F32);
+      std::vector<int64_t> col_degree(A.num_cols(), 0);
+      for (int64_t p = 0; p < A.nnz(); ++p) ++col_degree[A.column(p)];
+      for (int64_t r = 0; r < A.num_rows(); ++r)
+        if (A.degree(r) > 0) row_scale.data<float>()[r] = 1.0f / std::sqrt(static_cast<float>(A.degree(r)));
+      for (int64_t c = 0; c < A.num_cols(); ++c)
+        if (col_degree[c] > 0) col_scale.data<float>()[c] = 1.0f / std::sqrt(static_cast<float>(col_degree[c]));
+    }
     for (int64_t F : feats) {
       Tensor X = Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng);
       Tensor Yin = spmm ? Tensor() : Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
       Tensor want = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
-      if (spmm) sc::reference_spmm(A, X, Tensor(), Tensor(), Tensor(), mean, want);
+      if (spmm)
+        sc::reference_spmm(A, X, Tensor(), row_scale, col_scale, mean, want);
       else sc::reference_sddmm_dot(A, X, Yin, want);
       const double idx = dtype_size(A.index_dtype());
       const double bytes = spmm ? (A.num_rows() + 1) * 8.0 + A.nnz() * idx + 4.0 * F * (A.num_cols() + A.num_rows())
@@ -245,7 +260,7 @@ int run_bench(const BenchArgs& a) {
         c.row.backend = b;
         c.row.F = F;
         c.out = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
-        if (mean && (b == "eigen" || b == "handwritten")) {  // sum-only baselines
+        if (a.reduce != "sum" && (b == "eigen" || b == "handwritten")) {  // sum-only baselines
           prepared.pop_back();
           continue;
         }
@@ -262,6 +277,8 @@ int run_bench(const BenchArgs& a) {
             sc::SpmmOptions so;
             so.feat = F;
             so.reduce = mean ? sc::Reduce::Mean : sc::Reduce::Sum;
+            so.row_scale = row_scale;
+            so.col_scale = col_scale;
             const std::optional<sc::SpmmSpec> spec = spmm ? std::optional(sc::SpmmKernel::spec(A, so)) : std::nullopt;
             if (b == "generated" && a.format != "auto") plan = generated_plan(a, A, F, spec ? &*spec : nullptr);
             if (b == "plain_csr") plan = spmm ? sc::SpmmKernel::default_plan(*spec) : sc::SddmmKernel::default_plan();
@@ -421,7 +438,9 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--data-root", a->data_root, "dataset folder (default: ../shared/datasets)");
                        app.add_option("--threads", a->threads, "threads (default: all cores)")
                            ->check(integer_in(1, 4096));
-                       app.add_option("--reduce", a->reduce, "spmm: sum or mean")->capture_default_str();
+                       app.add_option("--reduce", a->reduce,
+                                      "spmm: sum, mean or gcn (D^-1/2 A D^-1/2: row and column scales)")
+                           ->capture_default_str();
                        app.add_option("--repeats", a->repeats, "timed repeats per row")
                            ->capture_default_str()
                            ->check(integer_at_least(1));

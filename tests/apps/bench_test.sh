@@ -98,6 +98,14 @@ expect sddmm-panels "$out" 'F=64 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grai
 out="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --pairs 2:3 --threads 2 --repeats 3 2>&1)" \
   || { echo "$out"; echo "FAIL: --pairs exit code"; exit 1; }
 expect pairs "$out" 'F=32 +generated +[0-9.]+ ms .* csr lanes=[0-9]+,grain=[0-9]+,prefetch=[0-9]+.*,pairs=r2m3$'
+# --reduce gcn: row and column scales, with shared pairs too (checked against the reference).
+out="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated,eigen --reduce gcn --pairs 2:3 --threads 2 \
+        --repeats 3 2>&1)" || { echo "$out"; echo "FAIL: --reduce gcn exit code"; exit 1; }
+expect gcn "$out" 'F=32 +generated +[0-9.]+ ms .*,pairs=r2m3$'
+if grep -Eq 'F=32 +eigen' <<<"$out"; then echo "FAIL: gcn: the sum-only eigen baseline ran"; fails=$((fails + 1)); fi
+err="$("$strata" bench sddmm --graph "$graph" --feat 32 --backend generated --reduce gcn 2>&1)"
+[ $? -ne 0 ] || { echo "FAIL: sddmm --reduce gcn exited 0"; fails=$((fails + 1)); }
+expect gcn-sddmm "$err" "--reduce gcn applies to spmm only"
 err="$("$strata" bench spmm --graph "$graph" --feat 32 --backend generated --pairs 2:2 2>&1)"
 [ $? -ne 0 ] || { echo "FAIL: --pairs 2:2 exited 0"; fails=$((fails + 1)); }
 expect pairs-bad "$err" "--pairs: expected R or R:M \(R rounds in \[0, 64\], M rows a pair needs, at least 3\), got '2:2'"
