@@ -85,8 +85,9 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
   const Param* p = k_.find_param(indptr);
   STRATA_SCHED_CHECK(p && p->is_buffer() && p->dtype == DType::I64, "{}: {} is not an int64 buffer parameter", step,
                      indptr);
+  NameGen names(k_);
   for (const std::string& name : {second, split})
-    STRATA_SCHED_CHECK(!NameGen(k_).used(name), "{}: the name {} is taken in kernel {}", step, name, k_.name);
+    STRATA_SCHED_CHECK(!names.used(name), "{}: the name {} is taken in kernel {}", step, name, k_.name);
   for (const std::string& name : first_only) {
     const Param* f = k_.find_param(name);
     STRATA_SCHED_CHECK(
@@ -98,7 +99,6 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
   // The segment loops: the outermost loops in the row's body that read `buffer`. Each must
   // be a reduction over the row's non-zeros whose range reads `indptr` only at the row's
   // two bounds; it is then run twice, over [lo, split) and over [split, hi).
-  NameGen names(k_);
   const DType x_dtype = b->dtype;
   class Splitter : public IRMutator {
    public:
