@@ -142,6 +142,17 @@ Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   owner_tasks(s, tops, ranges, knobs);
   for (size_t k = 0; k < tops.size(); ++k) {
     if (ranges[k] != "coo_tasks" || loops_with_axis_under(s, tops[k], "F").empty()) continue;
+    if (knobs.edge_groups) {
+      // Slots `lanes` at a time, whatever rows they belong to: each slot reads its
+      // row of X (from L1 while a row lasts), and no row's end breaks a group. The
+      // slot's row id is a let, inlined so that the dot product is the loop's body.
+      const std::vector<std::string> f = loops_with_axis_under(s, tops[k], "F");
+      STRATA_SCHED_CHECK(f.size() == 1, "edge groups over coo: slot loop {} must hold one feature loop, not {}",
+                         tops[k], f.size());
+      s.inline_lets(tops[k]);
+      group_dot_products(s, tops[k], f.front(), knobs);
+      continue;
+    }
     const std::string acc = s.cache_write("O", tops[k]);
     for (const auto& f : loops_with_axis_under(s, tops[k], "F"))
       if (find_loop(s.kernel().body, f)->for_kind == ForKind::Serial) vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);

@@ -13,7 +13,9 @@ namespace strata::sc {
 Kernel schedule_decomposed_spmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs);
 Kernel schedule_decomposed_sddmm_cpu(const Kernel& loops, const FormatSpec& spec, const CpuKnobs& knobs);
 // COO (coo_program): row-aligned non-zero ranges per task; SpMM accumulates in Y
-// directly (the row changes with every non-zero), SDDMM vectorizes each dot.
+// directly (the row changes with every non-zero), SDDMM vectorizes each dot, or
+// with knobs.edge_groups sums the dots of `lanes` consecutive slots together,
+// whatever rows they belong to (group_dot_products).
 Kernel schedule_coo_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
 Kernel schedule_coo_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs);
 // A single-pass GAT program over any format but CSR (gat_program_over): the

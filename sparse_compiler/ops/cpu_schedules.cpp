@@ -170,32 +170,25 @@ Kernel schedule_spmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   return s.kernel();
 }
 
-namespace {
-// A row's edges `lanes` at a time (knobs.edge_groups): loop j split into groups
-// (j_o, j_i) and the rest of the row (the peeled tail), each edge's product an
-// rfactor'd partial vector; the groups' vectors summed by one transposing
-// reduction each. The prefetch goes in before the split, so that it is clamped
-// at the edge's own position.
-void group_edges(Schedule& s, const std::string& f, const CpuKnobs& knobs) {
+void group_dot_products(Schedule& s, const std::string& edges, const std::string& f, const CpuKnobs& knobs) {
   const int64_t width = extent_of(s, f);
   STRATA_SCHED_CHECK(knobs.vector_lanes >= 4 && width > 0 && width % knobs.vector_lanes == 0 &&
-                         width <= Schedule::kMaxStagedElements && exists(s, "j"),
+                         width <= Schedule::kMaxStagedElements && exists(s, edges),
                      "edge groups: the dot product's {} features must be a whole number of {}-lane vectors (4 "
-                     "lanes or more; at most {} features), over one CSR row's edges",
+                     "lanes or more; at most {} features), over a loop of edges",
                      width, knobs.vector_lanes, Schedule::kMaxStagedElements);
-  if (knobs.prefetch > 0) s.prefetch("j", "Y", knobs.prefetch, "nnz");
-  const Schedule::SplitLoops parts = s.split("j", knobs.vector_lanes, TailStrategy::Peel);
+  if (knobs.prefetch > 0) s.prefetch(edges, "Y", knobs.prefetch, "nnz");
+  const Schedule::SplitLoops parts = s.split(edges, knobs.vector_lanes, TailStrategy::Peel);
   // The tail's copy of the feature loop (split renamed it): its reduction loop.
   std::string f_tail;
   for (const auto& l : loop_names(find_loop(s.kernel().body, parts.tail)->body))
     if (const auto& a = find_loop(s.kernel().body, l)->annotations;
         f_tail.empty() && a.count("iter") && a.at("iter") == "R")
       f_tail = l;
-  STRATA_SCHED_CHECK(!f_tail.empty(), "edge groups: the rest of a row has no feature loop");
+  STRATA_SCHED_CHECK(!f_tail.empty(), "edge groups: the rest of the edges has no feature loop");
   sum_dot_products_together(s, parts.inner, "O", f, knobs.vector_lanes);
   vectorize_reduction_loop(s, f_tail, s.cache_write("O", parts.tail), knobs.vector_lanes);
 }
-}  // namespace
 
 Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
   Schedule s(loops);
@@ -215,7 +208,7 @@ Kernel schedule_sddmm_cpu(const Kernel& loops, const CpuKnobs& knobs) {
     // be), one vector accumulator per edge.
     if (fits_in_locals(s, {"F", "F_i"})) s.cache_read("X", "i");
     if (knobs.edge_groups) {
-      group_edges(s, f, knobs);
+      group_dot_products(s, "j", f, knobs);
     } else {
       const std::string acc = s.cache_write("O", "j");
       vectorize_reduction_loop(s, f, acc, knobs.vector_lanes);

@@ -41,7 +41,9 @@ struct CpuKnobs {
   // instead of one horizontal sum each; the rest of a row goes edge by edge. At
   // F = 32 the per-edge sums cost as many shuffles as the products cost FMAs
   // (Xeon VM, hand-written: 1.34-1.47x on ACM, ogbl-ddi and Squirrel, whose rows
-  // are long; benchmarks/experiments/sddmm_edge_groups.cpp).
+  // are long; benchmarks/experiments/sddmm_edge_groups.cpp). Over COO the groups
+  // are `vector_lanes` consecutive slots whatever their rows, so short rows fill
+  // them too.
   bool edge_groups = false;
   std::string str() const;  // "lanes=16,grain=4096,prefetch=0" (+ ",stream", ",static", ",sets=2", ",groups")
 };
@@ -73,6 +75,14 @@ void vectorize_reduction_loop(Schedule& s, const std::string& loop, const std::s
 // SDDMM's edge groups and GAT's heads of its attention gradient.
 void sum_dot_products_together(Schedule& s, const std::string& loop, const std::string& output,
                                const std::string& reduction, int lanes);
+// SDDMM's edge groups (CpuKnobs::edge_groups): loop `edges` (a CSR row's edges, or
+// a COO kernel's slots) computes one dot product per iteration into O over the
+// feature loop `f`. It is split into groups of knobs.vector_lanes edges whose
+// dot products are summed together (sum_dot_products_together), and the rest,
+// peeled, edge by edge. The prefetch of Y rows goes in before the split, so that
+// it is clamped at the edge's own position. Refused unless the features are
+// whole vectors of 4 lanes or more, staged in registers.
+void group_dot_products(Schedule& s, const std::string& edges, const std::string& f, const CpuKnobs& knobs);
 // Splits the non-zero loop `loop` into groups of `sets` (peeling the rest) and
 // gives each position in a group its own copy of the row accumulator `acc`
 // (rfactor), unrolled: consecutive non-zeros then add into independent sets.

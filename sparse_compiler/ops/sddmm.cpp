@@ -35,6 +35,16 @@ KernelPlan SddmmKernel::default_plan() {
 KernelPlan SddmmKernel::default_plan(const SddmmSpec& spec, const Graph& A) {
   KernelPlan p = default_plan();
   if (spec.kind != SddmmKind::Dot) return p;
+  // One vector of features (or two, over short rows and a Y that L2 holds): edge
+  // groups over COO slots (untuned_knobs.h).
+  if (untuned_slot_groups(spec.feat, p.knobs.vector_lanes, A.num_rows(), A.nnz(),
+                          A.num_cols() * spec.feat * static_cast<int64_t>(sizeof(float)))) {
+    p.format = FormatSpec::parse("coo");
+    p.knobs.grain = slot_group_grain(A.nnz(), num_threads());
+    p.knobs.static_tasks = true;
+    p.knobs.edge_groups = true;
+    return p;
+  }
   // Long rows of a few vectors each: CSR with edge groups (untuned_knobs.h).
   if (untuned_edge_groups(spec.feat, p.knobs.vector_lanes, A.num_rows(), A.nnz())) {
     p.knobs = untuned_sddmm_knobs(p.knobs, spec.feat, A.num_cols());
@@ -61,9 +71,10 @@ Kernel SddmmKernel::lower(const SddmmSpec& spec, const KernelPlan& plan) {
                spec.name(), plan.format.str());
   STRATA_CHECK(plan.knobs.accumulator_sets == 1, "sddmm plan: accumulator sets apply to spmm only, got {}",
                plan.knobs.accumulator_sets);
-  STRATA_CHECK(!plan.knobs.edge_groups || (plan.format.kind == FormatKind::Csr && spec.kind == SddmmKind::Dot),
-               "sddmm plan: edge groups apply to dot products on csr only, not {} on {}", spec.name(),
-               plan.format.str());
+  STRATA_CHECK(
+      !plan.knobs.edge_groups ||
+          ((plan.format.kind == FormatKind::Csr || plan.format.kind == FormatKind::Coo) && spec.kind == SddmmKind::Dot),
+      "sddmm plan: edge groups apply to dot products on csr or coo only, not {} on {}", spec.name(), plan.format.str());
   STRATA_CHECK(!plan.knobs.edge_groups || !panels,
                "sddmm plan: edge groups apply to row-major X and Y, not X and Y layout {}", plan.x_layout.str());
   const std::string suffix =

@@ -81,6 +81,18 @@ bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz) {
   return lanes >= 4 && feat % lanes == 0 && feat <= 4 * lanes && nnz >= 32 * std::max<int64_t>(rows, 1);
 }
 
+bool untuned_slot_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz, int64_t y_bytes) {
+  if (lanes < 4) return false;
+  return (feat == lanes && y_bytes < 4 * host_l2_bytes()) ||
+         (feat == 2 * lanes && nnz < 32 * std::max<int64_t>(rows, 1) && y_bytes <= host_l2_bytes());
+}
+
+int64_t slot_group_grain(int64_t nnz, int threads) {
+  for (int64_t grain : {16384, 4096, 1024})
+    if (nnz / grain >= 8 * std::max(1, threads)) return grain;
+  return 256;
+}
+
 CpuKnobs untuned_gather_knobs(CpuKnobs base, int64_t gathered_bytes) {
   base.prefetch = 2 * gathered_bytes >= host_l2_bytes() ? 16 : 0;
   return base;

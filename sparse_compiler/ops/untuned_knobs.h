@@ -66,6 +66,21 @@ CpuKnobs untuned_sddmm_knobs(CpuKnobs base, int64_t feat, int64_t y_rows);
 // Cora (2) 0.80x. Such a plan stays CSR rather than taking column tiles.
 bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz);
 
+// Whether an untuned SDDMM (dot) takes edge groups over COO slots (groups that
+// cross rows, each slot reading its row of X), with static tasks: where the
+// features are one whole vector and Y is under 4 L2s (Xeon VM, 2 threads, F = 16,
+// against the plan template: 1.23-2.07x on 14 graphs, including the long rows of
+// ACM, Squirrel and bcsstk13, where CSR's groups give 1.74-1.89x; from a Y of
+// 8 MiB, 1.06x on R-MAT and 0.90-0.96x on a uniform graph), and where they are two
+// vectors, rows average under 32 non-zeros and Y fits in L2 (Cora 1.32x, Citeseer
+// 1.46x, CA-GrQc 1.57x, AIFB 1.49x; beyond L2 it ranges 0.91-1.73x, left to the
+// tuner).
+bool untuned_slot_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz, int64_t y_bytes);
+// Non-zeros per task for such a plan: tasks are handed out in fixed blocks, so
+// there are at least 8 per thread where the graph allows (a thread then waits at
+// most about an eighth of a task's share longer than another).
+int64_t slot_group_grain(int64_t nnz, int threads);
+
 // Row programs that gather through an index (GAT's X[A_indices[j]], P[eid[j]]):
 // software prefetch 16 edges ahead once the largest buffer the program gathers
 // reaches half a core's L2. Their per-edge work (an exp per head, eight

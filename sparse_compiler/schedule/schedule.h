@@ -147,6 +147,14 @@ class Schedule {
   // vector. Refused, naming the part that differs, for any other body. Unroll the
   // loop afterwards so that each partial vector becomes its own register.
   void transpose_sums(const std::string& loop);
+  // Every let binding in loop `loop`'s body is replaced by its value at each use,
+  // so that the body holds the statements other primitives look for: a COO
+  // slot's row id (`let i = rows[slot]`) otherwise wraps the dot product that
+  // transpose_sums rewrites. The value is computed again at each use (the C++
+  // compiler shares them again). Refused when the loop binds no lets, or when a
+  // let's body writes a buffer its value reads (the value could then change
+  // between the binding and a use).
+  void inline_lets(const std::string& loop);
   void prefetch(const std::string& loop, const std::string& buffer, int64_t distance, const std::string& bound);
   void annotate(const std::string& loop, const std::string& key, const std::string& value);
   // Every store to output `buffer` becomes StoreKind::Streaming. Refused unless

@@ -15,8 +15,9 @@ std::string record_key(const std::string& graph, const std::string& op, const st
   Hasher h;
   // The version changes with the search spaces, so that a record chosen from an
   // older space is tuned again (v2: SpMM's accumulator sets; v3: SDDMM's edge groups; v4:
-  // SpMM's shared pairs; v5: shared pairs for column-scaled SpMM too).
-  h.add("strata tuning record v5").add(graph).add(op).add(target).add(compiler);
+  // SpMM's shared pairs; v5: shared pairs for column-scaled SpMM too; v6: SDDMM's edge
+  // groups over COO slots).
+  h.add("strata tuning record v6").add(graph).add(op).add(target).add(compiler);
   return h.digest().hex();
 }
 

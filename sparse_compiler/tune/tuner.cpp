@@ -363,7 +363,13 @@ TuneResult tune_sddmm(const Graph& A, int64_t feat, const TuneOptions& o) {
   h.families.push_back([](const KernelPlan& p) { return p.knobs.static_tasks; });
   // The model does not price the horizontal sums, which edge groups share out:
   // measure the best-ranked plan that has them.
-  h.families.push_back([](const KernelPlan& p) { return p.knobs.edge_groups; });
+  h.families.push_back([](const KernelPlan& p) { return p.knobs.edge_groups && p.format.kind == FormatKind::Csr; });
+  // Over COO slots, with static and with dynamic tasks: the model prices the two
+  // alike, and which wins differs per graph (AIFB, Pubmed: static; MUTAG: dynamic).
+  for (bool fixed : {false, true})
+    h.families.push_back([fixed](const KernelPlan& p) {
+      return p.knobs.edge_groups && p.format.kind == FormatKind::Coo && p.knobs.static_tasks == fixed;
+    });
   h.untuned = SddmmKernel::default_plan(spec, A);
   h.lower = [&](const KernelPlan& p) { return SddmmKernel::lower(spec, p); };
   h.bind = [&, kernels, out, laid](const KernelPlan& p, const CompiledKernel& ck, double& padding) {

@@ -7,9 +7,12 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/rng.h"
 #include "sparse_compiler/codegen/interpreter.h"
+#include "sparse_compiler/formats/inspected_format.h"
+#include "sparse_compiler/ir/printer.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
@@ -365,13 +368,18 @@ TEST_P(SddmmDifferential, EdgeGroupPlansMatchDenseReferenceOnEveryEdgeCase) {
     int lanes;
     int64_t prefetch;
     bool fixed;
+    std::string format = "csr";
   };
-  const std::vector<Case> cases = {{16, 16, 0, false}, {32, 16, 4, true}, {48, 16, 0, false},
-                                   {64, 16, 8, true},  {32, 8, 0, false}, {8, 4, 2, false}};
+  // Over COO the groups cross rows, and each task's last slots go one by one.
+  const std::vector<Case> cases = {{16, 16, 0, false},        {32, 16, 4, true},        {48, 16, 0, false},
+                                   {64, 16, 8, true},         {32, 8, 0, false},        {8, 4, 2, false},
+                                   {16, 16, 0, false, "coo"}, {32, 16, 4, true, "coo"}, {64, 16, 0, false, "coo"},
+                                   {32, 8, 2, false, "coo"},  {8, 4, 0, true, "coo"}};
   std::vector<KernelPlan> plans;
   std::vector<Kernel> lowered;
   for (const Case& c : cases) {
     KernelPlan p = SddmmKernel::default_plan();
+    p.format = FormatSpec::parse(c.format);
     p.knobs.vector_lanes = c.lanes;
     p.knobs.grain = 64;
     p.knobs.prefetch = c.prefetch;
@@ -410,30 +418,42 @@ TEST_P(SddmmDifferential, EdgeGroupPlansMatchDenseReferenceOnEveryEdgeCase) {
   }
 }
 
-// The lowered edge-group kernel, interpreted (lane_sums as the interpreter reads
-// it), against the dense reference.
+// The lowered edge-group kernels, over CSR rows and over COO slots (their row ids
+// inlined), interpreted (lane_sums as the interpreter reads it), against the dense
+// reference.
 TEST_P(SddmmDifferential, InterpretedEdgeGroupScheduleMatchesDenseReference) {
   const bool int64 = GetParam();
   const DType idt = int64 ? DType::I64 : DType::I32;
-  KernelPlan p = SddmmKernel::default_plan();
-  p.knobs.vector_lanes = 8;
-  p.knobs.grain = 32;
-  p.knobs.prefetch = 3;
-  p.knobs.edge_groups = true;
-  const Kernel lowered = SddmmKernel::lower({SddmmKind::Dot, 16, idt}, p);
-  Rng rng(53);
-  for (const auto& gc : edge_case_graphs(int64)) {
-    if (gc.g.num_cols() > 1000) continue;
-    Tensor X = Tensor::uniform({gc.g.num_rows(), 16}, -1, 1, rng);
-    Tensor Y = Tensor::uniform({gc.g.num_cols(), 16}, -1, 1, rng);
-    Tensor O = Tensor::full({gc.g.nnz()}, DType::F32, std::nan(""));
-    KernelArgs a;
-    a.buffer("A_indptr", gc.g.indptr()).buffer("A_indices", gc.g.indices()).buffer("X", X).buffer("Y", Y);
-    a.buffer("O", O).scalar("m", gc.g.num_rows()).scalar("n", gc.g.num_cols()).scalar("nnz", gc.g.nnz());
-    Interpreter interp;
-    a.bind(interp, lowered);
-    interp.run(lowered);
-    expect_close(O, testing::reference_sddmm_dot(gc.g, X, Y), "interpreted edge groups " + gc.name);
+  for (const char* format : {"csr", "coo"}) {
+    KernelPlan p = SddmmKernel::default_plan();
+    p.format = FormatSpec::parse(format);
+    p.knobs.vector_lanes = 8;
+    p.knobs.grain = 32;
+    p.knobs.prefetch = 3;
+    p.knobs.edge_groups = true;
+    const Kernel lowered = SddmmKernel::lower({SddmmKind::Dot, 16, idt}, p);
+    ASSERT_NE(to_string(lowered).find("= lane_sums("), std::string::npos) << format << ": no group sums";
+    Rng rng(53);
+    for (const auto& gc : edge_case_graphs(int64)) {
+      if (gc.g.num_cols() > 1000) continue;
+      Tensor X = Tensor::uniform({gc.g.num_rows(), 16}, -1, 1, rng);
+      Tensor Y = Tensor::uniform({gc.g.num_cols(), 16}, -1, 1, rng);
+      Tensor O = Tensor::full({gc.g.nnz()}, DType::F32, std::nan(""));
+      KernelArgs a;
+      a.buffer("A_indptr", gc.g.indptr()).buffer("A_indices", gc.g.indices()).buffer("X", X).buffer("Y", Y);
+      a.buffer("O", O).scalar("m", gc.g.num_rows()).scalar("n", gc.g.num_cols()).scalar("nnz", gc.g.nnz());
+      // COO's task ranges; its row ids are a workspace the preprocess fills.
+      std::optional<InspectedFormat> inspected;
+      if (needs_inspection(p.format)) {
+        inspected = inspect_format(gc.g, p.format, p.knobs.grain);
+        inspected->bind(a);
+      }
+      Interpreter interp;
+      a.bind(interp, lowered);
+      interp.run(lowered);
+      expect_close(O, testing::reference_sddmm_dot(gc.g, X, Y),
+                   std::string("interpreted edge groups over ") + format + " " + gc.name);
+    }
   }
 }
 

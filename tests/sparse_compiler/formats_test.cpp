@@ -435,8 +435,8 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
   testing::expect_user_error([] { KernelPlan::from_json(R"({"format":"csr","edge_groups":2})", "plan.json"); },
                              {"plan.json", "'edge_groups' must be true or false"});
   {
-    // Edge groups are an SDDMM dot product's over CSR rows of row-major X and Y,
-    // with whole vectors of features, on the CPU.
+    // Edge groups are an SDDMM dot product's over CSR rows or COO slots of
+    // row-major X and Y, with whole vectors of features, on the CPU.
     const SddmmSpec dot{SddmmKind::Dot, 64, DType::I32};
     KernelPlan p = plan_for("csr");
     p.knobs.vector_lanes = 16;
@@ -448,10 +448,10 @@ TEST(FormatsErrorTest, BadSpecsAndPlansAreNamed) {
         [&] {
           SddmmKernel::lower({SddmmKind::Add, 8, DType::I32}, p);
         },
-        {"sddmm plan: edge groups apply to dot products on csr only, not sddmm_add"});
-    p.format = FormatSpec::parse("coo");
+        {"sddmm plan: edge groups apply to dot products on csr or coo only, not sddmm_add"});
+    p.format = FormatSpec::parse("hyb:c=1,B=2");
     testing::expect_user_error([&] { SddmmKernel::lower(dot, p); },
-                               {"edge groups apply to dot products on csr only", "on coo"});
+                               {"edge groups apply to dot products on csr or coo only", "on hyb:c=1,B=2"});
     p.format = FormatSpec::parse("csr");
     p.x_layout = DenseLayout::panel(32);
     p.feature_tile = 32;

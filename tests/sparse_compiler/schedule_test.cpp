@@ -402,6 +402,57 @@ TEST(Schedule, TransposeSumsStoresAGroupsDotProductsAsOneVector) {
   EXPECT_NE(panel_text.find("] = O[ramp(A_indptr[i] + j_o * 4, 1, 4)] + lane_sums("), std::string::npos) << panel_text;
 }
 
+// A COO slot's row id is a let around its dot product; inlined, the slot loop's
+// body is the dot product alone (what transpose_sums reads), with the same values.
+TEST(Schedule, InlineLetsPutsACooSlotsRowIdIntoItsUses) {
+  const Kernel fused = lower_to_loops(testing::sddmm_dot_fused());
+  ::strata::testing::RandomGraphSpec gs;
+  gs.rows = 23;
+  gs.cols = 19;
+  gs.seed = 5;
+  const Graph g = ::strata::testing::random_graph(gs);
+  Rng rng(8);
+  const Tensor X = Tensor::uniform({g.num_rows(), 4}, -1, 1, rng);
+  const Tensor Y = Tensor::uniform({g.num_cols(), 4}, -1, 1, rng);
+  auto run = [&](const Kernel& k) {
+    Tensor O = Tensor::full({g.nnz()}, DType::F32, NAN);
+    KernelArgs a;
+    a.buffer("A_indptr", g.indptr()).buffer("A_indices", g.indices()).buffer("X", X).buffer("Y", Y).buffer("O", O);
+    a.scalar("m", g.num_rows()).scalar("n", g.num_cols()).scalar("nnz", g.nnz());
+    Interpreter interp;
+    a.bind(interp, k);
+    interp.run(k);
+    return O;
+  };
+  const std::string before = to_string(fused);
+  ASSERT_NE(before.find("let i = "), std::string::npos) << before;
+  const std::string slots = loop_names(fused.body).front();
+  Schedule s(fused);
+  s.inline_lets(slots);
+  const std::string after = to_string(s.kernel());
+  EXPECT_EQ(after.find("let "), std::string::npos) << after;
+  EXPECT_NE(after.find("X[(mid_0[i_j] - 1) * 4 + f]"), std::string::npos) << after;
+  EXPECT_EQ(s.trace().back(), "inline_lets(" + slots + ")");
+  const Tensor want = ::strata::testing::reference_sddmm_dot(g, X, Y);
+  for (const Kernel* k : {&fused, &s.kernel()}) {
+    const CloseReport r = all_close(run(*k), want, 1e-5, 1e-5);
+    EXPECT_TRUE(r.ok) << r.str() << "\n" << to_string(*k);
+  }
+  // Nothing left to inline, and a let whose body writes what its value reads.
+  expect_schedule_error([&] { s.inline_lets(slots); }, {"inline_lets(i_j): loop i_j binds no lets"});
+  Kernel k;
+  k.name = "let_over_a_write";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("A", DType::F32, ParamRole::Output), Param::scalar("n")};
+  const Expr i = var("i");
+  k.body = for_loop("i", make_int(0), var("n"), ForKind::Serial,
+                    let_stmt("v", load(Type::f32(), "A", i),
+                             seq({store("A", i, make_float(0)), store("A", i, var("v", Type::f32()))})));
+  Schedule w(k);
+  expect_schedule_error([&] { w.inline_lets("i"); }, {"inline_lets(i): let v = A[i] reads A, which its body writes"});
+  EXPECT_EQ(to_string(w.kernel()), to_string(k));
+}
+
 TEST(ScheduleErrorTest, RfactorRefusesALocalReadBeforeItsPartialsAreAddedBack) {
   // acc[0..3] sums X's rows in groups of two; after each group, Y[o] = acc[0]
   // reads it. The partials of an rfactor over v would be added only after loop

@@ -651,25 +651,48 @@ TEST(SearchSpace, SddmmEdgeGroupsWhereRowsAreLongAndFeaturesFillVectors) {
   g.nnz = 16000;
   g.row_histogram = std::vector<int64_t>(6, 0);
   g.row_histogram[5] = 1000;
+  // Grouped CSR plans: one copy of each row-major CSR plan, where rows are long.
   auto grouped = [&](int64_t F, bool exhaustive) {
     int n = 0, row_major_csr = 0;
     for (const auto& p : sddmm_search_space(g, F, 16, exhaustive, true)) {
       if (p.format.kind == FormatKind::Csr && p.x_layout.is_row() && !p.knobs.edge_groups) ++row_major_csr;
-      if (!p.knobs.edge_groups) continue;
+      if (!p.knobs.edge_groups || p.format.kind == FormatKind::Coo) continue;
       EXPECT_EQ(p.format.kind, FormatKind::Csr) << p.str();
       EXPECT_TRUE(p.x_layout.is_row()) << p.str();
       ++n;
     }
-    if (n > 0) EXPECT_EQ(n, row_major_csr) << "one grouped copy of each row-major csr plan";
+    if (n > 0) {
+      EXPECT_EQ(n, row_major_csr) << "one grouped copy of each row-major csr plan";
+    }
+    return n;
+  };
+  // Grouped COO plans: static and dynamic tasks at each grain offered, where the
+  // features are whole vectors (at most four of them outside the exhaustive space).
+  auto grouped_slots = [&](int64_t F, bool exhaustive) {
+    int n = 0;
+    std::set<std::pair<int64_t, bool>> seen;
+    for (const auto& p : sddmm_search_space(g, F, 16, exhaustive, true))
+      if (p.format.kind == FormatKind::Coo && p.knobs.edge_groups) {
+        EXPECT_TRUE(p.x_layout.is_row()) << p.str();
+        EXPECT_EQ(p.knobs.prefetch, 0) << p.str();
+        EXPECT_TRUE(seen.insert({p.knobs.grain, p.knobs.static_tasks}).second) << p.str();
+        ++n;
+      }
     return n;
   };
   EXPECT_GT(grouped(32, false), 0);
   EXPECT_GT(grouped(128, false), 0);
   EXPECT_EQ(grouped(40, false), 0) << "40 features are not whole 16-lane vectors";
   EXPECT_EQ(grouped(40, true), 0);
+  EXPECT_EQ(grouped_slots(32, false), 2);
+  EXPECT_EQ(grouped_slots(64, false), 2);
+  EXPECT_EQ(grouped_slots(128, false), 0) << "eight vectors of features: the horizontal sums weigh little";
+  EXPECT_GT(grouped_slots(128, true), 2);
+  EXPECT_EQ(grouped_slots(40, true), 0);
   g.nnz = 15999;
   EXPECT_EQ(grouped(32, false), 0) << "rows of fewer than 16 non-zeros on average";
   EXPECT_GT(grouped(32, true), 0);
+  EXPECT_EQ(grouped_slots(32, false), 2) << "slots fill groups whatever the rows' lengths";
   EXPECT_TRUE(sddmm_search_space(g, 32, 16, false, true) != sddmm_search_space(g, 32, 16, true, true));
 }
 

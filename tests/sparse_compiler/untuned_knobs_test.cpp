@@ -244,6 +244,49 @@ TEST(UntunedKnobs, SddmmPrefetchesFromAYOf32MiBGroupsLongRowsAndTilesWiderOnes) 
   EXPECT_TRUE(r.ok) << r.str();
 }
 
+// SDDMM (dot) over one vector of features (or two, over short rows and a Y that L2
+// holds) groups COO slots across rows, with static tasks of at least 8 per thread
+// where the graph allows; a kernel bound without a plan runs that plan correctly.
+TEST(UntunedKnobs, SddmmGroupsCooSlotsAtOneVectorOrTwoOverShortRowsAndASmallY) {
+  const int64_t l2 = host_l2_bytes();
+  EXPECT_TRUE(untuned_slot_groups(16, 16, 100, 100000, 4 * l2 - 1)) << "long rows too";
+  EXPECT_FALSE(untuned_slot_groups(16, 16, 100, 400, 4 * l2)) << "a Y of 4 L2s gathers from beyond them";
+  EXPECT_TRUE(untuned_slot_groups(32, 16, 100, 3199, l2));
+  EXPECT_FALSE(untuned_slot_groups(32, 16, 100, 3200, l2)) << "rows of 32: CSR's groups";
+  EXPECT_FALSE(untuned_slot_groups(32, 16, 100, 400, l2 + 1));
+  EXPECT_FALSE(untuned_slot_groups(64, 16, 100, 400, 1024));
+  EXPECT_FALSE(untuned_slot_groups(8, 16, 100, 400, 1024)) << "half a vector";
+  EXPECT_FALSE(untuned_slot_groups(2, 2, 100, 400, 1024)) << "two-lane sums are unrolled, not rfactored";
+  EXPECT_EQ(slot_group_grain(16 * 16384, 2), 16384);
+  EXPECT_EQ(slot_group_grain(16 * 16384 - 1, 2), 4096);
+  EXPECT_EQ(slot_group_grain(16 * 1024, 2), 1024);
+  EXPECT_EQ(slot_group_grain(1000, 2), 256);
+  EXPECT_EQ(slot_group_grain(0, 0), 256);
+  testing::ScopedCacheRoot cache("untuned_knobs");
+  for (const bool int64_indices : {false, true}) {
+    testing::RandomGraphSpec s;
+    s.rows = 700;
+    s.cols = 500;
+    s.avg_degree = 5;
+    s.long_row_length = 300;
+    s.int64_indices = int64_indices;
+    s.seed = 15;
+    const Graph g = testing::random_graph(s);
+    const int lanes = host_vector_lanes();
+    if (lanes < 4) GTEST_SKIP() << "a host without 4-lane vectors takes no edge groups";
+    const SddmmKernel dot(g, {SddmmKind::Dot, lanes});
+    EXPECT_EQ(dot.plan().format.kind, FormatKind::Coo);
+    EXPECT_TRUE(dot.plan().knobs.edge_groups && dot.plan().knobs.static_tasks) << dot.plan().str();
+    EXPECT_EQ(dot.plan().knobs.grain, slot_group_grain(g.nnz(), num_threads()));
+    EXPECT_EQ(SddmmKernel::default_plan({SddmmKind::Dot, 4 * lanes, g.index_dtype()}, g).format.kind, FormatKind::Csr);
+    Rng rng(7);
+    const Tensor X = Tensor::uniform({g.num_rows(), lanes}, -1, 1, rng);
+    const Tensor Y = Tensor::uniform({g.num_cols(), lanes}, -1, 1, rng);
+    const CloseReport r = all_close(dot.run(X, Y), testing::reference_sddmm_dot(g, X, Y), 1e-4, 1e-4);
+    EXPECT_TRUE(r.ok) << r.str() << " (int64 indices " << int64_indices << ")";
+  }
+}
+
 // A graph with 140k rows and columns (sparse, so cheap): at F = 32 its Y is 17.9 MB
 // and X too, so the untuned plan streams and prefetches; a kernel bound without a
 // plan must run that plan and still match the reference, weighted and with the
