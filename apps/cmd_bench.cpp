@@ -429,9 +429,11 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--accumulator-sets", a->accumulator_sets,
                                       "'generated' spmm on csr: accumulator sets a row's non-zeros alternate between")
                            ->check(integer_in(1, 8));
-                       app.add_option("--edge-groups", a->edge_groups,
-                                      "'generated' sddmm (dot) on csr: on: a row's edges a vector's lanes at a time, "
-                                      "summed by one transposing reduction");
+                       app.add_option(
+                           "--edge-groups", a->edge_groups,
+                           "'generated' sddmm (dot) on csr or coo: on: a row's edges (coo: consecutive slots, "
+                           "whatever their rows) a vector's lanes at a time, summed by one transposing "
+                           "reduction");
                        app.add_option("--pairs", a->pairs,
                                       "'generated' spmm on csr: R or R:M, R rounds of shared neighbour pairs summed "
                                       "once before the rows (a pair when M rows hold it, default 4; 0: off)");

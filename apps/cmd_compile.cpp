@@ -214,8 +214,8 @@ RegisterCommand reg({"compile", "Print an op's program at one compiler stage, or
                            ->capture_default_str()
                            ->check(integer_in(1, 8));
                        app.add_flag("--edge-groups", a->edge_groups,
-                                    "sddmm (dot) on csr: a row's edges a vector's lanes at a time, summed by one "
-                                    "transposing reduction");
+                                    "sddmm (dot) on csr or coo: a row's edges (coo: consecutive slots, whatever "
+                                    "their rows) a vector's lanes at a time, summed by one transposing reduction");
                        app.add_option("--plan", a->plan_file,
                                       "a plan JSON file (replaces --format and the knobs), or a run dir's kernels.json "
                                       "with --role");

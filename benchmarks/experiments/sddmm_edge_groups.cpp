@@ -20,10 +20,15 @@
 // groups of 16 then 8): ACM (50 edges per row) 1.37-1.47x at F = 32, 0.97-1.01x at 64 and
 // 128; ogbl-ddi 1.38x / 0.96x / 1.03x; Squirrel 1.42x / 0.95x / 0.98x; GitHub 1.16x / 1.13x /
 // 1.01x; Facebook, DBLP, Deezer 1.09-1.14x at F = 32; Pubmed (4.5 per row) 0.93-1.00x.
-// Groups that cross rows (X's row loaded per edge) lost on most graphs (0.77-1.00x). The
-// compiler now generates the grouped form (CpuKnobs::edge_groups, Schedule::transpose_sums),
-// and its kernels gain more than this program's at F = 64 (docs/BENCHMARKS.md, "SDDMM edge
-// groups").
+// Groups that cross rows (X's row loaded per edge) lost on most graphs (0.77-1.00x) when
+// each edge found its row by stepping a row cursor (a branch per edge). With a row id per
+// edge (COO) they gain where rows are short (2026-12-05, against per edge, F = 32: IMDB
+// 1.58x, Pubmed 1.21x, DBLP 1.14x, Cora 1.09x; F = 64 0.89-1.75x; F = 128 0.73-1.34x) and
+// not on ACM's long rows (0.80-0.99x), where groups within a row keep X's row in registers. The
+// compiler now generates the grouped form over CSR rows and over COO slots
+// (CpuKnobs::edge_groups, Schedule::transpose_sums, Schedule::inline_lets), and its kernels
+// gain more than this program's at F = 64 (docs/BENCHMARKS.md, "SDDMM edge groups" and
+// "SDDMM edge groups over COO slots").
 #include <omp.h>
 
 #include <algorithm>
@@ -169,6 +174,27 @@ void sddmm_across_rows(const Csr& a, const float* X, const float* Y, float* O) {
   }
 }
 
+// Edges 16 at a time whatever rows they belong to, each finding its row through a row id
+// per edge (COO); the rest of a thread's range one by one.
+template <int F>
+void sddmm_across_rows_coo(const Csr& a, const std::vector<int32_t>& row, const float* X, const float* Y, float* O) {
+  const int64_t nnz = a.indptr.back(), groups = nnz / 16;
+  auto dot = [&](int64_t e) {
+    const float* x = X + static_cast<int64_t>(row[e]) * F;
+    const float* y = Y + static_cast<int64_t>(a.indices[e]) * F;
+    f32x16 s = load(x) * load(y);
+    for (int v = 1; v < F / 16; ++v) s += load(x + 16 * v) * load(y + 16 * v);
+    return s;
+  };
+#pragma omp parallel for schedule(static)
+  for (int64_t g = 0; g < groups; ++g) {
+    f32x16 acc[16];
+    for (int k = 0; k < 16; ++k) acc[k] = dot(g * 16 + k);
+    store(O + g * 16, transposed_sum16(acc));
+  }
+  for (int64_t e = groups * 16; e < nnz; ++e) O[e] = lane_sum(dot(e));
+}
+
 template <int F>
 void run(const Csr& a, const std::string& name, int repeats) {
   std::mt19937 rng(1);
@@ -176,30 +202,37 @@ void run(const Csr& a, const std::string& name, int repeats) {
   Floats X(a.rows * F), Y(a.cols * F);
   for (float& v : X) v = u(rng);
   for (float& v : Y) v = u(rng);
-  Floats O0(a.indptr.back()), O1(O0.size()), O2(O0.size()), O3(O0.size());
+  Floats O0(a.indptr.back()), O1(O0.size()), O2(O0.size()), O3(O0.size()), O4(O0.size());
+  std::vector<int32_t> row(O0.size());
+  for (int64_t i = 0; i < a.rows; ++i)
+    for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) row[e] = static_cast<int32_t>(i);
   sddmm_across_rows<F>(a, X.data(), Y.data(), O3.data());
+  sddmm_across_rows_coo<F>(a, row, X.data(), Y.data(), O4.data());
   sddmm_per_edge<F>(a, X.data(), Y.data(), O0.data());
   sddmm_grouped<F, false>(a, X.data(), Y.data(), O1.data());
   sddmm_grouped<F, true>(a, X.data(), Y.data(), O2.data());
   for (size_t e = 0; e < O0.size(); ++e)
     if (std::fabs(O0[e] - O1[e]) > 1e-3f * (1 + std::fabs(O0[e])) ||
         std::fabs(O0[e] - O2[e]) > 1e-3f * (1 + std::fabs(O0[e])) ||
-        std::fabs(O0[e] - O3[e]) > 1e-3f * (1 + std::fabs(O0[e]))) {
+        std::fabs(O0[e] - O3[e]) > 1e-3f * (1 + std::fabs(O0[e])) ||
+        std::fabs(O0[e] - O4[e]) > 1e-3f * (1 + std::fabs(O0[e]))) {
       std::printf("F=%d: mismatch at edge %zu: %g %g %g\n", F, e, O0[e], O1[e], O2[e]);
       std::exit(1);
     }
-  std::vector<double> t[4];
+  std::vector<double> t[5];
   for (int round = 0; round < 3; ++round) {
     t[0].push_back(median_ms([&] { sddmm_per_edge<F>(a, X.data(), Y.data(), O0.data()); }, repeats));
     t[1].push_back(median_ms([&] { sddmm_grouped<F, false>(a, X.data(), Y.data(), O1.data()); }, repeats));
     t[2].push_back(median_ms([&] { sddmm_grouped<F, true>(a, X.data(), Y.data(), O2.data()); }, repeats));
     t[3].push_back(median_ms([&] { sddmm_across_rows<F>(a, X.data(), Y.data(), O3.data()); }, repeats));
+    t[4].push_back(median_ms([&] { sddmm_across_rows_coo<F>(a, row, X.data(), Y.data(), O4.data()); }, repeats));
   }
   for (auto& v : t) std::sort(v.begin(), v.end());
   std::printf(
       "%-10s F=%3d  per edge %7.3f ms  16s %7.3f ms (%.2fx)  16s then 8 %7.3f ms (%.2fx)  across rows %7.3f ms "
-      "(%.2fx)\n",
-      name.c_str(), F, t[0][1], t[1][1], t[0][1] / t[1][1], t[2][1], t[0][1] / t[2][1], t[3][1], t[0][1] / t[3][1]);
+      "(%.2fx)  across rows by row id %7.3f ms (%.2fx)\n",
+      name.c_str(), F, t[0][1], t[1][1], t[0][1] / t[1][1], t[2][1], t[0][1] / t[2][1], t[3][1], t[0][1] / t[3][1],
+      t[4][1], t[0][1] / t[4][1]);
 }
 
 }  // namespace

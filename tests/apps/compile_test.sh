@@ -136,6 +136,12 @@ expect groups-registers "$out" 'strata_f32x16 O_local_rf_t_240;'
 expect groups-sum "$out" 'strata_f32x16_store\(&O\[\(A_indptr\[i\] \+ \(j_o \* \(int64_t\)16\)\)\], strata_f32x16_lane_sums\(O_local_rf_t_0, '
 expect groups-helper "$out" 'static inline strata_f32x16 strata_f32x16_lane_sums\('
 expect groups-tail "$out" 'strata_f32x16_reduce_add\('
+# Over COO slots: 16 consecutive slots whatever their rows, each reading its row of
+# X through the slot's row id (mid_0), one transposing sum stored at the slots.
+out="$("$strata" compile sddmm --feat 32 --lanes 16 --format coo --edge-groups --emit source 2>&1)" \
+  || { echo "$out"; echo "FAIL: sddmm coo edge groups exit code"; exit 1; }
+expect coo-groups-sum "$out" 'strata_f32x16_store\(&O\[\(coo_tasks\[task\] \+ \(i_j_o \* \(int64_t\)16\)\)\], strata_f32x16_lane_sums\(O_local_rf_t_0, '
+expect coo-groups-row "$out" 'strata_f32x16_load\(&X\[\(\(mid_0\[\(coo_tasks\[task\] \+ \(i_j_o \* \(int64_t\)16\)\)\] \* \(int64_t\)32\) - \(int64_t\)32\)\]\)'
 # GAT's attention gradient at 8 heads of 8 features: the heads' dot products of an
 # edge summed by one transposing reduction and stored as one vector; with 3 heads of
 # 17 features, one horizontal sum per head as before.
