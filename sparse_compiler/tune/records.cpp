@@ -16,8 +16,8 @@ std::string record_key(const std::string& graph, const std::string& op, const st
   // The version changes with the search spaces, so that a record chosen from an
   // older space is tuned again (v2: SpMM's accumulator sets; v3: SDDMM's edge groups; v4:
   // SpMM's shared pairs; v5: shared pairs for column-scaled SpMM too; v6: SDDMM's edge
-  // groups over COO slots).
-  h.add("strata tuning record v6").add(graph).add(op).add(target).add(compiler);
+  // groups over COO slots; v7: those at any width where Y is under four L2s).
+  h.add("strata tuning record v7").add(graph).add(op).add(target).add(compiler);
   return h.digest().hex();
 }
 

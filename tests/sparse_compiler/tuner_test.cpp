@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
+#include "sparse_compiler/ops/untuned_knobs.h"
 #include "sparse_compiler/tune/cost_model.h"
 #include "sparse_compiler/tune/graph_fingerprint.h"
 #include "sparse_compiler/tune/search_space.h"
@@ -667,7 +668,8 @@ TEST(SearchSpace, SddmmEdgeGroupsWhereRowsAreLongAndFeaturesFillVectors) {
     return n;
   };
   // Grouped COO plans: static and dynamic tasks at each grain offered, where the
-  // features are whole vectors (at most four of them outside the exhaustive space).
+  // features are whole vectors (outside the exhaustive space, at most four of them
+  // or a Y under four L2s).
   auto grouped_slots = [&](int64_t F, bool exhaustive) {
     int n = 0;
     std::set<std::pair<int64_t, bool>> seen;
@@ -686,8 +688,12 @@ TEST(SearchSpace, SddmmEdgeGroupsWhereRowsAreLongAndFeaturesFillVectors) {
   EXPECT_EQ(grouped(40, true), 0);
   EXPECT_EQ(grouped_slots(32, false), 2);
   EXPECT_EQ(grouped_slots(64, false), 2);
-  EXPECT_EQ(grouped_slots(128, false), 0) << "eight vectors of features: the horizontal sums weigh little";
+  EXPECT_EQ(grouped_slots(128, false), 2) << "eight vectors of features, but a small Y";
+  const int64_t cols = g.cols;
+  g.cols = host_l2_bytes() / 128;  // Y of four L2s at F = 128
+  EXPECT_EQ(grouped_slots(128, false), 0) << "eight vectors of features and a Y of four L2s: the sums weigh little";
   EXPECT_GT(grouped_slots(128, true), 2);
+  g.cols = cols;
   EXPECT_EQ(grouped_slots(40, true), 0);
   g.nnz = 15999;
   EXPECT_EQ(grouped(32, false), 0) << "rows of fewer than 16 non-zeros on average";
