@@ -21,25 +21,6 @@ std::set<std::string> buffers_loaded(const Expr& e) {
   return out;
 }
 
-bool stores_to(const Stmt& s, const std::string& buffer) {
-  class Stores : public IRVisitor {
-   public:
-    explicit Stores(const std::string& b) : b_(b) {}
-    bool hit = false;
-
-   protected:
-    void visit(const StoreNode* op) override {
-      hit |= op->buffer == b_;
-      IRVisitor::visit(op);
-    }
-
-   private:
-    const std::string& b_;
-  } v(buffer);
-  v.visit_stmt(s);
-  return v.hit;
-}
-
 class InlineLets : public IRMutator {
  public:
   explicit InlineLets(std::string where) : where_(std::move(where)) {}
@@ -48,8 +29,8 @@ class InlineLets : public IRMutator {
  protected:
   Stmt visit(const LetStmtNode* op, const Stmt& self) override {
     for (const auto& b : buffers_loaded(op->value))
-      STRATA_SCHED_CHECK(!stores_to(op->body, b), "{}: let {} = {} reads {}, which its body writes", where_, op->var,
-                         to_string(op->value), b);
+      STRATA_SCHED_CHECK(!writes_buffer(op->body, b), "{}: let {} = {} reads {}, which its body writes", where_,
+                         op->var, to_string(op->value), b);
     ++inlined;
     // Lets nested in the body (or in the value's uses) are inlined in turn.
     return mutate(substitute(op->body, {{op->var, op->value}}));

@@ -118,6 +118,25 @@ bool touches_buffer(const Stmt& s, const std::string& name) {
   return t.hit;
 }
 
+bool writes_buffer(const Stmt& s, const std::string& name) {
+  class Writes : public IRVisitor {
+   public:
+    explicit Writes(const std::string& n) : n_(n) {}
+    bool hit = false;
+
+   protected:
+    void visit(const StoreNode* op) override {
+      hit |= op->buffer == n_;
+      IRVisitor::visit(op);
+    }
+
+   private:
+    const std::string& n_;
+  } w(name);
+  w.visit_stmt(s);
+  return w.hit;
+}
+
 Stmt rename_locals(const Stmt& s, const std::string& suffix, NameGen* fresh) {
   std::map<std::string, std::string> names;
   class Collect : public IRVisitor {
