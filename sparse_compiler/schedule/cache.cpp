@@ -150,27 +150,6 @@ class Redirect : public IRMutator {
   std::vector<Expr> conds_;
 };
 
-// True when `s` loads from `buffer`.
-bool reads_buffer(const Stmt& s, const std::string& buffer) {
-  bool reads = false;
-  class Reads : public IRVisitor {
-   public:
-    Reads(const std::string& b, bool& r) : buffer_(b), reads_(r) {}
-
-   protected:
-    void visit(const LoadNode* op) override {
-      reads_ |= op->buffer == buffer_;
-      IRVisitor::visit(op);
-    }
-
-   private:
-    const std::string& buffer_;
-    bool& reads_;
-  } v(buffer, reads);
-  v.visit_stmt(s);
-  return reads;
-}
-
 // `s` without its stores to `buffer`, and without the loops, guards and lets
 // that held nothing else.
 Stmt without_stores(const Stmt& s, const std::string& buffer) {

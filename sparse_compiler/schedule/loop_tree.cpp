@@ -95,47 +95,41 @@ bool uses_var(const Stmt& s, const std::string& name) {
   return used;
 }
 
-bool touches_buffer(const Stmt& s, const std::string& name) {
-  class Touch : public IRVisitor {
+namespace {
+// Whether a statement loads from and stores to one buffer.
+struct BufferAccess {
+  bool reads = false, writes = false;
+};
+BufferAccess access_of(const Stmt& s, const std::string& name) {
+  class Access : public IRVisitor {
    public:
-    explicit Touch(const std::string& n) : n_(n) {}
-    bool hit = false;
+    explicit Access(const std::string& n) : n_(n) {}
+    BufferAccess seen;
 
    protected:
     void visit(const LoadNode* op) override {
-      hit |= op->buffer == n_;
+      seen.reads |= op->buffer == n_;
       IRVisitor::visit(op);
     }
     void visit(const StoreNode* op) override {
-      hit |= op->buffer == n_;
+      seen.writes |= op->buffer == n_;
       IRVisitor::visit(op);
     }
 
    private:
     const std::string& n_;
-  } t(name);
-  t.visit_stmt(s);
-  return t.hit;
+  } a(name);
+  a.visit_stmt(s);
+  return a.seen;
 }
+}  // namespace
 
-bool writes_buffer(const Stmt& s, const std::string& name) {
-  class Writes : public IRVisitor {
-   public:
-    explicit Writes(const std::string& n) : n_(n) {}
-    bool hit = false;
-
-   protected:
-    void visit(const StoreNode* op) override {
-      hit |= op->buffer == n_;
-      IRVisitor::visit(op);
-    }
-
-   private:
-    const std::string& n_;
-  } w(name);
-  w.visit_stmt(s);
-  return w.hit;
+bool touches_buffer(const Stmt& s, const std::string& name) {
+  const BufferAccess a = access_of(s, name);
+  return a.reads || a.writes;
 }
+bool reads_buffer(const Stmt& s, const std::string& name) { return access_of(s, name).reads; }
+bool writes_buffer(const Stmt& s, const std::string& name) { return access_of(s, name).writes; }
 
 Stmt rename_locals(const Stmt& s, const std::string& suffix, NameGen* fresh) {
   std::map<std::string, std::string> names;

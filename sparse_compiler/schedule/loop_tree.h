@@ -29,6 +29,8 @@ bool uses_var(const Expr& e, const std::string& name);
 bool uses_var(const Stmt& s, const std::string& name);
 // True when the statement reads or writes buffer `name`.
 bool touches_buffer(const Stmt& s, const std::string& name);
+// True when the statement loads from buffer `name`.
+bool reads_buffer(const Stmt& s, const std::string& name);
 // True when the statement stores to buffer `name`.
 bool writes_buffer(const Stmt& s, const std::string& name);
 

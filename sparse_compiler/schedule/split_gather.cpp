@@ -15,7 +15,9 @@
 namespace strata::sc {
 namespace {
 
-bool reads_buffer(const Stmt& s, const std::string& buffer) {
+// Whether s loads from `buffer` or prefetches it (unlike loop_tree's reads_buffer, a
+// prefetch counts).
+bool loads_or_prefetches(const Stmt& s, const std::string& buffer) {
   bool found = false;
   for_each_expr(s, [&](const Expr& e) {
     if (const auto* l = e.as<LoadNode>(); l && l->buffer == buffer) found = true;
@@ -120,7 +122,7 @@ void Schedule::split_gather(const std::string& row, const std::string& buffer, c
    protected:
     using IRMutator::visit;
     Stmt visit(const ForNode* op, const Stmt& self) override {
-      if (!reads_buffer(self, buffer_)) return self;
+      if (!loads_or_prefetches(self, buffer_)) return self;
       const bool reduction = op->annotations.count("iter") && op->annotations.at("iter") == "R";
       if (!reduction) return IRMutator::visit(op, self);
       bool bounds = false;
