@@ -1,0 +1,490 @@
+// An experiment, hand-written (not generated code): where does plain CSR SpMM's time go,
+// and how much of it could any schedule that keeps CSR order win back? For each graph and F
+// it times, on the same nnz-balanced tasks (4096 non-zeros, handed out dynamically, as the
+// plain CSR plan does):
+//
+//   plain  Y[i] = sum of X[j] over row i's non-zeros, the row held in F/16 vector
+//          registers and stored once: the form of the generated plain-CSR kernel;
+//   loads  the same loads of X in the same order, added into up to four independent sets
+//          of registers (as many as fit 16 vectors): no chain per row, no row bookkeeping
+//          and no stores of Y, which every SpMM must still do, so plain/loads bounds from
+//          above what a schedule in CSR order with row-major X can gain (accumulator sets,
+//          prefetch, unrolling, task hand-out, store kinds);
+//   l1     `loads` with every id folded into the first 32 KiB of X, so that every gather
+//          hits L1: loads/l1 is what the caches cost, left to schedules that change which
+//          cache serves the gathers (column tiles, panels, row order, shared pairs);
+//
+// and, each as plain's time over its own, where a row's time might go: no stores (each row
+// summed into registers only), static tasks (each thread writes the same rows of Y every
+// call), streaming stores, Y prefetched for writing 8 rows ahead, Y offset by 1088 bytes
+// from X's alignment (4K aliasing), rows sorted by degree within each task (runs of equal
+// trip counts), non-zeros walked 8 at a time with padded groups (one trip for most rows),
+// and ELL buckets of widths 1-32 (rows of a width run branch-free; each row stored once).
+// Every variant that writes Y is checked against plain, plain against a scalar reference
+// (every 7th feature), and loads and l1 against the sums they must equal.
+//
+//   cmake --build build --target strata_experiment_spmm_gather_ceiling
+//   for g in cora dblp imdb; do build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g; done
+//   chrt -f 50 build/benchmarks/strata_experiment_spmm_gather_ceiling /tmp/exp/{cora,dblp,imdb} regular:20000:4
+//
+// (regular:N:D and irregular:N:D make a graph of N rows of D, or 1..D, uniform random
+// columns.) Measured on the Intel Xeon VM, 2026-12-05: docs/BENCHMARKS.md, "Where plain CSR
+// SpMM's time goes".
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "benchmarks/experiments/exported_csr.h"
+#include "core/graph.h"
+#include "core/tensor.h"
+#include "sparse_compiler/ops/spmm.h"
+
+namespace {
+
+using strata::experiments::ExportedCsr;
+using strata::experiments::f32x16;
+using strata::experiments::Floats;
+using strata::experiments::load;
+using strata::experiments::median_ms;
+using strata::experiments::store;
+
+constexpr int64_t kGrain = 4096;  // non-zeros per task, as the plain CSR plan
+
+// Row bounds of nnz-balanced tasks: task t runs rows [bounds[t], bounds[t + 1]).
+std::vector<int64_t> task_bounds(const ExportedCsr& a) {
+  const int64_t nnz = a.indptr.back();
+  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(a.rows, (nnz + kGrain - 1) / kGrain));
+  std::vector<int64_t> b(tasks + 1, a.rows);
+  b[0] = 0;
+  for (int64_t t = 1; t < tasks; ++t)
+    b[t] = std::lower_bound(a.indptr.begin(), a.indptr.end(), t * nnz / tasks) - a.indptr.begin();
+  return b;
+}
+
+template <int F>
+__attribute__((always_inline)) inline void plain_row(const ExportedCsr& a, int64_t i, const float* X, float* Y) {
+  constexpr int V = F / 16;
+  f32x16 acc[V] = {};
+  for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+    const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+    for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+  }
+  for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+}
+
+// Tasks handed out dynamically (Static: in fixed blocks, so that each thread writes the
+// same rows of Y on every call).
+template <int F, bool Static = false>
+void plain(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+  if (Static) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t)
+      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_row<F>(a, i, X, Y);
+  } else {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tasks; ++t)
+      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_row<F>(a, i, X, Y);
+  }
+}
+
+// plain with Y's stores non-temporal (Stream) or Y's rows prefetched for writing Ahead rows
+// before their stores (Ahead > 0).
+template <int F, bool Stream, int Ahead>
+void plain_store_kind(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
+  constexpr int V = F / 16;
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    for (int64_t i = tb[t]; i < tb[t + 1]; ++i) {
+      if (Ahead > 0)
+        for (int v = 0; v < V; v += 1) __builtin_prefetch(Y + std::min(i + Ahead, a.rows - 1) * F + 16 * v, 1, 3);
+      f32x16 acc[V] = {};
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+        for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+      }
+      for (int v = 0; v < V; ++v) {
+        if (Stream)
+          __builtin_ia32_movntps512(Y + i * F + 16 * v, acc[v]);
+        else
+          store(Y + i * F + 16 * v, acc[v]);
+      }
+    }
+    if (Stream) __builtin_ia32_sfence();
+  }
+}
+
+// plain with each row's non-zeros walked G at a time, the last group padded: a padding slot
+// reloads the row's last column with weight 0, so the loop runs ceil(d / G) times and a row
+// of up to G non-zeros runs the same straight-line code.
+template <int F, int G>
+void plain_groups(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
+  constexpr int V = F / 16;
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t)
+    for (int64_t i = tb[t]; i < tb[t + 1]; ++i) {
+      f32x16 acc[V] = {};
+      const int64_t lo = a.indptr[i], hi = a.indptr[i + 1];
+      for (int64_t e = lo; e < hi; e += G)
+        for (int k = 0; k < G; ++k) {
+          const int64_t s = std::min(e + k, hi - 1);
+          const float m = e + k < hi ? 1.0f : 0.0f;
+          const float* x = X + static_cast<int64_t>(a.indices[s]) * F;
+          for (int v = 0; v < V; ++v) acc[v] += m * load(x + 16 * v);
+        }
+      for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+    }
+}
+
+// plain over the rows in the order `perm` (a permutation of each task's rows).
+template <int F>
+void plain_perm(const ExportedCsr& a, const std::vector<int64_t>& tb, const std::vector<int64_t>& perm, const float* X,
+                float* Y) {
+  constexpr int V = F / 16;
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t)
+    for (int64_t k = tb[t]; k < tb[t + 1]; ++k) {
+      const int64_t i = perm[k];
+      f32x16 acc[V] = {};
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+        for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+      }
+      for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+    }
+}
+
+// plain without the row stores: each row's sum added into one vector per task.
+template <int F>
+void plain_nostore(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* sums) {
+  constexpr int V = F / 16;
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    f32x16 s[4] = {};  // four sinks, so that the rows' sums do not form one chain
+    for (int64_t i = tb[t]; i < tb[t + 1]; ++i) {
+      f32x16 acc[V] = {};
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+        for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+      }
+      for (int v = 0; v < V; ++v) s[i & 3] += acc[v];
+    }
+    store(sums + 16 * t, s[0] + s[1] + s[2] + s[3]);
+  }
+}
+
+// Rows bucketed by degree into ELL parts of widths 1, 2, 4, ..., 32 (rows longer than 32
+// stay CSR); each part's padding slots repeat the row's last column and carry weight 0, so
+// that every load is of a valid row and no slot branches. Each row is in one part, so its
+// sum is stored once, with no zeroing pass and no read of Y.
+struct Buckets {
+  static constexpr int kParts = 6;
+  std::vector<int64_t> rows[kParts];
+  std::vector<int32_t> cols[kParts];
+  std::vector<float> weight[kParts];
+  std::vector<int64_t> long_rows, empty_rows;
+};
+
+Buckets make_buckets(const ExportedCsr& a) {
+  Buckets b;
+  for (int64_t i = 0; i < a.rows; ++i) {
+    const int64_t lo = a.indptr[i], d = a.indptr[i + 1] - lo;
+    if (d == 0) {
+      b.empty_rows.push_back(i);
+      continue;
+    }
+    if (d > 32) {
+      b.long_rows.push_back(i);
+      continue;
+    }
+    int p = 0;
+    while ((int64_t{1} << p) < d) ++p;
+    const int64_t w = int64_t{1} << p;
+    b.rows[p].push_back(i);
+    for (int64_t k = 0; k < w; ++k) {
+      b.cols[p].push_back(a.indices[lo + std::min(k, d - 1)]);
+      b.weight[p].push_back(k < d ? 1.0f : 0.0f);
+    }
+  }
+  return b;
+}
+
+template <int F, int W>
+void ell_part(const Buckets& b, int p, const float* X, float* Y) {
+  constexpr int V = F / 16;
+  const std::vector<int64_t>& rows = b.rows[p];
+  const int32_t* cols = b.cols[p].data();
+  const float* wt = b.weight[p].data();
+  const int64_t n = static_cast<int64_t>(rows.size());
+#pragma omp for schedule(static) nowait
+  for (int64_t r = 0; r < n; ++r) {
+    f32x16 acc[V] = {};
+    for (int k = 0; k < W; ++k) {
+      const float* x = X + static_cast<int64_t>(cols[r * W + k]) * F;
+      const float m = wt[r * W + k];
+      for (int v = 0; v < V; ++v) acc[v] += m * load(x + 16 * v);
+    }
+    for (int v = 0; v < V; ++v) store(Y + rows[r] * F + 16 * v, acc[v]);
+  }
+}
+
+template <int F>
+void buckets(const ExportedCsr& a, const Buckets& b, const float* X, float* Y) {
+  constexpr int V = F / 16;
+#pragma omp parallel
+  {
+    ell_part<F, 1>(b, 0, X, Y);
+    ell_part<F, 2>(b, 1, X, Y);
+    ell_part<F, 4>(b, 2, X, Y);
+    ell_part<F, 8>(b, 3, X, Y);
+    ell_part<F, 16>(b, 4, X, Y);
+    ell_part<F, 32>(b, 5, X, Y);
+    const int64_t nl = static_cast<int64_t>(b.long_rows.size()), ne = static_cast<int64_t>(b.empty_rows.size());
+#pragma omp for schedule(dynamic, 16) nowait
+    for (int64_t r = 0; r < nl; ++r) {
+      const int64_t i = b.long_rows[r];
+      f32x16 acc[V] = {};
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+        for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+      }
+      for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+    }
+#pragma omp for schedule(static) nowait
+    for (int64_t r = 0; r < ne; ++r)
+      for (int v = 0; v < V; ++v) store(Y + b.empty_rows[r] * F + 16 * v, f32x16{});
+  }
+}
+
+// The loads of `plain` alone, in the same order; with Fold, each id is folded by `mask`.
+// Each task writes one vector, the sum of what it read, to sums[t].
+template <int F, bool Fold>
+void loads(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, int32_t mask, float* sums) {
+  constexpr int V = F / 16, K = std::min(4, 16 / V);  // K sets of V vectors: 16 registers at most
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    f32x16 acc[K][V] = {};
+    const int64_t lo = a.indptr[tb[t]], hi = a.indptr[tb[t + 1]];
+    const auto row_of = [&](int64_t e) {
+      return X + static_cast<int64_t>(Fold ? a.indices[e] & mask : a.indices[e]) * F;
+    };
+    int64_t e = lo;
+    for (; e + K <= hi; e += K)
+      for (int k = 0; k < K; ++k) {
+        const float* x = row_of(e + k);
+        for (int v = 0; v < V; ++v) acc[k][v] += load(x + 16 * v);
+      }
+    for (; e < hi; ++e) {
+      const float* x = row_of(e);
+      for (int v = 0; v < V; ++v) acc[0][v] += load(x + 16 * v);
+    }
+    f32x16 s = {};
+    for (int k = 0; k < K; ++k)
+      for (int v = 0; v < V; ++v) s += acc[k][v];
+    store(sums + 16 * t, s);
+  }
+}
+
+double relative_error(double got, double want) { return std::fabs(got - want) / std::max(1.0, std::fabs(want)); }
+
+// The sum over non-zeros of X's row at the (masked) id, lane by lane, in double.
+// Entries 0-15: the sums; 16-31: the sums of magnitudes (the scale of float rounding).
+std::vector<double> expected_lane_sums(const ExportedCsr& a, const Floats& X, int F, int32_t mask) {
+  std::vector<double> s(32, 0.0);
+  for (int64_t e = 0; e < a.indptr.back(); ++e)
+    for (int f = 0; f < F; ++f) {
+      const double x = X[static_cast<int64_t>(a.indices[e] & mask) * F + f];
+      s[f % 16] += x;
+      s[16 + f % 16] += std::fabs(x);
+    }
+  return s;
+}
+
+bool sums_match(const Floats& sums, int64_t tasks, const std::vector<double>& want) {
+  for (int l = 0; l < 16; ++l) {
+    double got = 0;
+    for (int64_t t = 0; t < tasks; ++t) got += sums[16 * t + l];
+    if (std::fabs(got - want[l]) > 1e-5 * std::max(1.0, want[16 + l])) return false;
+  }
+  return true;
+}
+
+template <int F>
+bool run(const std::string& name, const ExportedCsr& a, int repeats) {
+  const std::vector<int64_t> tb = task_bounds(a);
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+  std::mt19937_64 rng(7);
+  Floats X(a.cols * F), Y(a.rows * F), sums(16 * tasks);
+  for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  // The largest all-ones mask whose rows fit 32 KiB (F floats a row).
+  int32_t l1_mask = 0;
+  while (static_cast<int64_t>(l1_mask + 1) * 2 * F * 4 <= (32 << 10) && l1_mask + 1 < a.cols) l1_mask = 2 * l1_mask + 1;
+
+  plain<F>(a, tb, X.data(), Y.data());
+  for (int64_t i = 0; i < a.rows; ++i)
+    for (int f = 0; f < F; f += 7) {
+      double want = 0;
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) want += X[static_cast<int64_t>(a.indices[e]) * F + f];
+      if (relative_error(Y[i * F + f], want) > 1e-4) {
+        std::printf("%s F=%d: plain row %ld feature %d is %g, expected %g\n", name.c_str(), F, static_cast<long>(i), f,
+                    Y[i * F + f], want);
+        return false;
+      }
+    }
+  for (int32_t mask : {int32_t{-1}, l1_mask}) {
+    if (mask == -1)
+      loads<F, false>(a, tb, X.data(), mask, sums.data());
+    else
+      loads<F, true>(a, tb, X.data(), mask, sums.data());
+    if (!sums_match(sums, tasks, expected_lane_sums(a, X, F, mask))) {
+      std::printf("%s F=%d: the loads variant (mask %d) did not read every non-zero\n", name.c_str(), F, mask);
+      return false;
+    }
+  }
+
+  // Each task's rows sorted by degree (stable), so that runs of rows share a trip count.
+  std::vector<int64_t> perm(a.rows);
+  for (int64_t i = 0; i < a.rows; ++i) perm[i] = i;
+  for (int64_t t = 0; t < tasks; ++t)
+    std::stable_sort(perm.begin() + tb[t], perm.begin() + tb[t + 1], [&](int64_t x, int64_t y) {
+      return a.indptr[x + 1] - a.indptr[x] < a.indptr[y + 1] - a.indptr[y];
+    });
+  const Buckets bk = make_buckets(a);
+  Floats Yoff(a.rows * F + 1024);
+  // The compiler's plain CSR kernel (the [formats] goals' baseline), on copies of X and Y.
+  const strata::Graph A = strata::Graph::from_csr(a.rows, a.cols, strata::Tensor::from_vector(a.indptr),
+                                                  strata::Tensor::from_vector(a.indices));
+  strata::sc::SpmmOptions so;
+  so.feat = F;
+  so.plan = strata::sc::SpmmKernel::default_plan(strata::sc::SpmmKernel::spec(A, so));
+  const strata::sc::SpmmKernel generated(A, so);
+  // X and Y wrapped, not copied: every variant reads the same X and writes the same Y (a
+  // copy would be colder in the caches than the buffers the other variants share).
+  const auto wrap = [](Floats& v, int64_t rows, int64_t cols) {
+    return strata::Tensor::from_storage(
+        strata::Storage::wrap(v.data(), static_cast<int64_t>(v.size() * sizeof(float)), strata::Device::cpu(), {}),
+        {rows, cols}, strata::DType::F32);
+  };
+  const strata::Tensor Xt = wrap(X, a.cols, F);
+  Floats Ygen(a.rows * F);
+  strata::Tensor Ycheck = wrap(Ygen, a.rows, F), Yt = wrap(Y, a.rows, F);
+  generated.run_into(Xt, Ycheck);
+  for (int64_t k = 0; k < a.rows * F; ++k)
+    if (!(relative_error(Ygen[k], Y[k]) <= 1e-4)) {
+      std::printf("%s F=%d: the generated kernel differs from plain at %ld\n", name.c_str(), F, static_cast<long>(k));
+      return false;
+    }
+  // Every variant that writes Y must write plain's Y (summed in the same order, so to rounding).
+  const std::vector<std::pair<const char*, std::function<void(float*)>>> writers = {
+      {"static tasks", [&](float* y) { plain<F, true>(a, tb, X.data(), y); }},
+      {"streaming stores", [&](float* y) { plain_store_kind<F, true, 0>(a, tb, X.data(), y); }},
+      {"Y prefetched for writing", [&](float* y) { plain_store_kind<F, false, 8>(a, tb, X.data(), y); }},
+      {"rows sorted by degree", [&](float* y) { plain_perm<F>(a, tb, perm, X.data(), y); }},
+      {"groups of 8", [&](float* y) { plain_groups<F, 8>(a, tb, X.data(), y); }},
+      {"ELL buckets", [&](float* y) { buckets<F>(a, bk, X.data(), y); }},
+  };
+  for (const auto& [what, write] : writers) {
+    Floats Yv(a.rows * F + 272, std::nanf(""));
+    write(Yv.data() + 272);  // 1088 bytes in: also the offset variant's placement
+    for (int64_t k = 0; k < a.rows * F; ++k)
+      if (!(relative_error(Yv[272 + k], Y[k]) <= 1e-4)) {
+        std::printf("%s F=%d: %s differ from plain at %ld: %g vs %g\n", name.c_str(), F, what, static_cast<long>(k),
+                    Yv[272 + k], Y[k]);
+        return false;
+      }
+  }
+  // Each variant timed in every round (interleaved, so drift on a shared machine hits all
+  // alike), each call right after an untimed call of its own.
+  const std::vector<std::function<void()>> variants = {
+      [&] { plain<F>(a, tb, X.data(), Y.data()); },
+      [&] { generated.run_into(Xt, Yt); },
+      [&] { loads<F, false>(a, tb, X.data(), -1, sums.data()); },
+      [&] { loads<F, true>(a, tb, X.data(), l1_mask, sums.data()); },
+      [&] { plain_nostore<F>(a, tb, X.data(), sums.data()); },
+      [&] { plain<F, true>(a, tb, X.data(), Y.data()); },
+      [&] { plain_store_kind<F, true, 0>(a, tb, X.data(), Y.data()); },
+      [&] { plain_store_kind<F, false, 8>(a, tb, X.data(), Y.data()); },
+      [&] { plain<F>(a, tb, X.data(), Yoff.data() + 272); },
+      [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
+      [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
+      [&] { buckets<F>(a, bk, X.data(), Y.data()); },
+  };
+  std::vector<std::vector<double>> ms(variants.size());
+  for (int r = 0; r < repeats; ++r)
+    for (size_t v = 0; v < variants.size(); ++v) ms[v].push_back(median_ms(variants[v], 1));
+  std::vector<double> med;
+  for (auto& m : ms) {
+    std::sort(m.begin(), m.end());
+    med.push_back(m[m.size() / 2]);
+  }
+  const double p = med[0], g = med[1];
+  std::printf("| %s | %d | %.1f | %.4f | %.4f | %.2fx | %.2fx | %.2fx |", name.c_str(), F,
+              static_cast<double>(a.cols) * F * 4 / (1 << 20), g, p, g / med[2], p / med[2], med[2] / med[3]);
+  for (size_t v = 4; v < med.size(); ++v) std::printf(" %.2fx |", p / med[v]);
+  std::printf("\n");
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s EXPORT_DIR... (each written by `strata export --graph G --out DIR`)\n", argv[0]);
+    return 2;
+  }
+  std::printf("threads %d, tasks of %ld non-zeros; ms are medians of 31 interleaved calls\n", omp_get_max_threads(),
+              static_cast<long>(kGrain));
+  std::printf(
+      "the generated plain CSR kernel's and the hand-written plain's times over loads'; loads / l1; then the\n"
+      "hand-written plain's time over each variant's\n");
+  std::printf(
+      "| graph | F | X MiB | generated ms | plain ms | generated / loads | plain / loads | loads / l1 | no stores | "
+      "static tasks | streaming stores | Y prefetched for "
+      "writing | Y offset 1088 B | rows sorted by degree | groups of 8 | ELL buckets |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  bool ok = true;
+  for (int k = 1; k < argc; ++k) {
+    const std::string dir = argv[k];
+    ExportedCsr a;
+    try {
+      if (dir.rfind("regular:", 0) == 0 || dir.rfind("irregular:", 0) == 0) {
+        // regular:N:D, D random columns a row; irregular:N:D, 1..D (uniform) random columns a row
+        const bool irregular = dir[0] == 'i';
+        long long n = 0, d = 0;
+        char tail = 0;
+        if (std::sscanf(dir.c_str() + dir.find(':') + 1, "%lld:%lld%c", &n, &d, &tail) != 2 || n < 1 || d < 1)
+          throw std::runtime_error("expected regular:N:D or irregular:N:D with N, D positive integers");
+        a.rows = a.cols = n;
+        std::mt19937_64 g(3);
+        a.indptr.push_back(0);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t di = irregular ? std::uniform_int_distribution<int64_t>(1, d)(g) : d;
+          for (int64_t k = 0; k < di; ++k)
+            a.indices.push_back(static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, n - 1)(g)));
+          a.indptr.push_back(static_cast<int64_t>(a.indices.size()));
+        }
+      } else
+        a = strata::experiments::read_exported_csr(dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", dir.c_str(), e.what());
+      return 2;
+    }
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    ok = run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21) && ok;
+  }
+  return ok ? 0 : 1;
+}
