@@ -31,6 +31,13 @@ static inline T strata_lane_sum(const T* a, int64_t width) {
   for (int64_t l = 1; l < width; ++l) s += a[l];
   return s;
 }
+// A software prefetch is a hint, and its address may lie outside the buffer: a
+// prefetch ahead of a segment's last non-zero can name a row of another operand
+// (Schedule::split_gather). So the address is formed as an integer, never by
+// pointer arithmetic past the buffer, and the hardware drops one that maps nothing.
+static inline void strata_prefetch(const void* base, int64_t byte_offset) {
+  __builtin_prefetch((const void*)((uintptr_t)base + (uintptr_t)byte_offset), 0, 3);
+}
 // Orders this thread's non-temporal (streaming) stores before what follows.
 static inline void strata_store_fence(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -363,7 +370,7 @@ class Emitter : public CSourceEmitter {
   }
 
   void emit_prefetch(const PrefetchNode* n, int ind) override {
-    os_ << pad(ind) << fmt::format("__builtin_prefetch(&{}[{}], 0, 3);\n", n->buffer, expr(n->index));
+    os_ << pad(ind) << fmt::format("strata_prefetch({0}, ({1}) * (int64_t)sizeof(*{0}));\n", n->buffer, expr(n->index));
   }
 
   std::string c_type(Type t) const override { return t.is_vector() ? vec_name(t) : c_scalar(t); }

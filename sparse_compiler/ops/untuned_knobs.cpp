@@ -81,9 +81,11 @@ bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz) {
   return lanes >= 4 && feat % lanes == 0 && feat <= 4 * lanes && nnz >= 32 * std::max<int64_t>(rows, 1);
 }
 
+bool slot_groups_y_in_cache(int64_t y_bytes) { return y_bytes < 4 * host_l2_bytes(); }
+
 bool untuned_slot_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz, int64_t y_bytes) {
   if (lanes < 4) return false;
-  return (feat == lanes && y_bytes < 4 * host_l2_bytes()) ||
+  return (feat == lanes && slot_groups_y_in_cache(y_bytes)) ||
          (feat == 2 * lanes && nnz < 32 * std::max<int64_t>(rows, 1) && y_bytes <= host_l2_bytes());
 }
 

@@ -76,6 +76,10 @@ bool untuned_edge_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz);
 // 1.46x, CA-GrQc 1.57x, AIFB 1.49x; beyond L2 it ranges 0.91-1.73x, left to the
 // tuner).
 bool untuned_slot_groups(int64_t feat, int lanes, int64_t rows, int64_t nnz, int64_t y_bytes);
+// The size bound both the untuned rule and the default search space put on slot
+// groups at one vector (and the space at any width): Y under four L2s, where its
+// gathered rows come from L2 or nearby and the horizontal sums the groups save weigh.
+bool slot_groups_y_in_cache(int64_t y_bytes);
 // Non-zeros per task for such a plan: tasks are handed out in fixed blocks, so
 // there are at least 8 per thread where the graph allows (a thread then waits at
 // most about an eighth of a task's share longer than another).

@@ -177,8 +177,9 @@ class Schedule {
   // `first_only` names per-id factors of the first operand's rows (SpMM's column
   // scales): the second segment reads them as 1, its rows being sums of rows the
   // factors were applied to already. A prefetch ahead of the last non-zero of a
-  // segment may name a row of the other operand's ids in this one: a hint, never
-  // a load.
+  // segment may name a row of the other operand's ids in this one, outside this
+  // one's rows: a hint, never a load, whose address the CPU emitter forms as an
+  // integer (strata_prefetch), so it is defined behaviour and the hardware drops it.
   void split_gather(const std::string& row, const std::string& buffer, const std::string& second,
                     const std::string& indptr, const std::string& split,
                     const std::vector<std::string>& first_only = {});

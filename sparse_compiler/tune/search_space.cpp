@@ -261,7 +261,7 @@ std::vector<KernelPlan> sddmm_search_space(const GraphFingerprint& g, int64_t F,
   // horizontal sums weigh little, except where Y is small: Cora 1.16x, Citeseer
   // 1.68x at F = 128, Cora 1.20x at F = 256). The default space holds them up to
   // four vectors of features, and at any width where Y is under four L2s.
-  const bool small_y = g.cols * F * static_cast<int64_t>(sizeof(float)) < 4 * host_l2_bytes();
+  const bool small_y = slot_groups_y_in_cache(g.cols * F * static_cast<int64_t>(sizeof(float)));
   if (lanes >= 4 && F % lanes == 0 && (exhaustive || F <= 4 * lanes || small_y))
     for (int64_t grain : exhaustive ? grains : std::vector<int64_t>{grains.front()})
       for (bool fixed : {false, true}) {

@@ -182,5 +182,46 @@ TEST(CodegenQuality, GeneratedSourceIncludesStdintOnly) {
   }
 }
 
+// A prefetch is a hint whose address may lie outside its buffer: ahead of a segment's
+// last non-zero, split_gather's prefetches name rows of the other operand. The emitted
+// prefetch forms its address as an integer (no pointer arithmetic past the buffer,
+// which C++ leaves undefined), and a kernel prefetching far outside X still computes
+// the right values.
+TEST(CodegenQuality, PrefetchesFormTheirAddressAsAnInteger) {
+  SpmmSpec spec;
+  spec.feat = 64;
+  SpmmPlan plan = SpmmKernel::default_plan(spec);
+  plan.knobs.prefetch = 8;
+  const std::string source = emit_cpu_source({SpmmKernel::lower(spec, plan)});
+  EXPECT_EQ(source.find("__builtin_prefetch(&"), std::string::npos) << source;
+  int prefetches = 0;
+  std::istringstream in(source);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("strata_prefetch(X, (") != std::string::npos) {
+      ++prefetches;
+      EXPECT_NE(line.find(") * (int64_t)sizeof(*X));"), std::string::npos) << line;
+    }
+  EXPECT_GE(prefetches, 4) << "one per cache line of a row of 64 floats, in each copy of the row loop";
+
+  // Y[i] = X[i] + 1 for i < 4, prefetching X at 2^40 elements past i (far past any mapping).
+  Kernel k;
+  k.name = "prefetch_far";
+  k.stage = Stage::Loops;
+  k.params = {Param::buffer("X", DType::F32), Param::buffer("Y", DType::F32, ParamRole::Output)};
+  const Expr i = var("i");
+  k.body = for_loop("i", make_int(0), make_int(4), ForKind::Serial,
+                    seq({prefetch("X", add(i, make_int(int64_t{1} << 40))),
+                         store("Y", i, add(load(Type::f32(), "X", i), make_float(1.0, Type::f32())))}));
+  const std::string far = emit_cpu_source({k});
+  EXPECT_NE(far.find("strata_prefetch(X, "), std::string::npos) << far;
+  CompiledKernel c = compile_cpu({k}).front();
+  const Tensor xs = Tensor::from_vector(std::vector<float>{1, 2, 3, 4});
+  Tensor out = Tensor::from_vector(std::vector<float>(4, 0.0f));
+  KernelArgs args;
+  args.buffer("X", xs).buffer("Y", out);
+  c.run(args);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(out.data<float>()[j], static_cast<float>(j + 2)) << j;
+}
+
 }  // namespace
 }  // namespace strata::sc
