@@ -1,0 +1,237 @@
+// An experiment, hand-written (not generated code): the SDDMM counterpart of
+// spmm_gather_ceiling.cpp. How close does the compiler's plain CSR SDDMM run to the rate at
+// which this machine can gather its rows of Y? For each graph and F it times, in one process
+// over the same X, Y and output:
+//
+//   generated  the compiler's plain CSR kernel (the [formats] goals' baseline):
+//              O[e] = X[i] . Y[j] for each non-zero e = (i, j), X[i] held in registers;
+//   groups     the compiler's edge groups over COO slots (16 edges summed by one transposing
+//              reduction, static tasks): its best schedule that keeps the gathers in CSR order;
+//   loads      what every SDDMM must read: the same loads of Y in the same order, over
+//              nnz-balanced tasks of 4096 non-zeros, and each row of X once, added into up to
+//              four independent sets of registers: no products, no horizontal sums, no stores
+//              of O (4 bytes an edge), no row bookkeeping, so generated / loads bounds what a
+//              schedule in CSR order with row-major operands can gain;
+//   l1         `loads` with every id of Y folded into the first 32 KiB of Y, so that every
+//              gather hits L1 (X still streamed): loads / l1 is left to schedules that change
+//              which cache serves the gathers (panels, tiles, row order).
+//
+// The kernels are checked against a scalar reference (every edge), and loads and l1 against
+// the sums they must equal.
+//
+//   cmake --build build --target strata_experiment_sddmm_gather_ceiling
+//   for g in cora dblp imdb; do build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g; done
+//   chrt -f 50 build/benchmarks/strata_experiment_sddmm_gather_ceiling /tmp/exp/{cora,dblp,imdb}
+//
+// Measured on the Intel Xeon VM, 2026-12-05: docs/BENCHMARKS.md, "Where plain CSR SDDMM's time
+// goes".
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "benchmarks/experiments/exported_csr.h"
+#include "core/graph.h"
+#include "core/tensor.h"
+#include "sparse_compiler/ops/sddmm.h"
+
+namespace {
+
+using strata::experiments::ExportedCsr;
+using strata::experiments::f32x16;
+using strata::experiments::Floats;
+using strata::experiments::load;
+using strata::experiments::median_ms;
+using strata::experiments::store;
+
+constexpr int64_t kGrain = 4096;  // non-zeros per task
+
+// Rows whose first non-zero falls in each task's range of non-zeros (task t: rows
+// [bounds[t], bounds[t + 1])), so that each row of X is read by one task.
+std::vector<int64_t> row_bounds(const ExportedCsr& a, int64_t tasks) {
+  std::vector<int64_t> b(tasks + 1, a.rows);
+  b[0] = 0;
+  for (int64_t t = 1; t < tasks; ++t)
+    b[t] = std::lower_bound(a.indptr.begin(), a.indptr.end(), t * kGrain) - a.indptr.begin();
+  return b;
+}
+
+// What every SDDMM must read, and nothing else: the loads of Y in CSR order, over tasks of
+// kGrain non-zeros, and each row of X once, in order; with Fold, each id of Y is folded by
+// `mask`. Each task writes one vector, the sum of what it read, to sums[t].
+template <int F, bool Fold>
+void loads(const ExportedCsr& a, const std::vector<int64_t>& rb, const float* X, const float* Y, int32_t mask,
+           float* sums) {
+  constexpr int V = F / 16, K = std::min(4, 16 / V);  // K sets of V vectors: 16 registers at most
+  const int64_t nnz = a.indptr.back(), tasks = static_cast<int64_t>(rb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    f32x16 acc[K][V] = {};
+    const int64_t lo = t * kGrain, hi = std::min(nnz, lo + kGrain);
+    const auto row_of = [&](int64_t e) {
+      return Y + static_cast<int64_t>(Fold ? a.indices[e] & mask : a.indices[e]) * F;
+    };
+    int64_t e = lo;
+    for (; e + K <= hi; e += K)
+      for (int k = 0; k < K; ++k) {
+        const float* y = row_of(e + k);
+        for (int v = 0; v < V; ++v) acc[k][v] += load(y + 16 * v);
+      }
+    for (; e < hi; ++e) {
+      const float* y = row_of(e);
+      for (int v = 0; v < V; ++v) acc[0][v] += load(y + 16 * v);
+    }
+    int64_t i = rb[t];
+    for (; i + K <= rb[t + 1]; i += K)
+      for (int k = 0; k < K; ++k)
+        for (int v = 0; v < V; ++v) acc[k][v] += load(X + (i + k) * F + 16 * v);
+    for (; i < rb[t + 1]; ++i)
+      for (int v = 0; v < V; ++v) acc[0][v] += load(X + i * F + 16 * v);
+    f32x16 s = {};
+    for (int k = 0; k < K; ++k)
+      for (int v = 0; v < V; ++v) s += acc[k][v];
+    store(sums + 16 * t, s);
+  }
+}
+
+// Lanes 0-15: the sums `loads` must produce; 16-31: the sums of magnitudes (the rounding scale).
+std::vector<double> expected_lane_sums(const ExportedCsr& a, const float* X, const float* Y, int F, int32_t mask) {
+  std::vector<double> s(32, 0.0);
+  const auto add = [&](double v, int f) {
+    s[f % 16] += v;
+    s[16 + f % 16] += std::fabs(v);
+  };
+  for (int64_t e = 0; e < a.indptr.back(); ++e)
+    for (int f = 0; f < F; ++f) add(Y[static_cast<int64_t>(a.indices[e] & mask) * F + f], f);
+  for (int64_t i = 0; i < a.rows * F; ++i) add(X[i], static_cast<int>(i % F));
+  return s;
+}
+
+bool sums_match(const Floats& sums, int64_t tasks, const std::vector<double>& want) {
+  for (int l = 0; l < 16; ++l) {
+    double got = 0;
+    for (int64_t t = 0; t < tasks; ++t) got += sums[16 * t + l];
+    if (std::fabs(got - want[l]) > 1e-5 * std::max(1.0, want[16 + l])) return false;
+  }
+  return true;
+}
+
+strata::Tensor wrap(Floats& v, int64_t rows, int64_t cols) {
+  return strata::Tensor::from_storage(
+      strata::Storage::wrap(v.data(), static_cast<int64_t>(v.size() * sizeof(float)), strata::Device::cpu(), {}),
+      {rows, cols}, strata::DType::F32);
+}
+
+template <int F>
+bool run(const std::string& name, const ExportedCsr& a, int repeats) {
+  const int64_t nnz = a.indptr.back(), tasks = std::max<int64_t>(1, (nnz + kGrain - 1) / kGrain);
+  const std::vector<int64_t> rb = row_bounds(a, tasks);
+  std::mt19937_64 rng(7);
+  Floats X(a.rows * F), Y(a.cols * F), O(std::max<int64_t>(nnz, 1)), sums(16 * tasks);
+  for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (float& v : Y) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  int32_t l1_mask = 0;  // the largest all-ones mask whose rows fit 32 KiB
+  while (static_cast<int64_t>(l1_mask + 1) * 2 * F * 4 <= (32 << 10) && l1_mask + 1 < a.cols) l1_mask = 2 * l1_mask + 1;
+
+  const strata::Graph A = strata::Graph::from_csr(a.rows, a.cols, strata::Tensor::from_vector(a.indptr),
+                                                  strata::Tensor::from_vector(a.indices));
+  strata::sc::SddmmOptions plain_options{strata::sc::SddmmKind::Dot, F};
+  plain_options.plan = strata::sc::SddmmKernel::default_plan();
+  strata::sc::KernelPlan groups_plan = strata::sc::SddmmKernel::default_plan();
+  groups_plan.format = strata::sc::FormatSpec::parse("coo");
+  groups_plan.knobs.edge_groups = true;
+  groups_plan.knobs.static_tasks = true;
+  groups_plan.knobs.grain = 1024;
+  strata::sc::SddmmOptions groups_options{strata::sc::SddmmKind::Dot, F};
+  groups_options.plan = groups_plan;
+  const strata::sc::SddmmKernel generated(A, plain_options), groups(A, groups_options);
+  // X, Y and O wrapped, not copied: every variant reads the same operands.
+  const strata::Tensor Xt = wrap(X, a.rows, F), Yt = wrap(Y, a.cols, F);
+  strata::Tensor Ot = strata::Tensor::from_storage(
+      strata::Storage::wrap(O.data(), static_cast<int64_t>(O.size() * sizeof(float)), strata::Device::cpu(), {}), {nnz},
+      strata::DType::F32);
+
+  for (const auto* k : {&generated, &groups}) {
+    std::fill(O.begin(), O.end(), std::nanf(""));
+    k->run_into(Xt, Yt, Ot);
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+        double want = 0, scale = 0;
+        for (int f = 0; f < F; ++f) {
+          const double p = static_cast<double>(X[i * F + f]) * Y[static_cast<int64_t>(a.indices[e]) * F + f];
+          want += p;
+          scale += std::fabs(p);
+        }
+        if (!(std::fabs(O[e] - want) <= 1e-5 * std::max(1.0, scale))) {
+          std::printf("%s F=%d: %s edge %ld is %g, expected %g\n", name.c_str(), F,
+                      k == &generated ? "the plain kernel's" : "the groups kernel's", static_cast<long>(e), O[e], want);
+          return false;
+        }
+      }
+  }
+  for (int32_t mask : {int32_t{-1}, l1_mask}) {
+    if (mask == -1)
+      loads<F, false>(a, rb, X.data(), Y.data(), mask, sums.data());
+    else
+      loads<F, true>(a, rb, X.data(), Y.data(), mask, sums.data());
+    if (!sums_match(sums, tasks, expected_lane_sums(a, X.data(), Y.data(), F, mask))) {
+      std::printf("%s F=%d: the loads variant (mask %d) did not read every non-zero\n", name.c_str(), F, mask);
+      return false;
+    }
+  }
+
+  const std::vector<std::function<void()>> variants = {
+      [&] { generated.run_into(Xt, Yt, Ot); },
+      [&] { groups.run_into(Xt, Yt, Ot); },
+      [&] { loads<F, false>(a, rb, X.data(), Y.data(), -1, sums.data()); },
+      [&] { loads<F, true>(a, rb, X.data(), Y.data(), l1_mask, sums.data()); },
+  };
+  std::vector<std::vector<double>> ms(variants.size());
+  for (int r = 0; r < repeats; ++r)  // interleaved, each call right after an untimed one of its own
+    for (size_t v = 0; v < variants.size(); ++v) ms[v].push_back(median_ms(variants[v], 1));
+  std::vector<double> med;
+  for (auto& m : ms) {
+    std::sort(m.begin(), m.end());
+    med.push_back(m[m.size() / 2]);
+  }
+  std::printf("| %s | %d | %.1f | %.4f | %.4f | %.2fx | %.2fx | %.2fx | %.2fx |\n", name.c_str(), F,
+              static_cast<double>(a.cols) * F * 4 / (1 << 20), med[0], med[1], med[0] / med[1], med[0] / med[2],
+              med[1] / med[2], med[2] / med[3]);
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s EXPORT_DIR... (each written by `strata export --graph G --out DIR`)\n", argv[0]);
+    return 2;
+  }
+  std::printf("threads %d; ms are medians of 31 interleaved calls (21 at F = 256)\n", omp_get_max_threads());
+  std::printf(
+      "| graph | F | Y MiB | generated ms | groups ms | generated / groups | generated / loads | groups / loads | "
+      "loads / l1 |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  bool ok = true;
+  for (int k = 1; k < argc; ++k) {
+    const std::string dir = argv[k];
+    ExportedCsr a;
+    try {
+      a = strata::experiments::read_exported_csr(dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", dir.c_str(), e.what());
+      return 2;
+    }
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    ok = run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21) && ok;
+  }
+  return ok ? 0 : 1;
+}
