@@ -23,6 +23,8 @@
 //   for g in cora dblp imdb; do build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g; done
 //   chrt -f 50 build/benchmarks/strata_experiment_sddmm_gather_ceiling /tmp/exp/{cora,dblp,imdb}
 //
+// (As in spmm_gather_ceiling.cpp, regular:N:D and irregular:N:D name synthetic graphs.)
+//
 // Measured on the Intel Xeon VM, 2026-12-05: docs/BENCHMARKS.md, "Where plain CSR SDDMM's time
 // goes".
 #include <omp.h>
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "benchmarks/experiments/exported_csr.h"
+#include "benchmarks/experiments/gather_ceiling.h"
 #include "core/graph.h"
 #include "core/tensor.h"
 #include "sparse_compiler/ops/sddmm.h"
@@ -45,11 +48,14 @@
 namespace {
 
 using strata::experiments::ExportedCsr;
-using strata::experiments::f32x16;
 using strata::experiments::Floats;
-using strata::experiments::load;
-using strata::experiments::median_ms;
+using strata::experiments::interleaved_medians;
+using strata::experiments::l1_fold_mask;
+using strata::experiments::LaneSums;
 using strata::experiments::store;
+using strata::experiments::sum_contiguous_rows;
+using strata::experiments::sum_gathered_rows;
+using strata::experiments::wrap_tensor;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task
 
@@ -69,64 +75,22 @@ std::vector<int64_t> row_bounds(const ExportedCsr& a, int64_t tasks) {
 template <int F, bool Fold>
 void loads(const ExportedCsr& a, const std::vector<int64_t>& rb, const float* X, const float* Y, int32_t mask,
            float* sums) {
-  constexpr int V = F / 16, K = std::min(4, 16 / V);  // K sets of V vectors: 16 registers at most
   const int64_t nnz = a.indptr.back(), tasks = static_cast<int64_t>(rb.size()) - 1;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t t = 0; t < tasks; ++t) {
-    f32x16 acc[K][V] = {};
     const int64_t lo = t * kGrain, hi = std::min(nnz, lo + kGrain);
-    const auto row_of = [&](int64_t e) {
-      return Y + static_cast<int64_t>(Fold ? a.indices[e] & mask : a.indices[e]) * F;
-    };
-    int64_t e = lo;
-    for (; e + K <= hi; e += K)
-      for (int k = 0; k < K; ++k) {
-        const float* y = row_of(e + k);
-        for (int v = 0; v < V; ++v) acc[k][v] += load(y + 16 * v);
-      }
-    for (; e < hi; ++e) {
-      const float* y = row_of(e);
-      for (int v = 0; v < V; ++v) acc[0][v] += load(y + 16 * v);
-    }
-    int64_t i = rb[t];
-    for (; i + K <= rb[t + 1]; i += K)
-      for (int k = 0; k < K; ++k)
-        for (int v = 0; v < V; ++v) acc[k][v] += load(X + (i + k) * F + 16 * v);
-    for (; i < rb[t + 1]; ++i)
-      for (int v = 0; v < V; ++v) acc[0][v] += load(X + i * F + 16 * v);
-    f32x16 s = {};
-    for (int k = 0; k < K; ++k)
-      for (int v = 0; v < V; ++v) s += acc[k][v];
-    store(sums + 16 * t, s);
+    store(sums + 16 * t,
+          sum_gathered_rows<F, Fold>(a.indices.data(), lo, hi, Y, mask) + sum_contiguous_rows<F>(X, rb[t], rb[t + 1]));
   }
 }
 
-// Lanes 0-15: the sums `loads` must produce; 16-31: the sums of magnitudes (the rounding scale).
-std::vector<double> expected_lane_sums(const ExportedCsr& a, const float* X, const float* Y, int F, int32_t mask) {
-  std::vector<double> s(32, 0.0);
-  const auto add = [&](double v, int f) {
-    s[f % 16] += v;
-    s[16 + f % 16] += std::fabs(v);
-  };
+// What `loads` must sum: Y's row at each non-zero's (masked) id, and every row of X.
+LaneSums expected_sums(const ExportedCsr& a, const Floats& X, const Floats& Y, int F, int32_t mask) {
+  LaneSums s;
   for (int64_t e = 0; e < a.indptr.back(); ++e)
-    for (int f = 0; f < F; ++f) add(Y[static_cast<int64_t>(a.indices[e] & mask) * F + f], f);
-  for (int64_t i = 0; i < a.rows * F; ++i) add(X[i], static_cast<int>(i % F));
+    for (int f = 0; f < F; ++f) s.add(Y[static_cast<int64_t>(a.indices[e] & mask) * F + f], f);
+  for (int64_t i = 0; i < a.rows * F; ++i) s.add(X[i], i % F);
   return s;
-}
-
-bool sums_match(const Floats& sums, int64_t tasks, const std::vector<double>& want) {
-  for (int l = 0; l < 16; ++l) {
-    double got = 0;
-    for (int64_t t = 0; t < tasks; ++t) got += sums[16 * t + l];
-    if (std::fabs(got - want[l]) > 1e-5 * std::max(1.0, want[16 + l])) return false;
-  }
-  return true;
-}
-
-strata::Tensor wrap(Floats& v, int64_t rows, int64_t cols) {
-  return strata::Tensor::from_storage(
-      strata::Storage::wrap(v.data(), static_cast<int64_t>(v.size() * sizeof(float)), strata::Device::cpu(), {}),
-      {rows, cols}, strata::DType::F32);
 }
 
 template <int F>
@@ -137,8 +101,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   Floats X(a.rows * F), Y(a.cols * F), O(std::max<int64_t>(nnz, 1)), sums(16 * tasks);
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
   for (float& v : Y) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  int32_t l1_mask = 0;  // the largest all-ones mask whose rows fit 32 KiB
-  while (static_cast<int64_t>(l1_mask + 1) * 2 * F * 4 <= (32 << 10) && l1_mask + 1 < a.cols) l1_mask = 2 * l1_mask + 1;
+  const int32_t l1_mask = l1_fold_mask(a.cols, F);
 
   const strata::Graph A = strata::Graph::from_csr(a.rows, a.cols, strata::Tensor::from_vector(a.indptr),
                                                   strata::Tensor::from_vector(a.indices));
@@ -153,10 +116,8 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   groups_options.plan = groups_plan;
   const strata::sc::SddmmKernel generated(A, plain_options), groups(A, groups_options);
   // X, Y and O wrapped, not copied: every variant reads the same operands.
-  const strata::Tensor Xt = wrap(X, a.rows, F), Yt = wrap(Y, a.cols, F);
-  strata::Tensor Ot = strata::Tensor::from_storage(
-      strata::Storage::wrap(O.data(), static_cast<int64_t>(O.size() * sizeof(float)), strata::Device::cpu(), {}), {nnz},
-      strata::DType::F32);
+  const strata::Tensor Xt = wrap_tensor(X, {a.rows, F}), Yt = wrap_tensor(Y, {a.cols, F});
+  strata::Tensor Ot = wrap_tensor(O, {static_cast<int64_t>(O.size())});
 
   for (const auto* k : {&generated, &groups}) {
     std::fill(O.begin(), O.end(), std::nanf(""));
@@ -181,26 +142,20 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
       loads<F, false>(a, rb, X.data(), Y.data(), mask, sums.data());
     else
       loads<F, true>(a, rb, X.data(), Y.data(), mask, sums.data());
-    if (!sums_match(sums, tasks, expected_lane_sums(a, X.data(), Y.data(), F, mask))) {
+    if (!expected_sums(a, X, Y, F, mask).matches(sums, tasks)) {
       std::printf("%s F=%d: the loads variant (mask %d) did not read every non-zero\n", name.c_str(), F, mask);
       return false;
     }
   }
 
-  const std::vector<std::function<void()>> variants = {
-      [&] { generated.run_into(Xt, Yt, Ot); },
-      [&] { groups.run_into(Xt, Yt, Ot); },
-      [&] { loads<F, false>(a, rb, X.data(), Y.data(), -1, sums.data()); },
-      [&] { loads<F, true>(a, rb, X.data(), Y.data(), l1_mask, sums.data()); },
-  };
-  std::vector<std::vector<double>> ms(variants.size());
-  for (int r = 0; r < repeats; ++r)  // interleaved, each call right after an untimed one of its own
-    for (size_t v = 0; v < variants.size(); ++v) ms[v].push_back(median_ms(variants[v], 1));
-  std::vector<double> med;
-  for (auto& m : ms) {
-    std::sort(m.begin(), m.end());
-    med.push_back(m[m.size() / 2]);
-  }
+  const std::vector<double> med =
+      interleaved_medians({
+                              [&] { generated.run_into(Xt, Yt, Ot); },
+                              [&] { groups.run_into(Xt, Yt, Ot); },
+                              [&] { loads<F, false>(a, rb, X.data(), Y.data(), -1, sums.data()); },
+                              [&] { loads<F, true>(a, rb, X.data(), Y.data(), l1_mask, sums.data()); },
+                          },
+                          repeats);
   std::printf("| %s | %d | %.1f | %.4f | %.4f | %.2fx | %.2fx | %.2fx | %.2fx |\n", name.c_str(), F,
               static_cast<double>(a.cols) * F * 4 / (1 << 20), med[0], med[1], med[0] / med[1], med[0] / med[2],
               med[1] / med[2], med[2] / med[3]);
@@ -211,27 +166,13 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s EXPORT_DIR... (each written by `strata export --graph G --out DIR`)\n", argv[0]);
-    return 2;
-  }
-  std::printf("threads %d; ms are medians of 31 interleaved calls (21 at F = 256)\n", omp_get_max_threads());
-  std::printf(
+  const std::string header =
+      "threads " + std::to_string(omp_get_max_threads()) +
+      "; ms are medians of 31 interleaved calls (21 at F = 256)\n"
       "| graph | F | Y MiB | generated ms | groups ms | generated / groups | generated / loads | groups / loads | "
-      "loads / l1 |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  bool ok = true;
-  for (int k = 1; k < argc; ++k) {
-    const std::string dir = argv[k];
-    ExportedCsr a;
-    try {
-      a = strata::experiments::read_exported_csr(dir);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", dir.c_str(), e.what());
-      return 2;
-    }
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    ok = run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21) && ok;
-  }
-  return ok ? 0 : 1;
+      "loads / l1 |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  return strata::experiments::run_on_graphs(argc, argv, header, [](const std::string& name, const ExportedCsr& a) {
+    return run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21);
+  });
 }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "benchmarks/experiments/exported_csr.h"
+#include "benchmarks/experiments/gather_ceiling.h"
 #include "core/graph.h"
 #include "core/tensor.h"
 #include "sparse_compiler/ops/spmm.h"
@@ -52,9 +53,13 @@ namespace {
 using strata::experiments::ExportedCsr;
 using strata::experiments::f32x16;
 using strata::experiments::Floats;
+using strata::experiments::interleaved_medians;
+using strata::experiments::l1_fold_mask;
+using strata::experiments::LaneSums;
 using strata::experiments::load;
-using strata::experiments::median_ms;
 using strata::experiments::store;
+using strata::experiments::sum_gathered_rows;
+using strata::experiments::wrap_tensor;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task, as the plain CSR plan
 
@@ -272,54 +277,20 @@ void buckets(const ExportedCsr& a, const Buckets& b, const float* X, float* Y) {
 // Each task writes one vector, the sum of what it read, to sums[t].
 template <int F, bool Fold>
 void loads(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, int32_t mask, float* sums) {
-  constexpr int V = F / 16, K = std::min(4, 16 / V);  // K sets of V vectors: 16 registers at most
   const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < tasks; ++t) {
-    f32x16 acc[K][V] = {};
-    const int64_t lo = a.indptr[tb[t]], hi = a.indptr[tb[t + 1]];
-    const auto row_of = [&](int64_t e) {
-      return X + static_cast<int64_t>(Fold ? a.indices[e] & mask : a.indices[e]) * F;
-    };
-    int64_t e = lo;
-    for (; e + K <= hi; e += K)
-      for (int k = 0; k < K; ++k) {
-        const float* x = row_of(e + k);
-        for (int v = 0; v < V; ++v) acc[k][v] += load(x + 16 * v);
-      }
-    for (; e < hi; ++e) {
-      const float* x = row_of(e);
-      for (int v = 0; v < V; ++v) acc[0][v] += load(x + 16 * v);
-    }
-    f32x16 s = {};
-    for (int k = 0; k < K; ++k)
-      for (int v = 0; v < V; ++v) s += acc[k][v];
-    store(sums + 16 * t, s);
-  }
+  for (int64_t t = 0; t < tasks; ++t)
+    store(sums + 16 * t, sum_gathered_rows<F, Fold>(a.indices.data(), a.indptr[tb[t]], a.indptr[tb[t + 1]], X, mask));
 }
 
 double relative_error(double got, double want) { return std::fabs(got - want) / std::max(1.0, std::fabs(want)); }
 
-// The sum over non-zeros of X's row at the (masked) id, lane by lane, in double.
-// Entries 0-15: the sums; 16-31: the sums of magnitudes (the scale of float rounding).
-std::vector<double> expected_lane_sums(const ExportedCsr& a, const Floats& X, int F, int32_t mask) {
-  std::vector<double> s(32, 0.0);
+// What `loads` must sum: X's row at each non-zero's (masked) id.
+LaneSums expected_sums(const ExportedCsr& a, const Floats& X, int F, int32_t mask) {
+  LaneSums s;
   for (int64_t e = 0; e < a.indptr.back(); ++e)
-    for (int f = 0; f < F; ++f) {
-      const double x = X[static_cast<int64_t>(a.indices[e] & mask) * F + f];
-      s[f % 16] += x;
-      s[16 + f % 16] += std::fabs(x);
-    }
+    for (int f = 0; f < F; ++f) s.add(X[static_cast<int64_t>(a.indices[e] & mask) * F + f], f);
   return s;
-}
-
-bool sums_match(const Floats& sums, int64_t tasks, const std::vector<double>& want) {
-  for (int l = 0; l < 16; ++l) {
-    double got = 0;
-    for (int64_t t = 0; t < tasks; ++t) got += sums[16 * t + l];
-    if (std::fabs(got - want[l]) > 1e-5 * std::max(1.0, want[16 + l])) return false;
-  }
-  return true;
 }
 
 template <int F>
@@ -329,9 +300,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   std::mt19937_64 rng(7);
   Floats X(a.cols * F), Y(a.rows * F), sums(16 * tasks);
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  // The largest all-ones mask whose rows fit 32 KiB (F floats a row).
-  int32_t l1_mask = 0;
-  while (static_cast<int64_t>(l1_mask + 1) * 2 * F * 4 <= (32 << 10) && l1_mask + 1 < a.cols) l1_mask = 2 * l1_mask + 1;
+  const int32_t l1_mask = l1_fold_mask(a.cols, F);
 
   plain<F>(a, tb, X.data(), Y.data());
   for (int64_t i = 0; i < a.rows; ++i)
@@ -349,7 +318,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
       loads<F, false>(a, tb, X.data(), mask, sums.data());
     else
       loads<F, true>(a, tb, X.data(), mask, sums.data());
-    if (!sums_match(sums, tasks, expected_lane_sums(a, X, F, mask))) {
+    if (!expected_sums(a, X, F, mask).matches(sums, tasks)) {
       std::printf("%s F=%d: the loads variant (mask %d) did not read every non-zero\n", name.c_str(), F, mask);
       return false;
     }
@@ -371,16 +340,10 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   so.feat = F;
   so.plan = strata::sc::SpmmKernel::default_plan(strata::sc::SpmmKernel::spec(A, so));
   const strata::sc::SpmmKernel generated(A, so);
-  // X and Y wrapped, not copied: every variant reads the same X and writes the same Y (a
-  // copy would be colder in the caches than the buffers the other variants share).
-  const auto wrap = [](Floats& v, int64_t rows, int64_t cols) {
-    return strata::Tensor::from_storage(
-        strata::Storage::wrap(v.data(), static_cast<int64_t>(v.size() * sizeof(float)), strata::Device::cpu(), {}),
-        {rows, cols}, strata::DType::F32);
-  };
-  const strata::Tensor Xt = wrap(X, a.cols, F);
+  // X and Y wrapped, not copied: every variant reads the same X and writes the same Y.
+  const strata::Tensor Xt = wrap_tensor(X, {a.cols, F});
   Floats Ygen(a.rows * F);
-  strata::Tensor Ycheck = wrap(Ygen, a.rows, F), Yt = wrap(Y, a.rows, F);
+  strata::Tensor Ycheck = wrap_tensor(Ygen, {a.rows, F}), Yt = wrap_tensor(Y, {a.rows, F});
   generated.run_into(Xt, Ycheck);
   for (int64_t k = 0; k < a.rows * F; ++k)
     if (!(relative_error(Ygen[k], Y[k]) <= 1e-4)) {
@@ -406,30 +369,22 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
         return false;
       }
   }
-  // Each variant timed in every round (interleaved, so drift on a shared machine hits all
-  // alike), each call right after an untimed call of its own.
-  const std::vector<std::function<void()>> variants = {
-      [&] { plain<F>(a, tb, X.data(), Y.data()); },
-      [&] { generated.run_into(Xt, Yt); },
-      [&] { loads<F, false>(a, tb, X.data(), -1, sums.data()); },
-      [&] { loads<F, true>(a, tb, X.data(), l1_mask, sums.data()); },
-      [&] { plain_nostore<F>(a, tb, X.data(), sums.data()); },
-      [&] { plain<F, true>(a, tb, X.data(), Y.data()); },
-      [&] { plain_store_kind<F, true, 0>(a, tb, X.data(), Y.data()); },
-      [&] { plain_store_kind<F, false, 8>(a, tb, X.data(), Y.data()); },
-      [&] { plain<F>(a, tb, X.data(), Yoff.data() + 272); },
-      [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
-      [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
-      [&] { buckets<F>(a, bk, X.data(), Y.data()); },
-  };
-  std::vector<std::vector<double>> ms(variants.size());
-  for (int r = 0; r < repeats; ++r)
-    for (size_t v = 0; v < variants.size(); ++v) ms[v].push_back(median_ms(variants[v], 1));
-  std::vector<double> med;
-  for (auto& m : ms) {
-    std::sort(m.begin(), m.end());
-    med.push_back(m[m.size() / 2]);
-  }
+  const std::vector<double> med =
+      interleaved_medians({
+                              [&] { plain<F>(a, tb, X.data(), Y.data()); },
+                              [&] { generated.run_into(Xt, Yt); },
+                              [&] { loads<F, false>(a, tb, X.data(), -1, sums.data()); },
+                              [&] { loads<F, true>(a, tb, X.data(), l1_mask, sums.data()); },
+                              [&] { plain_nostore<F>(a, tb, X.data(), sums.data()); },
+                              [&] { plain<F, true>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_store_kind<F, true, 0>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_store_kind<F, false, 8>(a, tb, X.data(), Y.data()); },
+                              [&] { plain<F>(a, tb, X.data(), Yoff.data() + 272); },
+                              [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
+                              [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
+                              [&] { buckets<F>(a, bk, X.data(), Y.data()); },
+                          },
+                          repeats);
   const double p = med[0], g = med[1];
   std::printf("| %s | %d | %.1f | %.4f | %.4f | %.2fx | %.2fx | %.2fx |", name.c_str(), F,
               static_cast<double>(a.cols) * F * 4 / (1 << 20), g, p, g / med[2], p / med[2], med[2] / med[3]);
@@ -442,49 +397,16 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s EXPORT_DIR... (each written by `strata export --graph G --out DIR`)\n", argv[0]);
-    return 2;
-  }
-  std::printf("threads %d, tasks of %ld non-zeros; ms are medians of 31 interleaved calls\n", omp_get_max_threads(),
-              static_cast<long>(kGrain));
-  std::printf(
+  const std::string header =
+      "threads " + std::to_string(omp_get_max_threads()) + ", tasks of " + std::to_string(kGrain) +
+      " non-zeros; ms are medians of 31 interleaved calls (21 at F = 256)\n"
       "the generated plain CSR kernel's and the hand-written plain's times over loads'; loads / l1; then the\n"
-      "hand-written plain's time over each variant's\n");
-  std::printf(
+      "hand-written plain's time over each variant's\n"
       "| graph | F | X MiB | generated ms | plain ms | generated / loads | plain / loads | loads / l1 | no stores | "
-      "static tasks | streaming stores | Y prefetched for "
-      "writing | Y offset 1088 B | rows sorted by degree | groups of 8 | ELL buckets |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  bool ok = true;
-  for (int k = 1; k < argc; ++k) {
-    const std::string dir = argv[k];
-    ExportedCsr a;
-    try {
-      if (dir.rfind("regular:", 0) == 0 || dir.rfind("irregular:", 0) == 0) {
-        // regular:N:D, D random columns a row; irregular:N:D, 1..D (uniform) random columns a row
-        const bool irregular = dir[0] == 'i';
-        long long n = 0, d = 0;
-        char tail = 0;
-        if (std::sscanf(dir.c_str() + dir.find(':') + 1, "%lld:%lld%c", &n, &d, &tail) != 2 || n < 1 || d < 1)
-          throw std::runtime_error("expected regular:N:D or irregular:N:D with N, D positive integers");
-        a.rows = a.cols = n;
-        std::mt19937_64 g(3);
-        a.indptr.push_back(0);
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t di = irregular ? std::uniform_int_distribution<int64_t>(1, d)(g) : d;
-          for (int64_t k = 0; k < di; ++k)
-            a.indices.push_back(static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, n - 1)(g)));
-          a.indptr.push_back(static_cast<int64_t>(a.indices.size()));
-        }
-      } else
-        a = strata::experiments::read_exported_csr(dir);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", dir.c_str(), e.what());
-      return 2;
-    }
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    ok = run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21) && ok;
-  }
-  return ok ? 0 : 1;
+      "static tasks | streaming stores | Y prefetched for writing | Y offset 1088 B | rows sorted by degree | "
+      "groups of 8 | ELL buckets |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  return strata::experiments::run_on_graphs(argc, argv, header, [](const std::string& name, const ExportedCsr& a) {
+    return run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21);
+  });
 }
