@@ -64,6 +64,17 @@ inline f32x16 sum_contiguous_rows(const float* M, int64_t lo, int64_t hi) {
   return s;
 }
 
+// The rows each task starts, for tasks whose non-zeros begin at positions nnz_starts
+// (ascending, one per task): task t owns rows [bounds[t], bounds[t + 1]), the rows whose
+// first non-zero lies at or after nnz_starts[t] and before nnz_starts[t + 1].
+inline std::vector<int64_t> task_row_bounds(const ExportedCsr& a, const std::vector<int64_t>& nnz_starts) {
+  std::vector<int64_t> b(nnz_starts.size() + 1, a.rows);
+  b[0] = 0;
+  for (size_t t = 1; t < nnz_starts.size(); ++t)
+    b[t] = std::lower_bound(a.indptr.begin(), a.indptr.end(), nnz_starts[t]) - a.indptr.begin();
+  return b;
+}
+
 // The largest all-ones mask that folds ids into rows of F floats filling at most 32 KiB
 // (and fewer than `rows` rows).
 inline int32_t l1_fold_mask(int64_t rows, int F) {

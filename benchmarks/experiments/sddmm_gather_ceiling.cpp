@@ -37,7 +37,6 @@
 #include <cstdio>
 #include <functional>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,14 +60,12 @@ using strata::experiments::wrap_tensor;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task
 
-// Rows whose first non-zero falls in each task's range of non-zeros (task t: rows
-// [bounds[t], bounds[t + 1])), so that each row of X is read by one task.
+// Rows whose first non-zero falls in each task's range of kGrain non-zeros, so that each
+// row of X is read by one task.
 std::vector<int64_t> row_bounds(const ExportedCsr& a, int64_t tasks) {
-  std::vector<int64_t> b(tasks + 1, a.rows);
-  b[0] = 0;
-  for (int64_t t = 1; t < tasks; ++t)
-    b[t] = std::lower_bound(a.indptr.begin(), a.indptr.end(), t * kGrain) - a.indptr.begin();
-  return b;
+  std::vector<int64_t> starts(tasks);
+  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * kGrain;
+  return strata::experiments::task_row_bounds(a, starts);
 }
 
 // What every SDDMM must read, and nothing else: the loads of Y in CSR order, over tasks of

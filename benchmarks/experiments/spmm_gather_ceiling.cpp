@@ -69,11 +69,9 @@ constexpr int64_t kGrain = 4096;  // non-zeros per task, as the plain CSR plan
 std::vector<int64_t> task_bounds(const ExportedCsr& a) {
   const int64_t nnz = a.indptr.back();
   const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(a.rows, (nnz + kGrain - 1) / kGrain));
-  std::vector<int64_t> b(tasks + 1, a.rows);
-  b[0] = 0;
-  for (int64_t t = 1; t < tasks; ++t)
-    b[t] = std::lower_bound(a.indptr.begin(), a.indptr.end(), t * nnz / tasks) - a.indptr.begin();
-  return b;
+  std::vector<int64_t> starts(tasks);
+  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * nnz / tasks;
+  return strata::experiments::task_row_bounds(a, starts);
 }
 
 template <int F>
