@@ -2,7 +2,9 @@
 // bsr, hyb with column parts and bucket widths) crossed with the schedule knobs
 // that DESIGN.md measured to matter on CPUs (software-prefetch distance, feature
 // tile, the layout X is read in, task grain). The default space is what the cost model ranks; the
-// exhaustive space is the whole grid, measured by `strata tune --exhaustive`.
+// exhaustive space is the whole grid, measured by `strata tune --exhaustive`. Page size is not
+// searched: buffers from 4 MiB up get huge pages in every plan (core/host_memory.h), and smaller
+// ones gained nothing from them (docs/BENCHMARKS.md, "One output for every backend").
 #pragma once
 
 #include <vector>
