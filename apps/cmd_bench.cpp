@@ -41,6 +41,7 @@
 #include "sparse_compiler/ops/sddmm.h"
 #include "sparse_compiler/ops/spmm.h"
 #include "sparse_compiler/ops/untuned_knobs.h"
+#include "sparse_compiler/tune/interleaved_timing.h"
 #include "sparse_compiler/tune/tuner.h"
 
 namespace strata::apps {
@@ -74,23 +75,21 @@ struct Row {
   double ms = 0, gflops = 0, gbs = 0, floor_share = 0, speedup_vs_first = 0;
 };
 
-// Times the functions interleaved: a warm-up call each, then rounds of one untimed
-// and one timed call of each, until `repeats` rounds or ~3 s per function (at least
-// 3 rounds). The median of each function's timed calls.
-std::vector<double> time_interleaved(const std::vector<std::function<void()>*>& fns, int repeats) {
-  for (auto* fn : fns) (*fn)();
-  std::vector<std::vector<double>> t(fns.size());
-  Timer budget;
-  for (int r = 0; r < repeats && (r < 3 || budget.seconds() < 3.0 * static_cast<double>(fns.size())); ++r)
-    for (size_t k = 0; k < fns.size(); ++k) {
-      (*fns[k])();  // untimed: back to this function's own cache state
-      Timer one;
-      (*fns[k])();
-      t[k].push_back(one.ms());
-    }
-  std::vector<double> out;
-  for (const auto& v : t) out.push_back(median(v));
-  return out;
+// Times the functions interleaved (sc::time_interleaved: each sample right after as
+// many untimed calls of its own) until `repeats` rounds or ~3 s per function, at
+// least 3 rounds. A sample is a batch of calls of at least ~0.5 ms, sized by one
+// warm-up call's time, as in the tuner's final round, so both time a few-microsecond
+// kernel alike. The median of each function's samples.
+std::vector<double> time_backends(const std::vector<std::function<void()>*>& fns, int repeats) {
+  std::vector<std::function<void()>> calls;
+  std::vector<double> estimate_ms;
+  for (auto* fn : fns) {
+    calls.push_back(*fn);
+    Timer warm_up;
+    (*fn)();
+    estimate_ms.push_back(warm_up.ms());
+  }
+  return sc::time_interleaved(calls, estimate_ms, {repeats, 0.5, 3000.0 * static_cast<double>(fns.size()), 3});
 }
 
 // The plan 'generated' times at feature size F: with --format csr, the untuned plan
@@ -356,13 +355,13 @@ int run_bench(const BenchArgs& a) {
       for (auto& c : prepared) {
         if (!c->skipped.empty() || c->row.status != "ok") continue;
         if (c->row.backend == "interpreter") {
-          c->row.ms = time_interleaved({&c->fn}, 3).front();
+          c->row.ms = time_backends({&c->fn}, 3).front();
         } else {
           timed.push_back(&c->fn);
           timed_rows.push_back(c.get());
         }
       }
-      const std::vector<double> ms = timed.empty() ? std::vector<double>{} : time_interleaved(timed, a.repeats);
+      const std::vector<double> ms = timed.empty() ? std::vector<double>{} : time_backends(timed, a.repeats);
       for (size_t k = 0; k < timed_rows.size(); ++k) timed_rows[k]->row.ms = ms[k];
       double first_ms = 0;
       for (auto& c : prepared) {

@@ -11,6 +11,12 @@
 // runs on its own they are 1.6x slower. So every sample is timed right after one
 // untimed call of the same candidate, which restores the candidate's own steady
 // state, and the round order still spreads the load's drift over all of them.
+//
+// One untimed call is not always enough, though: after a single-threaded baseline
+// (Eigen in `strata bench`) the second thread takes a while to come back up to
+// speed, and the CSR kernel timed right after it ran 0.071 ms against 0.063 ms
+// timed second (Pubmed, F = 32, one call per sample). So the untimed part is as
+// long as the sample: a batch of the same number of calls.
 #pragma once
 
 #include <functional>
@@ -23,10 +29,15 @@ struct InterleavedTiming {
   // A sample is a batch of calls lasting at least this long (by the candidate's
   // estimate), so a few-microsecond kernel is not timed one call at a time.
   double min_sample_ms = 0;
+  // Where positive, rounds stop once this much time has passed, after at least
+  // min_rounds of them (slow candidates: the interpreter, big graphs).
+  double budget_ms = 0;
+  int min_rounds = 3;
 };
 
-// Each candidate's median time per call over `rounds` samples. `estimate_ms` (the
-// same length as `candidates`, or empty) sizes the batches.
+// Each candidate's median time per call over `rounds` samples (fewer where the
+// budget ran out). `estimate_ms` (the same length as `candidates`, or empty) sizes
+// the batches.
 std::vector<double> time_interleaved(const std::vector<std::function<void()>>& candidates,
                                      const std::vector<double>& estimate_ms, const InterleavedTiming& timing);
 

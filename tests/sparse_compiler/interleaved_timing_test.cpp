@@ -55,10 +55,44 @@ TEST(InterleavedTiming, SamplesAreBatchesOfAtLeastTheMinimumLength) {
   const auto slow = m.candidate(1, 0.4, 0.4, false);
   // Estimates 0.05 and 0.4 ms, samples of at least 0.2 ms: batches of 4 and 1.
   const std::vector<double> ms = time_interleaved({fast, slow}, {0.05, 0.4}, {3, 0.2});
-  EXPECT_EQ(m.calls, (std::vector<int>{3 * (1 + 4), 3 * (1 + 1)}));
+  EXPECT_EQ(m.calls, (std::vector<int>{3 * (4 + 4), 3 * (1 + 1)}));
   // Per call, not per batch.
   EXPECT_LT(ms[0], 0.15);
   EXPECT_GT(ms[1], 0.35);
+}
+
+TEST(InterleavedTiming, TheUntimedPartIsAsLongAsTheSample) {
+  // A single-threaded baseline leaves the machine slow for a while, whoever calls
+  // next (the other thread asleep): 1.5 ms during which a kernel's call costs 1 ms
+  // instead of 0.2 ms. A single untimed call would leave the first calls of the
+  // timed batch in that spell.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point tired_until = Clock::now();
+  std::vector<int> calls(2, 0);
+  auto kernel = [&] {
+    ++calls[0];
+    spin_ms(Clock::now() < tired_until ? 1.0 : 0.2);
+  };
+  auto baseline = [&] {
+    ++calls[1];
+    spin_ms(0.1);
+    tired_until = Clock::now() + std::chrono::microseconds(1500);
+  };
+  // Samples of at least 0.6 ms: batches of 3 kernel calls, 6 baseline calls.
+  const std::vector<double> ms = time_interleaved({kernel, baseline}, {0.2, 0.1}, {5, 0.6});
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_LT(ms[0], 0.35) << "the kernel's timed calls fell in the spell the baseline left";
+  EXPECT_EQ(calls, (std::vector<int>{5 * 2 * 3, 5 * 2 * 6}));
+}
+
+TEST(InterleavedTiming, ABudgetStopsTheRoundsAfterTheMinimum) {
+  ToyMachine m;
+  const auto slow = m.candidate(0, 2.0, 2.0, false);
+  // 100 rounds asked, 3 at least, 1 ms of budget: the budget is spent within the
+  // first round, so exactly the minimum runs.
+  const std::vector<double> ms = time_interleaved({slow}, {}, {100, 0, 1.0, 3});
+  EXPECT_EQ(m.calls, (std::vector<int>{6}));
+  EXPECT_GT(ms[0], 1.5);
 }
 
 }  // namespace
