@@ -20,8 +20,10 @@
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
 // mean something beside the machine.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +35,7 @@
 #include "apps/option_checks.h"
 #include "benchmarks/baselines/baselines.h"
 #include "core/file_util.h"
+#include "core/host_memory.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -74,6 +77,27 @@ struct Row {
   int64_t F = 0;
   double ms = 0, gflops = 0, gbs = 0, floor_share = 0, speedup_vs_first = 0;
 };
+
+// A buffer of one backend's own, in 2 MiB pages whatever its size: at least
+// kHugePageThreshold bytes are allocated (core/host_memory.h), of which the tensor
+// views the start. Under the threshold a buffer sits at 4 KiB pages of its own, and
+// where those fall moved a kernel's time: four backends running the same plain CSR
+// kernel on Pubmed at F = 32, each writing such an output of its own, ran 0.087 /
+// 0.076 / 0.080 / 0.077 ms. One output shared by all would not do either: a plan with
+// streaming stores leaves it out of the cache for the next (Pubmed, F = 128: plain CSR
+// 0.36 ms alone, 0.62 ms sharing its output with a streaming plan, 0.43 ms with its own).
+Tensor in_own_huge_pages(const Shape& shape, DType dtype) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(dtype));
+  for (int64_t d : shape) bytes *= d;
+  return Tensor::from_storage(
+      Storage::allocate(std::max(bytes, static_cast<int64_t>(kHugePageThreshold)), Device::cpu()), shape, dtype);
+}
+
+Tensor copy_in_own_huge_pages(const Tensor& t) {
+  Tensor c = in_own_huge_pages(t.shape(), t.dtype());
+  std::memcpy(c.raw_data(), t.raw_data(), t.nbytes());
+  return c;
+}
 
 // Times the functions interleaved (sc::time_interleaved: each sample right after as
 // many untimed calls of its own) until `repeats` rounds or ~3 s per function, at
@@ -228,8 +252,9 @@ int run_bench(const BenchArgs& a) {
         col_scale.data<float>()[c] = nn::gcn_inverse_sqrt_degree(static_cast<double>(col_degree[c]), false);
     }
     for (int64_t F : feats) {
-      Tensor X = Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng);
-      Tensor Yin = spmm ? Tensor() : Tensor::uniform({A.num_cols(), F}, -1, 1, rng);
+      // The operands every backend reads, in 2 MiB pages too (alike from run to run).
+      Tensor X = copy_in_own_huge_pages(Tensor::uniform({spmm ? A.num_cols() : A.num_rows(), F}, -1, 1, rng));
+      Tensor Yin = spmm ? Tensor() : copy_in_own_huge_pages(Tensor::uniform({A.num_cols(), F}, -1, 1, rng));
       Tensor want = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
       if (spmm)
         sc::reference_spmm(A, X, Tensor(), row_scale, col_scale, mean, want);
@@ -258,7 +283,7 @@ int run_bench(const BenchArgs& a) {
         c.row.graph = gspec;
         c.row.backend = b;
         c.row.F = F;
-        c.out = spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
+        c.out = spmm ? in_own_huge_pages({A.num_rows(), F}, DType::F32) : in_own_huge_pages({A.nnz()}, DType::F32);
         if (a.reduce != "sum" && (b == "eigen" || b == "handwritten")) {  // sum-only baselines
           prepared.pop_back();
           continue;
@@ -302,15 +327,15 @@ int run_bench(const BenchArgs& a) {
               c.row.plan = c.spk->plan().str();
               // X as its producer would write it for this plan (converted outside the timing).
               const sc::DenseLayout& xl = c.spk->plan().x_layout;
-              c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
+              c.Xlaid = xl.is_row() ? X : copy_in_own_huge_pages(sc::to_layout(X, xl));
               c.fn = [cp = &c] { cp->spk->run_into(cp->Xlaid, cp->out); };
             } else {
               c.sdk.emplace(A, sc::SddmmOptions{sc::SddmmKind::Dot, F, be, plan});
               c.row.plan = c.sdk->plan().str();
               // X and Y as their producers would write them for this plan (converted outside the timing).
               const sc::DenseLayout& xl = c.sdk->plan().x_layout;
-              c.Xlaid = xl.is_row() ? X : sc::to_layout(X, xl);
-              c.Ylaid = xl.is_row() ? Yin : sc::to_layout(Yin, xl);
+              c.Xlaid = xl.is_row() ? X : copy_in_own_huge_pages(sc::to_layout(X, xl));
+              c.Ylaid = xl.is_row() ? Yin : copy_in_own_huge_pages(sc::to_layout(Yin, xl));
               c.fn = [cp = &c] { cp->sdk->run_into(cp->Xlaid, cp->Ylaid, cp->out); };
             }
             if (be != sc::Backend::Generated) c.row.plan = "";
@@ -340,14 +365,6 @@ int run_bench(const BenchArgs& a) {
         const CloseReport check = all_close(c.out, want, 1e-3, 1e-3);
         if (!check.ok) c.row.status = "MISMATCH " + check.str();
       }
-      // Checked: every backend now writes one shared output while timed. Outputs of
-      // their own sat at different physical pages (below kHugePageThreshold, 4 KiB
-      // pages), and on Pubmed at F = 32 that alone put 1.00-1.15x between four copies
-      // of one kernel, a bias more repeats do not remove.
-      const Tensor timing_out =
-          spmm ? Tensor::empty({A.num_rows(), F}, DType::F32) : Tensor::empty({A.nnz()}, DType::F32);
-      for (auto& c : prepared)
-        if (c->skipped.empty() && c->row.status == "ok") c->out = timing_out;
       // The interpreter (seconds per call) is timed on its own, 3 calls; the rest
       // interleaved.
       std::vector<std::function<void()>*> timed;

@@ -4,7 +4,7 @@
 // tile, the layout X is read in, task grain). The default space is what the cost model ranks; the
 // exhaustive space is the whole grid, measured by `strata tune --exhaustive`. Page size is not
 // searched: buffers from 4 MiB up get huge pages in every plan (core/host_memory.h), and smaller
-// ones gained nothing from them (docs/BENCHMARKS.md, "One output for every backend").
+// ones gained nothing from them (docs/BENCHMARKS.md, "Buffers in 2 MiB pages").
 #pragma once
 
 #include <vector>
