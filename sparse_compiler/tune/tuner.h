@@ -32,8 +32,10 @@ struct TuneOptions {
   bool use_records = true;  // read and write tuning records
   int top_k = 4;            // candidates measured besides the default plan
   int neighbours = 6;       // then the best one's untried one-knob neighbours (default search only)
+  // Candidates are timed interleaved: at most max_repeats rounds, fewer once budget_ms
+  // per candidate has passed (at least 3), each sample a batch of at least 0.5 ms.
   int max_repeats = 15;
-  double budget_ms = 250;   // per candidate, after warm-up
+  double budget_ms = 250;
   int finalists = 3;        // the fastest candidates (and the default plan) timed again, interleaved
   int final_rounds = 7;     // interleaved rounds of that final timing
   // Another plan replaces the untuned one (SpMM: default_plan(spec, A); SDDMM: the
