@@ -467,7 +467,8 @@ RegisterCommand reg({"bench", "Time spmm or sddmm backends on graphs, checked ag
                        app.add_option("--reduce", a->reduce,
                                       "spmm: sum, mean or gcn (D^-1/2 A D^-1/2: row and column scales)")
                            ->capture_default_str();
-                       app.add_option("--repeats", a->repeats, "timed repeats per row")
+                       app.add_option("--repeats", a->repeats,
+                                      "timed samples per row, each a batch of calls lasting at least 0.5 ms")
                            ->capture_default_str()
                            ->check(integer_at_least(1));
                        app.add_flag("--as-stored", a->as_stored, "do not symmetrize undirected datasets");
