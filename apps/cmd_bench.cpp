@@ -10,12 +10,14 @@
 // reference path; a mismatch is reported and not timed, and a backend that cannot be
 // built (FAIL, with the reason) or runs out of memory (OOM) is a cell of its own
 // while the others run; any such cell makes the exit code 1. Then the backends are timed
-// interleaved, one timed call of each per round (so a drift in the machine's load,
+// interleaved, one timed sample of each per round (so a drift in the machine's load,
 // or whatever runs first, hits all alike: timed one after another, the first of two
-// identical 30 us kernels measured 1.24x slower), each right after an untimed call
-// of its own (so it starts from its own cache state, not from what the backend
-// before it left: sparse_compiler/tune/interleaved_timing.h, as the tuner times),
-// the median of the rounds reported with GFLOP/s, effective GB/s
+// identical 30 us kernels measured 1.24x slower), each a batch of calls of at least
+// 0.5 ms right after as many untimed calls of its own (so it starts from its own
+// state, not from what the backend before it left: sparse_compiler/tune/
+// interleaved_timing.h, as the tuner times), each backend writing an output of its
+// own, every buffer in 2 MiB pages (in_own_huge_pages, below); the median of the
+// rounds reported with GFLOP/s, effective GB/s
 // (the minimum bytes an SpMM must move over its time) and the share of the memory
 // bandwidth floor, using a STREAM-like triad measured in the same run on the same
 // threads. Ratios between rows of one run are what to compare; absolute times only
@@ -102,18 +104,10 @@ Tensor copy_in_own_huge_pages(const Tensor& t) {
 // Times the functions interleaved (sc::time_interleaved: each sample right after as
 // many untimed calls of its own) until `repeats` rounds or ~3 s per function, at
 // least 3 rounds. A sample is a batch of calls of at least ~0.5 ms, sized by one
-// warm-up call's time, as in the tuner's final round, so both time a few-microsecond
-// kernel alike. The median of each function's samples.
-std::vector<double> time_backends(const std::vector<std::function<void()>*>& fns, int repeats) {
-  std::vector<std::function<void()>> calls;
-  std::vector<double> estimate_ms;
-  for (auto* fn : fns) {
-    calls.push_back(*fn);
-    Timer warm_up;
-    (*fn)();
-    estimate_ms.push_back(warm_up.ms());
-  }
-  return sc::time_interleaved(calls, estimate_ms, {repeats, 0.5, 3000.0 * static_cast<double>(fns.size()), 3});
+// warm-up call's time, as in the tuner, so both time a few-microsecond kernel alike.
+// The median of each function's samples.
+std::vector<double> time_backends(const std::vector<std::function<void()>>& fns, int repeats) {
+  return sc::time_interleaved(fns, {}, {repeats, 0.5, 3000.0 * static_cast<double>(fns.size()), 3});
 }
 
 // The plan 'generated' times at feature size F: with --format csr, the untuned plan
@@ -367,14 +361,14 @@ int run_bench(const BenchArgs& a) {
       }
       // The interpreter (seconds per call) is timed on its own, 3 calls; the rest
       // interleaved.
-      std::vector<std::function<void()>*> timed;
+      std::vector<std::function<void()>> timed;
       std::vector<Prepared*> timed_rows;
       for (auto& c : prepared) {
         if (!c->skipped.empty() || c->row.status != "ok") continue;
         if (c->row.backend == "interpreter") {
-          c->row.ms = time_backends({&c->fn}, 3).front();
+          c->row.ms = time_backends({c->fn}, 3).front();
         } else {
-          timed.push_back(&c->fn);
+          timed.push_back(c->fn);
           timed_rows.push_back(c.get());
         }
       }

@@ -248,10 +248,10 @@ def report(out, a, feats):
              f"{' --update-docs' if a.update_docs else ''}`. Machine: {m['cpu']}, {m['cpus']} CPUs, "
              f"{a.threads} threads, load average at start {m['load_at_start'][0]:.2f}; {m['strata']}. "
              f"Memory-bandwidth floor (STREAM triad, this run): {out.get('stream_gbs', float('nan')):.1f} GB/s. "
-             f"Every time is the median of {a.repeats} samples (batches of calls of at least 0.5 ms, each after "
-             f"as many untimed calls), all systems of a row timed in one process, interleaved, each writing an output of "
-             f"its own, all buffers in 2 MiB pages; ratios are geomeans over F = {', '.join(map(str, feats))}; **bold** marks a ratio "
-             "below its goal." + (f" The {', '.join(out['reused']['parts'])} part(s) come from the earlier run "
+             f"Every time is the median of {a.repeats} samples (batches of calls of at least 0.5 ms, each "
+             "after as many untimed calls), all systems of a row timed in one process, interleaved, each "
+             "writing an output of its own, all buffers in 2 MiB pages; ratios are geomeans over "
+             f"F = {', '.join(map(str, feats))}; **bold** marks a ratio below its goal." + (f" The {', '.join(out['reused']['parts'])} part(s) come from the earlier run "
                                    f"`{out['reused']['file']}` (load at its start "
                                    f"{out['reused']['machine']['load_at_start'][0]:.2f})." if out.get("reused") else ""),
              ""]

@@ -14,10 +14,17 @@ std::vector<double> time_interleaved(const std::vector<std::function<void()>>& c
                 "time_interleaved: {} estimates for {} candidates", estimate_ms.size(), candidates.size());
   STRATA_ASSERT(timing.rounds >= 1 && timing.min_rounds >= 1, "time_interleaved: {} rounds (at least {})",
                 timing.rounds, timing.min_rounds);
+  std::vector<double> estimates = estimate_ms;
+  if (estimates.empty() && timing.min_sample_ms > 0)
+    for (const auto& candidate : candidates) {
+      Timer warm_up;
+      candidate();
+      estimates.push_back(warm_up.ms());
+    }
   std::vector<int> batch(candidates.size(), 1);
-  if (!estimate_ms.empty() && timing.min_sample_ms > 0)
+  if (!estimates.empty() && timing.min_sample_ms > 0)
     for (size_t c = 0; c < candidates.size(); ++c)
-      batch[c] = std::clamp(static_cast<int>(std::ceil(timing.min_sample_ms / std::max(1e-4, estimate_ms[c]))), 1, 1000);
+      batch[c] = std::clamp(static_cast<int>(std::ceil(timing.min_sample_ms / std::max(1e-4, estimates[c]))), 1, 1000);
   std::vector<std::vector<double>> samples(candidates.size());
   const Timer budget;
   for (int r = 0; r < timing.rounds; ++r) {

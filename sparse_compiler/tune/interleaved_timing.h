@@ -36,8 +36,8 @@ struct InterleavedTiming {
 };
 
 // Each candidate's median time per call over `rounds` samples (fewer where the
-// budget ran out). `estimate_ms` (the same length as `candidates`, or empty) sizes
-// the batches.
+// budget ran out). `estimate_ms` (the same length as `candidates`) sizes the
+// batches; left empty with a min_sample_ms, one timed warm-up call of each does.
 std::vector<double> time_interleaved(const std::vector<std::function<void()>>& candidates,
                                      const std::vector<double>& estimate_ms, const InterleavedTiming& timing);
 

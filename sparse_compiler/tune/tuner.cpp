@@ -184,7 +184,6 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     // left out of a fourth).
     std::vector<size_t> checked;
     std::vector<std::function<void()>> runs;
-    std::vector<double> estimate_ms;
     for (size_t q = 0; q < ok.size(); ++q) {
       MeasuredCandidate& c = ranked[ok[q]];
       double padding = 0;
@@ -195,15 +194,12 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
         log_warn("tuner: candidate {} rejected: {}", c.plan.str(), c.status);
         continue;
       }
-      Timer one;
-      run();
-      estimate_ms.push_back(one.ms());
       checked.push_back(ok[q]);
       runs.push_back(std::move(run));
     }
     if (runs.empty()) return;
     const std::vector<double> ms =
-        time_interleaved(runs, estimate_ms, {o.max_repeats, 0.5, o.budget_ms * static_cast<double>(runs.size()), 3});
+        time_interleaved(runs, {}, {o.max_repeats, 0.5, o.budget_ms * static_cast<double>(runs.size()), 3});
     for (size_t q = 0; q < checked.size(); ++q) {
       MeasuredCandidate& c = ranked[checked[q]];
       c.measured_ms = ms[q];
