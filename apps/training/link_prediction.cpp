@@ -13,11 +13,12 @@
 #include "apps/training/data.h"
 #include "apps/training/inference.h"
 #include "apps/training/link_split.h"
-#include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
 #include "apps/training/roc_auc.h"
+#include "apps/training/run_book.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
+#include "apps/training/session_summary.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
 #include "core/timer.h"
@@ -401,14 +402,9 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
   Summary summary;
   summary.run_dir = dir.final_path().string();
   std::vector<LinkRun> runs;
-  std::vector<double> tests, vals, epoch_means, epoch_medians;
   ResumeRecorder recorder(dir, config, out, c.output.resume_every);
   std::optional<RunProgress> current;  // the run in progress at the resume point
   auto finished = [&](LinkRun rr) {
-    tests.push_back(score_of(lc, rr.best.test));
-    vals.push_back(score_of(lc, rr.best.val));
-    epoch_means.push_back(rr.mean_epoch_ms);
-    epoch_medians.push_back(rr.median_epoch_ms);
     summary.runs.push_back(run_result(lc, rr));
     runs.push_back(std::move(rr));
   };
@@ -426,94 +422,51 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
     LinkState state = run == 1 ? std::move(first) : LinkState(lc.ctx, seed);
     const bool continuing = current.has_value();
     if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
-    LinkRun rr;
-    rr.run = run;
-    rr.seed = seed;
-    ag::Tape tape;
-    std::vector<double> epoch_ms;
-    LinkEvaluation last;
-    ModelSelection selection(c.training);
-    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-    int64_t first_epoch = 1;
+    RunBook book(c, run, seed);
+    LinkEvaluation best, last;
     if (continuing) {  // the run in progress at the resume point, restored
-      const std::string& file = resumed->file;
-      first_epoch = current->epoch + 1;
-      rr.best_epoch = current->best_epoch;
-      epoch_ms = current->epoch_ms;
-      rr.optimizer_ms = current->optimizer_ms;
-      rr.sample_ms = current->sample_ms;
-      rr.best = link_evaluation_from_state(current->best, file);
-      last = link_evaluation_from_state(current->last, file);
-      RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
-                                                state.parameters(), *state.optimizer);
-      best_params = std::move(best.best_params);
-      best_optim = std::move(best.best_optimizer);
-      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                      epoch_str(current->epoch)));
+      best = link_evaluation_from_state(current->best, resumed->file);
+      last = link_evaluation_from_state(current->last, resumed->file);
+      book.resume(*current, *resumed, state.dropout, &state.sampler, state.parameters(), *state.optimizer, out);
       current.reset();
     }
-    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+    for (int64_t epoch = book.first_epoch(); epoch <= c.training.epochs; ++epoch) {
       state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       position.epoch = epoch;
       position.phase = "training";
-      const StepResult step = train_link_epoch(lc, state, tape, run, epoch, where);
-      epoch_ms.push_back(step.ms);
-      rr.optimizer_ms += step.optimizer_ms;
-      rr.sample_ms += step.sample_ms;
+      const StepResult step = train_link_epoch(lc, state, book.tape(), run, epoch, where);
+      book.add_epoch(step.ms, step.optimizer_ms, step.sample_ms);
       json m = {{"run", run},          {"epoch", epoch},        {"loss", step.loss},
                 {"epoch_ms", step.ms}, {"steps", step.batches}, {"sample_ms", step.sample_ms}};
       if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
-      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      const bool eval_now = book.evaluates_after(epoch);
       if (eval_now) {
         position.phase = "evaluation";
         last = evaluate_links(lc, state);
         m["val"] = evaluation_json(last.val);
         m["test"] = evaluation_json(last.test);
         m["eval_ms"] = last.ms;
-        if (selection.offer(epoch, score_of(lc, last.val), last.val.loss)) {
-          rr.best = last;
-          rr.best_epoch = epoch;
-          if (c.output.checkpoint == CheckpointPolicy::Best) {
-            nn::refresh_snapshot(best_params, state.parameters());
-            nn::refresh_snapshot(best_optim, state.optimizer->state());
-          }
-        }
+        if (book.offer(epoch, score_of(lc, last.val), last.val.loss, state.parameters(), state.optimizer.get()))
+          best = last;
       }
       dir.append_metrics(m.dump());
       if (c.output.log_every > 0 && epoch % c.output.log_every == 0)
         out(fmt::format("Epoch {} | loss {:.4f} | {} | {:.2f} ms", epoch_str(epoch), step.loss,
-                        rr.best_epoch == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
-                                           : fmt::format("val {} {:.4f} ({})", lc.metric_name(), score_of(lc, last.val),
-                                                         other_score(lc, last.val)),
+                        book.best_epoch() == 0 ? "not evaluated yet"  // the first evaluation comes at eval_period
+                                               : fmt::format("val {} {:.4f} ({})", lc.metric_name(),
+                                                             score_of(lc, last.val), other_score(lc, last.val)),
                         step.ms));
-      rr.epochs = epoch;
-      if (eval_now && selection.stop_early(epoch, out.printer())) {
-        rr.stopped_early = true;
-        break;
-      }
-      if (recorder.due(epoch, c.training.epochs)) {
-        RunProgress progress{run,
-                             epoch,
-                             rr.best_epoch,
-                             epoch_ms,
-                             rr.optimizer_ms,
-                             link_evaluation_state(rr.best),
-                             link_evaluation_state(last),
-                             state.dropout.state(),
-                             state.sampler.state(),
-                             selection.state(),
-                             tape.profile(),
-                             rr.sample_ms};
-        recorder.save(progress, state.parameters(), *state.optimizer, best_params, best_optim);
-      }
+      if (book.end_epoch(epoch, eval_now, out.printer())) break;
+      book.save_if_due(recorder, epoch, link_evaluation_state(best), link_evaluation_state(last), state.dropout,
+                       &state.sampler, state.parameters(), *state.optimizer);
     }
-    rr.profile = tape.profile();
-    for (double ms : epoch_ms) rr.train_ms += ms;
-    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-    rr.median_epoch_ms = median(epoch_ms);
+    LinkRun rr;
+    book.fill(rr);
+    rr.sample_ms = book.sample_ms();
+    rr.best = best;
     if (c.output.checkpoint != CheckpointPolicy::None) {
-      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
-      const LinkEvaluation& at = best ? rr.best : last;
+      const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
+      const LinkEvaluation& at = use_best ? best : last;
       nn::Checkpoint ck;
       ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
                                 {nn::model_kind_name(c.model.kind),
@@ -524,8 +477,8 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
                                   {"embedding", lc.width()}},
                                  run,
                                  seed,
-                                 best,
-                                 best ? rr.best_epoch : rr.epochs,
+                                 use_best,
+                                 use_best ? rr.best_epoch : rr.epochs,
                                  {{"val_acc", score_of(lc, at.val)},
                                   {"test_acc", score_of(lc, at.test)},
                                   {"val_loss", at.val.loss},
@@ -535,8 +488,8 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
       ck.meta["task"] = "link";
       ck.meta["metric"] = lc.metric_key();  // what val_acc and test_acc hold
       ck.meta["split_seed"] = lc.split.seed;
-      ck.model = best ? best_params : nn::snapshot_parameters(state.parameters());
-      ck.optimizer = best ? best_optim : state.optimizer->state();
+      ck.model = use_best ? book.best_params() : nn::snapshot_parameters(state.parameters());
+      ck.optimizer = use_best ? book.best_optimizer() : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     out(fmt::format(
@@ -548,15 +501,12 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
     recorder.finish_run(link_run_state(lc, rr));
     finished(std::move(rr));
   }
-  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
-  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
-  summary.mean_epoch_ms = mean_std(epoch_means).first;
-  summary.median_epoch_ms = median(epoch_medians);
+  summarize_runs(summary);
   std::vector<double> aucs;
   for (const LinkRun& r : runs) aucs.push_back(r.best.test.rocauc);
   const auto [auc_mean, auc_std] = mean_std(aucs);
   out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
-                  lc.metric_name(), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std,
+                  lc.metric_name(), runs.size(), runs.size() == 1 ? "" : "s", summary.test_mean, summary.test_std,
                   lc.by_rocauc ? "" : fmt::format("; ROC-AUC {:.4f} ± {:.4f}", auc_mean, auc_std), summary.val_mean,
                   summary.val_std, summary.median_epoch_ms));
 
@@ -576,35 +526,26 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
                         {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
                         {"checkpoint", r.checkpoint}});
   const TrainingData& d = lc.ctx.data;
-  json s = {{"config", config.source()},
-            {"provenance", provenance_json()},
-            {"config_hash", config.hash().hex()},
-            {"overrides", config.overrides()},
-            {"task", "link"},
-            {"dataset",
-             {{"name", d.name},
-              {"source", d.source},
-              {"nodes", d.num_nodes()},
-              {"message_passing_edges", d.graph.nnz()},
-              {"features", d.features_text},
-              {"split",
-               {{"seed", lc.split.seed},
-                {"train_edges", lc.split.train.size()},
-                {"val_edges", lc.split.val.size()},
-                {"test_edges", lc.split.test.size()}}}}},
-            {"model", model_text},
-            {"num_parameters", model_parameters},
-            {"runs", run_list},
-            {"metric", lc.metric_key()},  // what test_acc and val_acc hold
-            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
-            {"test_rocauc", {{"mean", auc_mean}, {"std", auc_std}}},
-            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
-            {"mean_epoch_ms", summary.mean_epoch_ms},
-            {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels", kernels_summary_json(*lc.ctx.kernels)}};
-  dir.write("summary.json", s.dump(2) + "\n");
-  dir.write("log.txt", out.text());
-  commit_run_dir(dir, out);
+  finish_session(dir, out,
+                 summary_json(config, summary,
+                              {.task = "link",
+                               .dataset = {{"name", d.name},
+                                           {"source", d.source},
+                                           {"nodes", d.num_nodes()},
+                                           {"message_passing_edges", d.graph.nnz()},
+                                           {"features", d.features_text},
+                                           {"split",
+                                            {{"seed", lc.split.seed},
+                                             {"train_edges", lc.split.train.size()},
+                                             {"val_edges", lc.split.val.size()},
+                                             {"test_edges", lc.split.test.size()}}}},
+                               .model = model_text,
+                               .num_parameters = model_parameters,
+                               .runs = run_list,
+                               .metric = lc.metric_key(),
+                               .second_score = "test_rocauc",
+                               .second_mean_std = {auc_mean, auc_std},
+                               .kernels = kernels_summary_json(*lc.ctx.kernels)}));
   return summary;
 }
 

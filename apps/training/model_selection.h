@@ -1,4 +1,4 @@
-// The rules both training drivers (GNN and R-GCN) apply after each evaluation:
+// The rules every training driver applies after each evaluation (through RunBook, run_book.h):
 // whether it is the best so far (training.select_by: the validation score of
 // training.metric, ties broken by the lower validation loss; or validation loss), when to stop early
 // (training.patience evaluations without a better one), and the epoch log line.

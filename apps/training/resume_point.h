@@ -42,7 +42,8 @@
 namespace strata::train {
 
 inline constexpr const char* kResumeFile = "resume.ckpt";
-inline constexpr int kResumeVersion = 1;
+// 2: R-GCN runs keep the node-classification evaluation (train and test losses too).
+inline constexpr int kResumeVersion = 2;
 
 struct ResumePoint {
   nlohmann::ordered_json progress;   // the driver's own: finished runs and the run in progress

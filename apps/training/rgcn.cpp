@@ -5,10 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/training/data.h"
-#include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
+#include "apps/training/run_book.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
+#include "apps/training/session_summary.h"
 #include "apps/training/split_file.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -244,19 +245,19 @@ void RgcnContext::build_kernels(const nn::RgcnModel& model, bool backward) {
   build_ms = t.ms();
 }
 
-RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model) {
+Evaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model) {
   Timer t;
   ag::Tape tape;
   tape.set_training(false);
   tape.set_grad_enabled(false);
   tape.set_profiling(false);
   const ag::Var logits = model.forward(tape, *ctx.kernels, ctx.data.types, 0);
-  RgcnEvaluation e;
+  Evaluation e;
   const RgcnData& d = ctx.data;
   const NodeScores scores(logits.value(), d.labels, d.num_classes, ctx.metric);
-  e.train_acc = scores.accuracy(d.splits.train);
+  std::tie(e.train_acc, e.train_loss) = scores.accuracy_and_loss(d.splits.train);
   std::tie(e.val_acc, e.val_loss) = scores.accuracy_and_loss(d.splits.val);
-  e.test_acc = scores.accuracy(d.splits.test);
+  std::tie(e.test_acc, e.test_loss) = scores.accuracy_and_loss(d.splits.test);
   e.test_macro_f1 = scores.macro_f1(d.splits.test);
   e.test_logits_hash = logits_hash(logits.value(), d.splits.test);
   e.ms = t.ms();
@@ -326,31 +327,6 @@ void print_data(const std::function<void(const std::string&)>& out, const Config
   for (const std::string& note : d.notes) out(fmt::format("{:<11}{}", "", note));
 }
 
-// An evaluation as a resume point keeps it (resume_point.h), and back.
-json rgcn_eval_state(const RgcnEvaluation& e) {
-  return json{{"train_acc", exact_json(e.train_acc)},
-              {"val_acc", exact_json(e.val_acc)},
-              {"test_acc", exact_json(e.test_acc)},
-              {"val_loss", exact_json(e.val_loss)},
-              {"test_macro_f1", exact_json(e.test_macro_f1)},
-              {"test_logits_hash", e.test_logits_hash},
-              {"ms", exact_json(e.ms)}};
-}
-
-RgcnEvaluation rgcn_eval_from_state(const nlohmann::json& j, const std::string& file) {
-  RgcnEvaluation e;
-  e.train_acc = exact_double(j, "train_acc", file);
-  e.val_acc = exact_double(j, "val_acc", file);
-  e.test_acc = exact_double(j, "test_acc", file);
-  e.val_loss = exact_double(j, "val_loss", file);
-  e.test_macro_f1 = exact_double(j, "test_macro_f1", file);
-  e.ms = exact_double(j, "ms", file);
-  STRATA_CHECK(j.contains("test_logits_hash") && j["test_logits_hash"].is_string(),
-               "resume point '{}': 'test_logits_hash' is missing", file);
-  e.test_logits_hash = j["test_logits_hash"].get<std::string>();
-  return e;
-}
-
 }  // namespace
 
 Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,
@@ -390,7 +366,6 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
-  std::vector<double> tests, vals, f1s, epoch_medians, epoch_means;
   json runs = json::array();
   ResumeRecorder recorder(dir, config, out, c.output.resume_every);
   std::optional<RunProgress> current;  // the run in progress at the resume point
@@ -400,11 +375,6 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       STRATA_CHECK(entry.contains("result") && entry.contains("row"),
                    "resume point '{}' is malformed: a finished run has no result", resumed->file);
       RunResult rr = run_result_from_state(entry["result"], resumed->file);
-      tests.push_back(rr.best.test_acc);
-      vals.push_back(rr.best.val_acc);
-      f1s.push_back(exact_double(entry, "test_macro_f1", resumed->file));
-      epoch_medians.push_back(rr.median_epoch_ms);
-      epoch_means.push_back(rr.mean_epoch_ms);
       runs.push_back(entry["row"]);
       summary.runs.push_back(std::move(rr));
     }
@@ -420,33 +390,18 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     Rng dropout = Rng(seed).fork(2);
     const bool continuing = current.has_value();
     if (c.training.runs > 1 && !continuing) out(fmt::format("Run {}/{} (seed {})", run, c.training.runs, seed));
-    RunResult rr;
-    rr.run = run;
-    rr.seed = seed;
-    ag::Tape tape;
-    std::vector<double> epoch_ms;
-    RgcnEvaluation last, best;
-    ModelSelection selection(c.training);
-    std::vector<std::pair<std::string, Tensor>> best_params;
-    int64_t first_epoch = 1;
+    RunBook book(c, run, seed);
+    Evaluation best, last;
     if (continuing) {  // the run in progress at the resume point, restored
-      const std::string& file = resumed->file;
-      first_epoch = current->epoch + 1;
-      rr.best_epoch = current->best_epoch;
-      epoch_ms = current->epoch_ms;
-      rr.optimizer_ms = current->optimizer_ms;
-      best = rgcn_eval_from_state(current->best, file);
-      last = rgcn_eval_from_state(current->last, file);
-      best_params =
-          restore_run_in_progress(*current, *resumed, dropout, nullptr, selection, tape, model->parameters(), *opt)
-              .best_params;
-      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                      epoch_str(current->epoch)));
+      best = evaluation_from_state(current->best, resumed->file);
+      last = evaluation_from_state(current->last, resumed->file);
+      book.resume(*current, *resumed, dropout, nullptr, model->parameters(), *opt, out);
       current.reset();
     }
-    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+    for (int64_t epoch = book.first_epoch(); epoch <= c.training.epochs; ++epoch) {
       position.epoch = epoch;
       position.phase = "training";
+      ag::Tape& tape = book.tape();
       Timer t;
       opt->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       tape.clear();
@@ -464,12 +419,12 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       Timer step;
       opt->step();
       opt->zero_grad();
-      rr.optimizer_ms += step.ms();
+      const double optimizer_ms = step.ms();
       tape.clear();
       const double ms = t.ms();
-      epoch_ms.push_back(ms);
+      book.add_epoch(ms, optimizer_ms);
       json m = {{"run", run}, {"epoch", epoch}, {"loss", value}, {"epoch_ms", ms}};
-      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      const bool eval_now = book.evaluates_after(epoch);
       if (eval_now) {
         position.phase = "evaluation";
         last = evaluate_rgcn(ctx, *model);
@@ -477,36 +432,21 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
         m["val_acc"] = last.val_acc;
         m["test_acc"] = last.test_acc;
         m["val_loss"] = last.val_loss;
-        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
-          best = last;
-          rr.best_epoch = epoch;
-          if (c.output.checkpoint == CheckpointPolicy::Best) nn::refresh_snapshot(best_params, model->parameters());
-        }
+        // R-GCN checkpoints hold no optimizer state, so no snapshot of it is taken.
+        if (book.offer(epoch, last.val_acc, last.val_loss, model->parameters(), nullptr)) best = last;
       }
       dir.append_metrics(m.dump());
       log_epoch(c.output, out.printer(), epoch, value, last.train_acc, last.val_acc, ms);
-      rr.epochs = epoch;
-      if (eval_now && selection.stop_early(epoch, out.printer())) {
-        rr.stopped_early = true;
-        break;
-      }
-      if (recorder.due(epoch, c.training.epochs))
-        recorder.save({run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, rgcn_eval_state(best),
-                       rgcn_eval_state(last), dropout.state(), "", selection.state(), tape.profile()},
-                      model->parameters(), *opt, best_params, {});
+      if (book.end_epoch(epoch, eval_now, out.printer())) break;
+      book.save_if_due(recorder, epoch, evaluation_state(best), evaluation_state(last), dropout, nullptr,
+                       model->parameters(), *opt);
     }
-    rr.median_epoch_ms = median(epoch_ms);
-    rr.profile = tape.profile();
-    for (double ms : epoch_ms) rr.train_ms += ms;
-    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-    rr.best.train_acc = best.train_acc;
-    rr.best.val_acc = best.val_acc;
-    rr.best.val_loss = best.val_loss;
-    rr.best.test_acc = best.test_acc;
-    rr.best.test_logits_hash = best.test_logits_hash;
+    RunResult rr;
+    book.fill(rr);
+    rr.best = best;
     if (c.output.checkpoint != CheckpointPolicy::None) {
       const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
-      const RgcnEvaluation& at = use_best ? best : last;
+      const Evaluation& at = use_best ? best : last;
       nn::Checkpoint ck;
       ck.meta = checkpoint_meta(
           config, c.runtime.kernels.backend,
@@ -517,7 +457,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
             {"test_macro_f1", at.test_macro_f1}, {"test_logits_hash", at.test_logits_hash}}});
       ck.meta["graph"] = meta_graph(ctx.data);
       ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
-      ck.model = use_best ? best_params : nn::snapshot_parameters(model->parameters());
+      ck.model = use_best ? book.best_params() : nn::snapshot_parameters(model->parameters());
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     out(
@@ -525,11 +465,6 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                     "epochs, {:.2f} ms/epoch (median; {})",
                     run, c.training.runs, epoch_str(rr.best_epoch), best.train_acc, best.val_acc, best.test_acc,
                     best.test_macro_f1, rr.epochs, rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
-    tests.push_back(best.test_acc);
-    vals.push_back(best.val_acc);
-    f1s.push_back(best.test_macro_f1);
-    epoch_medians.push_back(rr.median_epoch_ms);
-    epoch_means.push_back(rr.mean_epoch_ms);
     runs.push_back({{"run", run},
                     {"seed", seed},
                     {"best_epoch", rr.best_epoch},
@@ -542,43 +477,32 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
                     {"median_epoch_ms", rr.median_epoch_ms},
                     {"time", profile_json(rr.profile, rr.optimizer_ms, rr.train_ms)},
                     {"checkpoint", rr.checkpoint}});
-    recorder.finish_run(
-        {{"result", run_result_state(rr)}, {"test_macro_f1", exact_json(best.test_macro_f1)}, {"row", runs.back()}});
+    recorder.finish_run({{"result", run_result_state(rr)}, {"row", runs.back()}});
     summary.runs.push_back(std::move(rr));
   }
-  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
-  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
+  summarize_runs(summary);
+  std::vector<double> f1s;
+  for (const RunResult& r : summary.runs) f1s.push_back(r.best.test_macro_f1);
   const auto [f1_mean, f1_std] = mean_std(f1s);
-  summary.median_epoch_ms = median(epoch_medians);
-  summary.mean_epoch_ms = mean_std(epoch_means).first;
   out(fmt::format(
       "Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
       "{:.4f}); {:.2f} ms/epoch (median)",
       ctx.metric == Metric::Accuracy && !ctx.data.multilabel() ? "accuracy (micro-F1)" : metric_name(ctx.metric),
-      tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
+      summary.runs.size(), summary.runs.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
       summary.val_mean, summary.val_std, summary.median_epoch_ms));
-  json s = {{"config", config.source()},
-            {"provenance", provenance_json()},
-            {"config_hash", config.hash().hex()},
-            {"overrides", config.overrides()},
-            {"dataset", meta_graph(ctx.data)},
-            {"model", model_text},
-            {"num_parameters", model_parameters},
-            {"runs", runs},
-            {"metric", metric_key(ctx.metric)},  // what the *_acc fields hold
-            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
-            {"test_macro_f1", {{"mean", f1_mean}, {"std", f1_std}}},
-            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
-            {"mean_epoch_ms", summary.mean_epoch_ms},
-            {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels",
-             {{"compile_ms", ctx.kernels->compile_ms()},
-              {"tune_ms", ctx.kernels->tune_ms()},
-              {"build_ms", ctx.build_ms},
-              {"file", "kernels.json"}}}};
-  dir.write("summary.json", s.dump(2) + "\n");
-  dir.write("log.txt", out.text());
-  commit_run_dir(dir, out);
+  finish_session(dir, out,
+                 summary_json(config, summary,
+                              {.dataset = meta_graph(ctx.data),
+                               .model = model_text,
+                               .num_parameters = model_parameters,
+                               .runs = runs,
+                               .metric = metric_key(ctx.metric),
+                               .second_score = "test_macro_f1",
+                               .second_mean_std = {f1_mean, f1_std},
+                               .kernels = {{"compile_ms", ctx.kernels->compile_ms()},
+                                           {"tune_ms", ctx.kernels->tune_ms()},
+                                           {"build_ms", ctx.build_ms},
+                                           {"file", "kernels.json"}}}));
   return summary;
 }
 
@@ -620,7 +544,7 @@ EvalReport run_rgcn_evaluation(const Config& config, const fs::path& checkpoint,
   print_data(print, config, l.ctx);
   print(fmt::format("{:<11}{}", "model", l.model->describe()));
   EvalReport r;
-  const RgcnEvaluation e = evaluate_rgcn(l.ctx, *l.model);
+  const Evaluation e = evaluate_rgcn(l.ctx, *l.model);
   r.eval.train_acc = e.train_acc;
   r.eval.val_acc = e.val_acc;
   r.eval.test_acc = e.test_acc;

@@ -72,12 +72,7 @@ struct RgcnContext {
 };
 
 // Multi-label: the accuracies are micro-F1 and val_loss the binary cross-entropy.
-struct RgcnEvaluation {
-  double train_acc = 0, val_acc = 0, test_acc = 0, val_loss = 0, test_macro_f1 = 0;
-  std::string test_logits_hash;
-  double ms = 0;
-};
-RgcnEvaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model);
+Evaluation evaluate_rgcn(const RgcnContext& ctx, const nn::RgcnModel& model);
 
 // `strata train` for model.name: rgcn; keeps `position` where it is (trainer.h).
 Summary run_rgcn_training(const Config& config, const std::string& config_name, const Printer& print, bool resume,

@@ -11,11 +11,12 @@
 
 #include "apps/training/batch_forward.h"
 #include "apps/training/link_prediction.h"
-#include "apps/training/model_selection.h"
 #include "apps/training/resume_point.h"
 #include "apps/training/rgcn.h"
+#include "apps/training/run_book.h"
 #include "apps/training/run_checkpoint.h"
 #include "apps/training/run_dir.h"
+#include "apps/training/session_summary.h"
 #include "apps/training/split_file.h"
 #include "core/autograd_ops.h"
 #include "core/file_util.h"
@@ -400,18 +401,12 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
 
   Summary summary;
   summary.run_dir = dir.final_path().string();
-  std::vector<double> tests, vals, epoch_means, epoch_medians;
   ResumeRecorder recorder(dir, config, out, c.output.resume_every);
   std::optional<RunProgress> current;  // the run in progress at the resume point
   if (resumed) {
     ResumedRuns from = resumed_runs(*resumed);
     for (const json& entry : from.finished) {
-      RunResult rr = run_result_from_state(entry, resumed->file);
-      tests.push_back(rr.best.test_acc);
-      vals.push_back(rr.best.val_acc);
-      epoch_means.push_back(rr.mean_epoch_ms);
-      epoch_medians.push_back(rr.median_epoch_ms);
-      summary.runs.push_back(std::move(rr));
+      summary.runs.push_back(run_result_from_state(entry, resumed->file));
     }
     recorder.restore_finished(std::move(from.finished));
     current = std::move(from.current);
@@ -433,46 +428,27 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
     if (c.training.runs > 1 && !continuing)
       out(fmt::format("Run {}/{} (seed {}{})", run, c.training.runs, seed,
                       c.data.split.per_run ? fmt::format(", split {}", ctx.data.splits.origin) : ""));
-    RunResult rr;
-    rr.run = run;
-    rr.seed = seed;
-    rr.split_seed = c.data.split.seed_for_run(run);
-    ag::Tape tape;
-    std::vector<double> epoch_ms;
-    Evaluation last;
-    ModelSelection selection(c.training);
-    std::vector<std::pair<std::string, Tensor>> best_params, best_optim;
-    int64_t first_epoch = 1;
+    RunBook book(c, run, seed);
+    Evaluation best, last;
     if (continuing) {  // the run in progress at the resume point, restored
-      const std::string& file = resumed->file;
-      first_epoch = current->epoch + 1;
-      rr.best_epoch = current->best_epoch;
-      epoch_ms = current->epoch_ms;
-      rr.optimizer_ms = current->optimizer_ms;
-      rr.best = evaluation_from_state(current->best, file);
-      last = evaluation_from_state(current->last, file);
-      RunTensors best = restore_run_in_progress(*current, *resumed, state.dropout, &state.sampler, selection, tape,
-                                                state.model->parameters(), *state.optimizer);
-      best_params = std::move(best.best_params);
-      best_optim = std::move(best.best_optimizer);
-      out(fmt::format("Run {}/{} (seed {}): resumed after epoch {}", run, c.training.runs, seed,
-                      epoch_str(current->epoch)));
+      best = evaluation_from_state(current->best, resumed->file);
+      last = evaluation_from_state(current->last, resumed->file);
+      book.resume(*current, *resumed, state.dropout, &state.sampler, state.model->parameters(), *state.optimizer, out);
       current.reset();
     }
-    for (int64_t epoch = first_epoch; epoch <= c.training.epochs; ++epoch) {
+    for (int64_t epoch = book.first_epoch(); epoch <= c.training.epochs; ++epoch) {
       state.optimizer->set_lr(c.optimizer.schedule.lr_at(c.optimizer.lr, epoch, c.training.epochs));
       position.epoch = epoch;
       position.phase = "training";
-      const StepResult step = train_step(ctx, state, tape, run, epoch);
-      epoch_ms.push_back(step.ms);
-      rr.optimizer_ms += step.optimizer_ms;
+      const StepResult step = train_step(ctx, state, book.tape(), run, epoch);
+      book.add_epoch(step.ms, step.optimizer_ms);
       json m = {{"run", run}, {"epoch", epoch}, {"loss", step.loss}, {"epoch_ms", step.ms}};
       if (ctx.sampling()) {
         m["batches"] = step.batches;
         m["sample_ms"] = step.sample_ms;
       }
       if (c.optimizer.schedule.kind != nn::LrScheduleKind::Constant) m["lr"] = state.optimizer->lr();
-      const bool eval_now = epoch % c.training.eval_period == 0 || epoch == c.training.epochs;
+      const bool eval_now = book.evaluates_after(epoch);
       if (eval_now) {
         position.phase = "evaluation";
         last = evaluate(ctx, *state.model);
@@ -482,36 +458,23 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
         m["train_loss"] = last.train_loss;
         m["val_loss"] = last.val_loss;
         m["eval_ms"] = last.ms;
-        if (selection.offer(epoch, last.val_acc, last.val_loss)) {
-          rr.best = last;
-          rr.best_epoch = epoch;
-          if (c.output.checkpoint == CheckpointPolicy::Best) {
-            nn::refresh_snapshot(best_params, state.model->parameters());
-            nn::refresh_snapshot(best_optim, state.optimizer->state());
-          }
-        }
+        if (book.offer(epoch, last.val_acc, last.val_loss, state.model->parameters(), state.optimizer.get()))
+          best = last;
       }
       dir.append_metrics(m.dump());
       log_epoch(c.output, out.printer(), epoch, step.loss, last.train_acc, last.val_acc, step.ms);
-      rr.epochs = epoch;
-      if (eval_now && selection.stop_early(epoch, out.printer())) {
-        rr.stopped_early = true;
-        break;
-      }
-      if (recorder.due(epoch, c.training.epochs))
-        recorder.save(
-            {run, epoch, rr.best_epoch, epoch_ms, rr.optimizer_ms, evaluation_state(rr.best), evaluation_state(last),
-             state.dropout.state(), state.sampler.state(), selection.state(), tape.profile()},
-            state.model->parameters(), *state.optimizer, best_params, best_optim);
+      if (book.end_epoch(epoch, eval_now, out.printer())) break;
+      book.save_if_due(recorder, epoch, evaluation_state(best), evaluation_state(last), state.dropout, &state.sampler,
+                       state.model->parameters(), *state.optimizer);
     }
-    rr.profile = tape.profile();
-    for (double ms : epoch_ms) rr.train_ms += ms;
-    rr.mean_epoch_ms = rr.train_ms / static_cast<double>(epoch_ms.size());
-    rr.median_epoch_ms = median(epoch_ms);
+    RunResult rr;
+    book.fill(rr);
+    rr.split_seed = c.data.split.seed_for_run(run);
+    rr.best = best;
 
     if (c.output.checkpoint != CheckpointPolicy::None) {
-      const bool best = c.output.checkpoint == CheckpointPolicy::Best;
-      const Evaluation& at = best ? rr.best : last;
+      const bool use_best = c.output.checkpoint == CheckpointPolicy::Best;
+      const Evaluation& at = use_best ? best : last;
       nn::Checkpoint ck;
       ck.meta = checkpoint_meta(config, c.runtime.kernels.backend,
                                 {nn::model_kind_name(c.model.kind),
@@ -523,8 +486,8 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
                                   {"multilabel", ctx.data.multilabel()}},
                                  run,
                                  seed,
-                                 best,
-                                 best ? rr.best_epoch : rr.epochs,
+                                 use_best,
+                                 use_best ? rr.best_epoch : rr.epochs,
                                  {{"train_acc", at.train_acc},
                                   {"val_acc", at.val_acc},
                                   {"test_acc", at.test_acc},
@@ -534,8 +497,8 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
       ck.meta["metric"] = metric_key(ctx.metric);  // what test_acc holds
       if (!ctx.data.split_is_fixed()) ck.meta["split_seed"] = rr.split_seed;
       if (ctx.data.split_kind == SplitKind::File) ck.meta["split_origin"] = ctx.data.splits.origin;  // names its hash
-      ck.model = best ? best_params : nn::snapshot_parameters(state.model->parameters());
-      ck.optimizer = best ? best_optim : state.optimizer->state();
+      ck.model = use_best ? book.best_params() : nn::snapshot_parameters(state.model->parameters());
+      ck.optimizer = use_best ? book.best_optimizer() : state.optimizer->state();
       rr.checkpoint = write_run_checkpoint(dir, run, ck);
     }
     // Multi-label runs add macro-F1, as HGB reports them (single-label lines stay as they were).
@@ -546,25 +509,18 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
         "(median; {})",
         run, c.training.runs, epoch_str(rr.best_epoch), rr.best.train_acc, rr.best.val_acc, rr.best.test_acc, macro,
         rr.epochs, rr.stopped_early ? " (early stop)" : "", rr.median_epoch_ms, time_shares(rr.profile, rr.train_ms)));
-    tests.push_back(rr.best.test_acc);
-    vals.push_back(rr.best.val_acc);
-    epoch_means.push_back(rr.mean_epoch_ms);
-    epoch_medians.push_back(rr.median_epoch_ms);
     recorder.finish_run(run_result_state(rr));
     summary.runs.push_back(std::move(rr));
   }
   // summary.json names the last run's split; a session resumed after its last run trained none.
   if (c.data.split.per_run && !ctx.data.split_is_fixed() && c.training.runs > 1)
     ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), c.training.runs);
-  std::tie(summary.test_mean, summary.test_std) = mean_std(tests);
-  std::tie(summary.val_mean, summary.val_std) = mean_std(vals);
-  summary.mean_epoch_ms = mean_std(epoch_means).first;
-  summary.median_epoch_ms = median(epoch_medians);
+  summarize_runs(summary);
   std::vector<double> macros;
   for (const RunResult& r : summary.runs) macros.push_back(r.best.test_macro_f1);
   const auto [macro_mean, macro_std] = mean_std(macros);
   out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
-                  metric_name(ctx.metric), tests.size(), tests.size() == 1 ? "" : "s", summary.test_mean,
+                  metric_name(ctx.metric), summary.runs.size(), summary.runs.size() == 1 ? "" : "s", summary.test_mean,
                   summary.test_std,
                   ctx.data.multilabel() ? fmt::format("; macro-F1 {:.4f} ± {:.4f}", macro_mean, macro_std) : "",
                   summary.val_mean, summary.val_std, summary.median_epoch_ms));
@@ -586,24 +542,16 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
                     {"median_epoch_ms", r.median_epoch_ms},
                     {"time", profile_json(r.profile, r.optimizer_ms, r.train_ms)},
                     {"checkpoint", r.checkpoint}});
-  json s = {{"config", config.source()},
-            {"provenance", provenance_json()},
-            {"config_hash", config.hash().hex()},
-            {"overrides", config.overrides()},
-            {"dataset", dataset_json(ctx.data)},
-            {"model", model_text},
-            {"num_parameters", model_parameters},
-            {"runs", runs},
-            {"metric", metric_key(ctx.metric)},  // what the *_acc fields hold
-            {"test_acc", {{"mean", summary.test_mean}, {"std", summary.test_std}}},
-            {"test_macro_f1", {{"mean", macro_mean}, {"std", macro_std}}},
-            {"val_acc", {{"mean", summary.val_mean}, {"std", summary.val_std}}},
-            {"mean_epoch_ms", summary.mean_epoch_ms},
-            {"median_epoch_ms", summary.median_epoch_ms},
-            {"kernels", kernels_summary_json(*ctx.kernels)}};
-  dir.write("summary.json", s.dump(2) + "\n");
-  dir.write("log.txt", out.text());
-  commit_run_dir(dir, out);
+  finish_session(dir, out,
+                 summary_json(config, summary,
+                              {.dataset = dataset_json(ctx.data),
+                               .model = model_text,
+                               .num_parameters = model_parameters,
+                               .runs = runs,
+                               .metric = metric_key(ctx.metric),
+                               .second_score = "test_macro_f1",
+                               .second_mean_std = {macro_mean, macro_std},
+                               .kernels = kernels_summary_json(*ctx.kernels)}));
   return summary;
 }
 
