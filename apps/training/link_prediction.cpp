@@ -232,11 +232,7 @@ StepResult train_link_epoch(const LinkContext& lc, LinkState& state, ag::Tape& t
 void print_link_header(Console& out, const Config& config, const LinkContext& lc, const LinkState& state) {
   const TrainingConfig& c = lc.ctx.config;
   const TrainingData& d = lc.ctx.data;
-  bool first = true;
-  for (const std::string& line : config.summary_lines()) {
-    out(fmt::format("{:<11}{}", first ? "config" : "", line));
-    first = false;
-  }
+  print_config_lines(out.printer(), config);
   out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
                   data::cache_status_name(d.load.cache)));
   const DegreeStats deg = d.graph.degree_stats();

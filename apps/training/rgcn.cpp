@@ -346,11 +346,7 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
   std::unique_ptr<nn::RgcnModel> first = ctx.make_model(c.training.seed);
   const bool replay_tuned = replay_interrupted_session_plans(dir, ctx.config.runtime.kernels, resumed.has_value());
   ctx.build_kernels(*first);
-  bool head = true;
-  for (const std::string& line : config.summary_lines()) {
-    out(fmt::format("{:<11}{}", head ? "config" : "", line));
-    head = false;
-  }
+  print_config_lines(out.printer(), config);
   print_data(out.printer(), config, ctx);
   out(fmt::format("{:<11}{}", "model", first->describe()));
   out(fmt::format("{:<11}{}{}", "optimizer", nn::make_optimizer(c.optimizer, first->parameters())->describe(),
@@ -492,7 +488,8 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
       summary.val_mean, summary.val_std, summary.median_epoch_ms));
   finish_session(dir, out,
                  summary_json(config, summary,
-                              {.dataset = meta_graph(ctx.data),
+                              {.task = "",  // node classification: no "task" key
+                               .dataset = meta_graph(ctx.data),
                                .model = model_text,
                                .num_parameters = model_parameters,
                                .runs = runs,

@@ -31,6 +31,14 @@ std::string Console::text() const {
   return out;
 }
 
+void print_config_lines(const Printer& print, const Config& config) {
+  bool first = true;
+  for (const std::string& line : config.summary_lines()) {
+    print(fmt::format("{:<11}{}", first ? "config" : "", line));
+    first = false;
+  }
+}
+
 void print_runtime(const Printer& print, const TrainingConfig& c) {
   print(fmt::format("{:<11}{} thread{}, backend {}, tuning {}", "runtime", num_threads(), num_threads() == 1 ? "" : "s",
                     sc::backend_name(c.runtime.kernels.backend), c.runtime.kernels.tuning ? "on" : "off"));

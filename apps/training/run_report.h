@@ -43,6 +43,9 @@ struct Console {
   std::string text() const;
 };
 
+// The header's config lines: the config's summary (Config::summary_lines), the first
+// labelled "config".
+void print_config_lines(const Printer& print, const Config& config);
 // The header's runtime lines: threads, backend and tuning; then the build and the
 // host that ran it ("build      strata 0.1.0 (commit …, Release, GNU 12.2.0) on <CPU>").
 void print_runtime(const Printer& print, const TrainingConfig& c);

@@ -54,11 +54,7 @@ namespace {
 void print_header(Console& out, const Config& config, const Context& ctx, const nn::GnnModel& model) {
   const TrainingConfig& c = ctx.config;
   const TrainingData& d = ctx.data;
-  bool first = true;
-  for (const std::string& line : config.summary_lines()) {
-    out(fmt::format("{:<11}{}", first ? "config" : "", line));
-    first = false;
-  }
+  print_config_lines(out.printer(), config);
   out(fmt::format("{:<11}{} ({}), loaded in {:.1f} ms (cache: {})", "dataset", d.name, d.source, d.load.seconds * 1e3,
                   data::cache_status_name(d.load.cache)));
   const DegreeStats deg = d.graph.degree_stats();
@@ -544,7 +540,8 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
                     {"checkpoint", r.checkpoint}});
   finish_session(dir, out,
                  summary_json(config, summary,
-                              {.dataset = dataset_json(ctx.data),
+                              {.task = "",  // node classification: no "task" key
+                               .dataset = dataset_json(ctx.data),
                                .model = model_text,
                                .num_parameters = model_parameters,
                                .runs = runs,

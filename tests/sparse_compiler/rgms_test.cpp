@@ -167,7 +167,9 @@ TEST(RgmsCodegen, EveryKernelUsesFullWidthVectorsIncludingThePeeledTailPairs) {
     const std::string body = source.substr(source.find("extern \"C\""));
     EXPECT_EQ(body.find("f32x8"), std::string::npos) << name << ":\n" << body;
     EXPECT_NE(body.find("f32x16"), std::string::npos) << name << ":\n" << body;
-    if (name == "fused" || name == "transform" || name == "source_transform") EXPECT_GT(k.block, 1) << name;
+    if (name == "fused" || name == "transform" || name == "source_transform") {
+      EXPECT_GT(k.block, 1) << name;
+    }
   }
 }
 
