@@ -23,8 +23,8 @@
 //   for g in squirrel bcsstk13 ddi facebook acm; do
 //     build/apps/strata export --graph $g --feat 32 --out /tmp/exp/$g
 //   done
-//   OMP_NUM_THREADS=2 chrt -f 50 build/benchmarks/strata_experiment_spmm_shared_pairs \
-//     [--rounds 4] [--min-rows 4] /tmp/exp/squirrel /tmp/exp/bcsstk13 ...
+//   OMP_NUM_THREADS=2 chrt -f 50 build/benchmarks/strata_experiment_spmm_shared_pairs
+//     [--rounds 4] [--min-rows 4] /tmp/exp/squirrel /tmp/exp/bcsstk13 ...   (one command line)
 //
 // Measured results: docs/BENCHMARKS.md, "SpMM shared neighbour pairs".
 #include <omp.h>
