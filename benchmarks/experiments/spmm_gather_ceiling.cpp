@@ -16,7 +16,8 @@
 //
 // and, each as plain's time over its own, where a row's time might go: no stores (each row
 // summed into registers only), static tasks (each thread writes the same rows of Y every
-// call), streaming stores, Y prefetched for writing 8 rows ahead, Y offset by 1088 bytes
+// call), streaming stores, Y prefetched for writing 8 rows ahead, each row of Y demoted to
+// the shared L3 after its stores (CLDEMOTE; with dynamic and static tasks), Y offset by 1088 bytes
 // from X's alignment (4K aliasing), rows sorted by degree within each task (runs of equal
 // trip counts), non-zeros walked 8 at a time with padded groups (one trip for most rows),
 // and ELL buckets of widths 1-32 (rows of a width run branch-free; each row stored once).
@@ -101,14 +102,15 @@ void plain(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X,
   }
 }
 
-// plain with Y's stores non-temporal (Stream) or Y's rows prefetched for writing Ahead rows
-// before their stores (Ahead > 0).
-template <int F, bool Stream, int Ahead>
+// plain with Y's stores non-temporal (Stream), Y's rows prefetched for writing Ahead rows
+// before their stores (Ahead > 0), or each row's lines demoted to the shared L3 right after
+// its stores (Demote: CLDEMOTE, so that Y's lines leave the core's L2 to X's gathered rows;
+// with Static, each thread writes the same rows every call).
+template <int F, bool Stream, int Ahead, bool Demote = false, bool Static = false>
 void plain_store_kind(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
   constexpr int V = F / 16;
   const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < tasks; ++t) {
+  auto task = [&](int64_t t) {
     for (int64_t i = tb[t]; i < tb[t + 1]; ++i) {
       if (Ahead > 0)
         for (int v = 0; v < V; v += 1) __builtin_prefetch(Y + std::min(i + Ahead, a.rows - 1) * F + 16 * v, 1, 3);
@@ -123,8 +125,17 @@ void plain_store_kind(const ExportedCsr& a, const std::vector<int64_t>& tb, cons
         else
           store(Y + i * F + 16 * v, acc[v]);
       }
+      if (Demote)
+        for (int v = 0; v < V; ++v) __builtin_ia32_cldemote(Y + i * F + 16 * v);
     }
     if (Stream) __builtin_ia32_sfence();
+  };
+  if (Static) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) task(t);
+  } else {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tasks; ++t) task(t);
   }
 }
 
@@ -355,6 +366,8 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
       {"static tasks", [&](float* y) { plain<F, true>(a, tb, X.data(), y); }},
       {"streaming stores", [&](float* y) { plain_store_kind<F, true, 0>(a, tb, X.data(), y); }},
       {"Y prefetched for writing", [&](float* y) { plain_store_kind<F, false, 8>(a, tb, X.data(), y); }},
+      {"Y demoted", [&](float* y) { plain_store_kind<F, false, 0, true>(a, tb, X.data(), y); }},
+      {"Y demoted, static tasks", [&](float* y) { plain_store_kind<F, false, 0, true, true>(a, tb, X.data(), y); }},
       {"rows sorted by degree", [&](float* y) { plain_perm<F>(a, tb, perm, X.data(), y); }},
       {"groups of 8", [&](float* y) { plain_groups<F, 8>(a, tb, X.data(), y); }},
       {"ELL buckets", [&](float* y) { buckets<F>(a, bk, X.data(), y); }},
@@ -379,6 +392,8 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
                               [&] { plain<F, true>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, true, 0>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, false, 8>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_store_kind<F, false, 0, true>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_store_kind<F, false, 0, true, true>(a, tb, X.data(), Y.data()); },
                               [&] { plain<F>(a, tb, X.data(), Yoff.data() + 272); },
                               [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
                               [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
@@ -403,9 +418,10 @@ int main(int argc, char** argv) {
       "the generated plain CSR kernel's and the hand-written plain's times over loads'; loads / l1; then the\n"
       "hand-written plain's time over each variant's\n"
       "| graph | F | X MiB | generated ms | plain ms | generated / loads | plain / loads | loads / l1 | no stores | "
-      "static tasks | streaming stores | Y prefetched for writing | Y offset 1088 B | rows sorted by degree | "
+      "static tasks | streaming stores | Y prefetched for writing | Y demoted | Y demoted, static | Y offset 1088 B | "
+      "rows sorted by degree | "
       "groups of 8 | ELL buckets |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   return strata::experiments::run_on_graphs(argc, argv, header, [](const std::string& name, const ExportedCsr& a) {
     return run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21);
   });
