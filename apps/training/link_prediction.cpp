@@ -539,9 +539,8 @@ Summary run_link_training(const Config& config, const std::string& config_name, 
                                .num_parameters = model_parameters,
                                .runs = run_list,
                                .metric = lc.metric_key(),
-                               .second_score = "test_rocauc",
-                               .second_mean_std = {auc_mean, auc_std},
-                               .kernels = kernels_summary_json(*lc.ctx.kernels)}));
+                               .kernels = kernels_summary_json(*lc.ctx.kernels),
+                               .second_score = SummaryParts::Score{"test_rocauc", auc_mean, auc_std}}));
   return summary;
 }
 

@@ -477,25 +477,20 @@ Summary run_rgcn_training(const Config& config, const std::string& config_name, 
     summary.runs.push_back(std::move(rr));
   }
   summarize_runs(summary);
-  std::vector<double> f1s;
-  for (const RunResult& r : summary.runs) f1s.push_back(r.best.test_macro_f1);
-  const auto [f1_mean, f1_std] = mean_std(f1s);
   out(fmt::format(
       "Test {} over {} run{}: {:.4f} ± {:.4f}; macro-F1 {:.4f} ± {:.4f} (val {:.4f} ± "
       "{:.4f}); {:.2f} ms/epoch (median)",
       ctx.metric == Metric::Accuracy && !ctx.data.multilabel() ? "accuracy (micro-F1)" : metric_name(ctx.metric),
-      summary.runs.size(), summary.runs.size() == 1 ? "" : "s", summary.test_mean, summary.test_std, f1_mean, f1_std,
-      summary.val_mean, summary.val_std, summary.median_epoch_ms));
+      summary.runs.size(), summary.runs.size() == 1 ? "" : "s", summary.test_mean, summary.test_std,
+      summary.test_macro_f1_mean, summary.test_macro_f1_std, summary.val_mean, summary.val_std,
+      summary.median_epoch_ms));
   finish_session(dir, out,
                  summary_json(config, summary,
-                              {.task = "",  // node classification: no "task" key
-                               .dataset = meta_graph(ctx.data),
+                              {.dataset = meta_graph(ctx.data),
                                .model = model_text,
                                .num_parameters = model_parameters,
                                .runs = runs,
                                .metric = metric_key(ctx.metric),
-                               .second_score = "test_macro_f1",
-                               .second_mean_std = {f1_mean, f1_std},
                                .kernels = {{"compile_ms", ctx.kernels->compile_ms()},
                                            {"tune_ms", ctx.kernels->tune_ms()},
                                            {"build_ms", ctx.build_ms},

@@ -8,15 +8,17 @@
 namespace strata::train {
 
 void summarize_runs(Summary& s) {
-  std::vector<double> tests, vals, epoch_means, epoch_medians;
+  std::vector<double> tests, vals, macro_f1s, epoch_means, epoch_medians;
   for (const RunResult& r : s.runs) {
     tests.push_back(r.best.test_acc);
     vals.push_back(r.best.val_acc);
+    macro_f1s.push_back(r.best.test_macro_f1);
     epoch_means.push_back(r.mean_epoch_ms);
     epoch_medians.push_back(r.median_epoch_ms);
   }
   std::tie(s.test_mean, s.test_std) = mean_std(tests);
   std::tie(s.val_mean, s.val_std) = mean_std(vals);
+  std::tie(s.test_macro_f1_mean, s.test_macro_f1_std) = mean_std(macro_f1s);
   s.mean_epoch_ms = mean_std(epoch_means).first;
   s.median_epoch_ms = median(epoch_medians);
 }
@@ -33,7 +35,9 @@ nlohmann::ordered_json summary_json(const Config& config, const Summary& s, cons
   j["runs"] = parts.runs;
   j["metric"] = parts.metric;
   j["test_acc"] = {{"mean", s.test_mean}, {"std", s.test_std}};
-  j[parts.second_score] = {{"mean", parts.second_mean_std.first}, {"std", parts.second_mean_std.second}};
+  const SummaryParts::Score second =
+      parts.second_score.value_or(SummaryParts::Score{"test_macro_f1", s.test_macro_f1_mean, s.test_macro_f1_std});
+  j[second.key] = {{"mean", second.mean}, {"std", second.std}};
   j["val_acc"] = {{"mean", s.val_mean}, {"std", s.val_std}};
   j["mean_epoch_ms"] = s.mean_epoch_ms;
   j["median_epoch_ms"] = s.median_epoch_ms;

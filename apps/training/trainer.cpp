@@ -512,13 +512,12 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
   if (c.data.split.per_run && !ctx.data.split_is_fixed() && c.training.runs > 1)
     ctx.data.splits = split_for_run(ctx.data, c.data, config.source(), c.training.runs);
   summarize_runs(summary);
-  std::vector<double> macros;
-  for (const RunResult& r : summary.runs) macros.push_back(r.best.test_macro_f1);
-  const auto [macro_mean, macro_std] = mean_std(macros);
   out(fmt::format("Test {} over {} run{}: {:.4f} ± {:.4f}{} (val {:.4f} ± {:.4f}); {:.2f} ms/epoch (median)",
                   metric_name(ctx.metric), summary.runs.size(), summary.runs.size() == 1 ? "" : "s", summary.test_mean,
                   summary.test_std,
-                  ctx.data.multilabel() ? fmt::format("; macro-F1 {:.4f} ± {:.4f}", macro_mean, macro_std) : "",
+                  ctx.data.multilabel()
+                      ? fmt::format("; macro-F1 {:.4f} ± {:.4f}", summary.test_macro_f1_mean, summary.test_macro_f1_std)
+                      : "",
                   summary.val_mean, summary.val_std, summary.median_epoch_ms));
 
   json runs = json::array();
@@ -540,14 +539,11 @@ Summary run_node_training(const Config& config, const std::string& config_name, 
                     {"checkpoint", r.checkpoint}});
   finish_session(dir, out,
                  summary_json(config, summary,
-                              {.task = "",  // node classification: no "task" key
-                               .dataset = dataset_json(ctx.data),
+                              {.dataset = dataset_json(ctx.data),
                                .model = model_text,
                                .num_parameters = model_parameters,
                                .runs = runs,
                                .metric = metric_key(ctx.metric),
-                               .second_score = "test_macro_f1",
-                               .second_mean_std = {macro_mean, macro_std},
                                .kernels = kernels_summary_json(*ctx.kernels)}));
   return summary;
 }

@@ -144,6 +144,7 @@ struct RunResult {
 struct Summary {
   std::vector<RunResult> runs;
   double test_mean = 0, test_std = 0, val_mean = 0, val_std = 0;
+  double test_macro_f1_mean = 0, test_macro_f1_std = 0;  // node classification (0 for link prediction)
   double mean_epoch_ms = 0;    // mean over runs of each run's mean epoch time
   double median_epoch_ms = 0;  // median over runs of each run's median epoch time
   std::string run_dir;
