@@ -20,7 +20,10 @@
 // the shared L3 after its stores (CLDEMOTE; with dynamic and static tasks), Y offset by 1088 bytes
 // from X's alignment (4K aliasing), rows sorted by degree within each task (runs of equal
 // trip counts), non-zeros walked 8 at a time with padded groups (one trip for most rows),
-// and ELL buckets of widths 1-32 (rows of a width run branch-free; each row stored once).
+// ELL buckets of widths 1-32 (rows of a width run branch-free; each row stored once), and
+// each row's stores issued 3 rows later (4 register sets in rotation). Two diagnostics change
+// the matrix, not the schedule: the same ids in the same order cut into rows of equal degree
+// (every row's loop exit predictable), with and without the stores of Y.
 // Every variant that writes Y is checked against plain, plain against a scalar reference
 // (every 7th feature), and loads and l1 against the sums they must equal.
 //
@@ -29,10 +32,13 @@
 //   chrt -f 50 build/benchmarks/strata_experiment_spmm_gather_ceiling /tmp/exp/{cora,dblp,imdb} regular:20000:4
 //
 // (regular:N:D and irregular:N:D make a graph of N rows of D, or 1..D, uniform random
-// columns.) Measured on the Intel Xeon VM, 2026-12-05 (docs/BENCHMARKS.md, "Where plain CSR
-// SpMM's time goes"): on 10 of 19 graphs the plain kernel runs within 1.10-1.28x (geomean
-// over F) of its gathers alone; on the other nine the room is in writing Y, and none of the
-// variants above wins it back (0.38-1.40x, streaming stores aside at F >= 128).
+// columns.) Measured on the Intel Xeon VM, 2026-12-05 and 2026-12-06 (docs/BENCHMARKS.md,
+// "Where plain CSR SpMM's time goes"): on 10 of 19 graphs the plain kernel runs within
+// 1.10-1.28x (geomean over F) of its gathers alone. On the other nine, two costs hide each
+// other: the rows' unpredictable loop exits and the stores of Y. Rows of equal degree
+// without stores run 1.28-3.62x plain there; either change alone far less (equal degree
+// 1.01-1.58x, no stores 1.21-2.07x), and none of the schedules above wins it back (0.38-1.40x,
+// streaming stores aside at F >= 128).
 #include <omp.h>
 
 #include <algorithm>
@@ -201,6 +207,54 @@ void plain_nostore(const ExportedCsr& a, const std::vector<int64_t>& tb, const f
   }
 }
 
+template <int V>
+__attribute__((always_inline)) inline void sum_row(const ExportedCsr& a, int64_t i, const float* X, f32x16* acc) {
+  for (int v = 0; v < V; ++v) acc[v] = f32x16{};
+  for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+    const float* x = X + static_cast<int64_t>(a.indices[e]) * (16 * V);
+    for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+  }
+}
+
+// plain with each row's stores issued D rows later in program order, from D + 1 sets of
+// registers in rotation: the loads of the rows between no longer queue behind stores whose
+// data (the row's sum) is not ready yet.
+template <int F, int D>
+void plain_delayed_stores(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
+  constexpr int V = F / 16, K = D + 1;
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t r1 = tb[t + 1];
+    int64_t i = tb[t];
+    f32x16 acc[K][V];
+    for (int k = 0; k < D && i + k < r1; ++k) sum_row<V>(a, i + k, X, acc[k]);
+    for (; i + K <= r1; i += K) {
+#pragma GCC unroll 8  // unrolled by K, so that each set stays in fixed registers
+      for (int k = 0; k < K; ++k) {
+        if (i + k + D < r1) sum_row<V>(a, i + k + D, X, acc[(k + D) % K]);
+        for (int v = 0; v < V; ++v) store(Y + (i + k) * F + 16 * v, acc[k][v]);
+      }
+    }
+    for (; i < r1; ++i) {  // the task's last rows (fewer than K), summed again: simpler, and rare
+      f32x16 last[V];
+      sum_row<V>(a, i, X, last);
+      for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, last[v]);
+    }
+  }
+}
+
+// The same column ids in the same order, cut into rows of equal degree (the degrees
+// nnz / rows rounded down or up, in a fixed pattern): not the same matrix, a diagnostic of
+// what the row ends cost, since every row's loop then runs a trip count the branch
+// predictor learns.
+ExportedCsr equal_degree_rows(const ExportedCsr& a) {
+  ExportedCsr e = a;
+  const int64_t nnz = a.indptr.back();
+  for (int64_t i = 0; i <= a.rows; ++i) e.indptr[i] = i * nnz / a.rows;
+  return e;
+}
+
 // Rows bucketed by degree into ELL parts of widths 1, 2, 4, ..., 32 (rows longer than 32
 // stay CSR); each part's padding slots repeat the row's last column and carry weight 0, so
 // that every load is of a valid row and no slot branches. Each row is in one part, so its
@@ -308,8 +362,10 @@ template <int F>
 bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   const std::vector<int64_t> tb = task_bounds(a);
   const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+  const ExportedCsr eq = equal_degree_rows(a);
+  const std::vector<int64_t> tb_eq = task_bounds(eq);
   std::mt19937_64 rng(7);
-  Floats X(a.cols * F), Y(a.rows * F), sums(16 * tasks);
+  Floats X(a.cols * F), Y(a.rows * F), sums(16 * std::max<int64_t>(tasks, static_cast<int64_t>(tb_eq.size()) - 1));
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
   const int32_t l1_mask = l1_fold_mask(a.cols, F);
 
@@ -371,6 +427,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
       {"rows sorted by degree", [&](float* y) { plain_perm<F>(a, tb, perm, X.data(), y); }},
       {"groups of 8", [&](float* y) { plain_groups<F, 8>(a, tb, X.data(), y); }},
       {"ELL buckets", [&](float* y) { buckets<F>(a, bk, X.data(), y); }},
+      {"stores 3 rows later", [&](float* y) { plain_delayed_stores<F, 3>(a, tb, X.data(), y); }},
   };
   for (const auto& [what, write] : writers) {
     Floats Yv(a.rows * F + 272, std::nanf(""));
@@ -398,6 +455,9 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
                               [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
                               [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
                               [&] { buckets<F>(a, bk, X.data(), Y.data()); },
+                              [&] { plain_delayed_stores<F, 3>(a, tb, X.data(), Y.data()); },
+                              [&] { plain<F>(eq, tb_eq, X.data(), Y.data()); },
+                              [&] { plain_nostore<F>(eq, tb_eq, X.data(), sums.data()); },
                           },
                           repeats);
   const double p = med[0], g = med[1];
@@ -420,8 +480,8 @@ int main(int argc, char** argv) {
       "| graph | F | X MiB | generated ms | plain ms | generated / loads | plain / loads | loads / l1 | no stores | "
       "static tasks | streaming stores | Y prefetched for writing | Y demoted | Y demoted, static | Y offset 1088 B | "
       "rows sorted by degree | "
-      "groups of 8 | ELL buckets |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "groups of 8 | ELL buckets | stores 3 rows later | equal-degree rows | equal-degree rows, no stores |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   return strata::experiments::run_on_graphs(argc, argv, header, [](const std::string& name, const ExportedCsr& a) {
     return run<32>(name, a, 31) && run<64>(name, a, 31) && run<128>(name, a, 31) && run<256>(name, a, 21);
   });
