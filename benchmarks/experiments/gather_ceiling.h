@@ -75,6 +75,46 @@ inline std::vector<int64_t> task_row_bounds(const ExportedCsr& a, const std::vec
   return b;
 }
 
+// Row bounds of tasks of about `grain` non-zeros each, as the plain CSR plan hands out
+// (at most one task per row): task t runs rows [bounds[t], bounds[t + 1]).
+inline std::vector<int64_t> nnz_balanced_tasks(const ExportedCsr& a, int64_t grain) {
+  const int64_t nnz = a.indptr.back();
+  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(a.rows, (nnz + grain - 1) / grain));
+  std::vector<int64_t> starts(tasks);
+  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * nnz / tasks;
+  return task_row_bounds(a, starts);
+}
+
+// Y[i] = the sum of X's rows at row i's non-zeros, held in F/16 vector registers and
+// stored once: the form of the generated plain CSR kernel, written by hand.
+template <int F>
+__attribute__((always_inline)) inline void plain_csr_row(const ExportedCsr& a, int64_t i, const float* X, float* Y) {
+  constexpr int V = F / 16;
+  f32x16 acc[V] = {};
+  for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+    const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
+    for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
+  }
+  for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+}
+
+// Plain CSR SpMM by hand over the tasks `tb` (nnz_balanced_tasks): handed out dynamically,
+// as the plain CSR plan does, or with Static in fixed blocks, so that each thread writes the
+// same rows of Y on every call.
+template <int F, bool Static = false>
+void plain_csr(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
+  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
+  if (Static) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t)
+      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_csr_row<F>(a, i, X, Y);
+  } else {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tasks; ++t)
+      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_csr_row<F>(a, i, X, Y);
+  }
+}
+
 // The largest all-ones mask that folds ids into rows of F floats filling at most 32 KiB
 // (and fewer than `rows` rows).
 inline int32_t l1_fold_mask(int64_t rows, int F) {

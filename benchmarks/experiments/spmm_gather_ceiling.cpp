@@ -66,47 +66,14 @@ using strata::experiments::interleaved_medians;
 using strata::experiments::l1_fold_mask;
 using strata::experiments::LaneSums;
 using strata::experiments::load;
+using strata::experiments::plain_csr;
 using strata::experiments::store;
 using strata::experiments::sum_gathered_rows;
 using strata::experiments::wrap_tensor;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task, as the plain CSR plan
 
-// Row bounds of nnz-balanced tasks: task t runs rows [bounds[t], bounds[t + 1]).
-std::vector<int64_t> task_bounds(const ExportedCsr& a) {
-  const int64_t nnz = a.indptr.back();
-  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(a.rows, (nnz + kGrain - 1) / kGrain));
-  std::vector<int64_t> starts(tasks);
-  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * nnz / tasks;
-  return strata::experiments::task_row_bounds(a, starts);
-}
-
-template <int F>
-__attribute__((always_inline)) inline void plain_row(const ExportedCsr& a, int64_t i, const float* X, float* Y) {
-  constexpr int V = F / 16;
-  f32x16 acc[V] = {};
-  for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
-    const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
-    for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
-  }
-  for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
-}
-
-// Tasks handed out dynamically (Static: in fixed blocks, so that each thread writes the
-// same rows of Y on every call).
-template <int F, bool Static = false>
-void plain(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
-  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
-  if (Static) {
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t)
-      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_row<F>(a, i, X, Y);
-  } else {
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t t = 0; t < tasks; ++t)
-      for (int64_t i = tb[t]; i < tb[t + 1]; ++i) plain_row<F>(a, i, X, Y);
-  }
-}
+std::vector<int64_t> task_bounds(const ExportedCsr& a) { return strata::experiments::nnz_balanced_tasks(a, kGrain); }
 
 // plain with Y's stores non-temporal (Stream), Y's rows prefetched for writing Ahead rows
 // before their stores (Ahead > 0), or each row's lines demoted to the shared L3 right after
@@ -369,7 +336,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
   const int32_t l1_mask = l1_fold_mask(a.cols, F);
 
-  plain<F>(a, tb, X.data(), Y.data());
+  plain_csr<F>(a, tb, X.data(), Y.data());
   for (int64_t i = 0; i < a.rows; ++i)
     for (int f = 0; f < F; f += 7) {
       double want = 0;
@@ -419,7 +386,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
     }
   // Every variant that writes Y must write plain's Y (summed in the same order, so to rounding).
   const std::vector<std::pair<const char*, std::function<void(float*)>>> writers = {
-      {"static tasks", [&](float* y) { plain<F, true>(a, tb, X.data(), y); }},
+      {"static tasks", [&](float* y) { plain_csr<F, true>(a, tb, X.data(), y); }},
       {"streaming stores", [&](float* y) { plain_store_kind<F, true, 0>(a, tb, X.data(), y); }},
       {"Y prefetched for writing", [&](float* y) { plain_store_kind<F, false, 8>(a, tb, X.data(), y); }},
       {"Y demoted", [&](float* y) { plain_store_kind<F, false, 0, true>(a, tb, X.data(), y); }},
@@ -441,22 +408,22 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   }
   const std::vector<double> med =
       interleaved_medians({
-                              [&] { plain<F>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_csr<F>(a, tb, X.data(), Y.data()); },
                               [&] { generated.run_into(Xt, Yt); },
                               [&] { loads<F, false>(a, tb, X.data(), -1, sums.data()); },
                               [&] { loads<F, true>(a, tb, X.data(), l1_mask, sums.data()); },
                               [&] { plain_nostore<F>(a, tb, X.data(), sums.data()); },
-                              [&] { plain<F, true>(a, tb, X.data(), Y.data()); },
+                              [&] { plain_csr<F, true>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, true, 0>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, false, 8>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, false, 0, true>(a, tb, X.data(), Y.data()); },
                               [&] { plain_store_kind<F, false, 0, true, true>(a, tb, X.data(), Y.data()); },
-                              [&] { plain<F>(a, tb, X.data(), Yoff.data() + 272); },
+                              [&] { plain_csr<F>(a, tb, X.data(), Yoff.data() + 272); },
                               [&] { plain_perm<F>(a, tb, perm, X.data(), Y.data()); },
                               [&] { plain_groups<F, 8>(a, tb, X.data(), Y.data()); },
                               [&] { buckets<F>(a, bk, X.data(), Y.data()); },
                               [&] { plain_delayed_stores<F, 3>(a, tb, X.data(), Y.data()); },
-                              [&] { plain<F>(eq, tb_eq, X.data(), Y.data()); },
+                              [&] { plain_csr<F>(eq, tb_eq, X.data(), Y.data()); },
                               [&] { plain_nostore<F>(eq, tb_eq, X.data(), sums.data()); },
                           },
                           repeats);

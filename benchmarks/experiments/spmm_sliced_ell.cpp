@@ -50,37 +50,12 @@
 namespace {
 
 using strata::experiments::ExportedCsr;
-using strata::experiments::f32x16;
 using strata::experiments::Floats;
 using strata::experiments::interleaved_medians;
-using strata::experiments::load;
-using strata::experiments::store;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task, as the plain CSR plan
 
-std::vector<int64_t> task_bounds(const ExportedCsr& a) {
-  const int64_t nnz = a.indptr.back();
-  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(a.rows, (nnz + kGrain - 1) / kGrain));
-  std::vector<int64_t> starts(tasks);
-  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * nnz / tasks;
-  return strata::experiments::task_row_bounds(a, starts);
-}
-
-template <int F>
-void plain(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
-  constexpr int V = F / 16;
-  const int64_t tasks = static_cast<int64_t>(tb.size()) - 1;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < tasks; ++t)
-    for (int64_t i = tb[t]; i < tb[t + 1]; ++i) {
-      f32x16 acc[V] = {};
-      for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
-        const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
-        for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
-      }
-      for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
-    }
-}
+std::vector<int64_t> task_bounds(const ExportedCsr& a) { return strata::experiments::nnz_balanced_tasks(a, kGrain); }
 
 // Chunks of C rows. Chunk k's rows are row[k*C .. k*C+C) (-1: none, in a task's last
 // chunk); its slots start at slot[k], C a step (slot j of row r at slot[k] + j*C + r), for
@@ -176,12 +151,12 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   std::mt19937_64 rng(7);
   Floats X(a.cols * F), Y(a.rows * F);
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  plain<F>(a, tb, X.data(), Y.data());
+  strata::experiments::plain_csr<F>(a, tb, X.data(), Y.data());
   Floats Xz((a.cols + 1) * F, 0.0f);
   std::copy(X.begin(), X.end(), Xz.begin());
 
   std::vector<SlicedEll> layouts;
-  std::vector<Variant> variants = {{"plain", [&](float* y) { plain<F>(a, tb, X.data(), y); }}};
+  std::vector<Variant> variants = {{"plain", [&](float* y) { strata::experiments::plain_csr<F>(a, tb, X.data(), y); }}};
   auto add = [&]<int C>(int sigma) {
     if (C * V > 16) return;  // C rows of F/16 accumulators must fit the registers
     layouts.push_back(make_sliced_ell(a, tb, C, sigma));
