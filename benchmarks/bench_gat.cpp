@@ -1,6 +1,7 @@
 // strata_bench_gat: per-epoch training time (forward + backward + Adam step) and
 // inference time (eval-mode forward) of GAT as in the GAT paper (2 layers, 8 heads x
-// 8 hidden, concatenated, elu, 1 output head), side by side in one process for:
+// 8 hidden, concatenated, elu, 1 output head; --heads and --hidden change the first
+// layer's shape), side by side in one process for:
 //   fused      generated kernels, the fused (online-softmax) attention forward
 //   unfused    generated kernels, score -> softmax -> aggregate
 //   tuned      generated kernels, each layer's forward chosen by sc::tune_gat
@@ -9,7 +10,7 @@
 //   reference  the compiler's interpreter for GAT's kernels, plain loops for the rest
 //
 //   strata_bench_gat [--datasets cora,citeseer,facebook,rmat] [--epochs 20]
-//                    [--warmup 3] [--threads 0] [--attn-dropout 0]
+//                    [--warmup 3] [--threads 0] [--attn-dropout 0] [--heads 8] [--hidden 8]
 //                    [--reference-max-edges 50000] [--data-root DIR] [--json FILE]
 //
 // Attention dropout needs the probabilities in memory, so in training mode with
@@ -102,9 +103,9 @@ std::vector<Measurement> measure(std::vector<std::unique_ptr<train::Context>>& c
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata_bench_gat: GAT (8 heads x 8) epoch and inference time: fused vs unfused vs tuned vs reference"};
+  CLI::App app{"strata_bench_gat: GAT (8 heads x 8 by default) epoch and inference time: fused vs unfused vs tuned vs reference"};
   std::vector<std::string> datasets = {"cora", "citeseer", "facebook", "rmat"};
-  int epochs = 20, warmup = 3, threads = 0;
+  int epochs = 20, warmup = 3, threads = 0, heads = 8, hidden = 8;
   float attn_dropout = 0.0f;
   int64_t reference_max_edges = 50000;
   std::string data_root, json_out, rmat = "rmat:scale=17,edge_factor=16,seed=1";
@@ -114,6 +115,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "OpenMP threads (0: all cores)");
   app.add_option("--attn-dropout", attn_dropout, "attention dropout in training (> 0 makes training unfused)")
       ->check(CLI::Range(0.0, 0.99));
+  app.add_option("--heads", heads, "attention heads of the first layer")->check(CLI::Range(1, 64));
+  app.add_option("--hidden", hidden, "hidden features per head of the first layer")->check(CLI::Range(1, 1024));
   app.add_option("--reference-max-edges", reference_max_edges, "skip the reference path above this many edges");
   app.add_option("--rmat", rmat, "the R-MAT generator spec");
   app.add_option("--data-root", data_root, "data root (default: $STRATA_DATA_ROOT or ../shared/datasets)");
@@ -123,9 +126,9 @@ int main(int argc, char** argv) {
   try {
     set_num_threads(threads);
     json results = json::array();
-    std::printf("GAT, 2 layers, 8 heads x 8 hidden (concat), elu, 1 output head, feature dropout 0.6, attention "
+    std::printf("GAT, 2 layers, %d heads x %d hidden (concat), elu, 1 output head, feature dropout 0.6, attention "
                 "dropout %g, Adam; %d threads; %d warm-up + %d timed repeats (medians)\n\n",
-                attn_dropout, num_threads(), warmup, epochs);
+                heads, hidden, attn_dropout, num_threads(), warmup, epochs);
     std::printf("| dataset | nodes | edges | variant | train epoch | inference | tuner's choice |\n"
                 "|---|---|---|---|---|---|---|\n");
     for (const std::string& name : datasets) {
@@ -133,11 +136,11 @@ int main(int argc, char** argv) {
       nn::ModelConfig& m = base.config.model;
       m.kind = nn::ModelKind::Gat;
       m.layers = 2;
-      m.hidden = 8;
+      m.hidden = hidden;
       m.activation = nn::Activation::Elu;
       m.dropout = 0.6f;
       m.input_dropout = 0.6f;
-      m.gat.heads = 8;
+      m.gat.heads = heads;
       m.gat.output_heads = 1;
       m.gat.attn_dropout = attn_dropout;
       base.config.optimizer.lr = 0.005;
@@ -176,7 +179,8 @@ int main(int argc, char** argv) {
       std::vector<int> caps(variants.size(), epochs);
       if (with_reference) caps.back() = std::min(epochs, 3);
       const std::vector<Measurement> measured = measure(ctxs, warmup, epochs, caps);
-      json row = {{"dataset", name}, {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()}, {"features", d.features_text}};
+      json row = {{"dataset", name},         {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()},
+                  {"features", d.features_text}, {"heads", heads},         {"hidden", hidden}};
       std::string tuned_choice;
       for (size_t i = 0; i < variants.size(); ++i) {
         const Measurement& r = measured[i];
