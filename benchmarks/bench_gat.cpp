@@ -103,7 +103,9 @@ std::vector<Measurement> measure(std::vector<std::unique_ptr<train::Context>>& c
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata_bench_gat: GAT (8 heads x 8 by default) epoch and inference time: fused vs unfused vs tuned vs reference"};
+  CLI::App app{
+      "strata_bench_gat: GAT (8 heads x 8 by default) epoch and inference time: fused vs unfused vs tuned vs "
+      "reference"};
   std::vector<std::string> datasets = {"cora", "citeseer", "facebook", "rmat"};
   int epochs = 20, warmup = 3, threads = 0, heads = 8, hidden = 8;
   float attn_dropout = 0.0f;
@@ -126,9 +128,10 @@ int main(int argc, char** argv) {
   try {
     set_num_threads(threads);
     json results = json::array();
-    std::printf("GAT, 2 layers, %d heads x %d hidden (concat), elu, 1 output head, feature dropout 0.6, attention "
-                "dropout %g, Adam; %d threads; %d warm-up + %d timed repeats (medians)\n\n",
-                heads, hidden, attn_dropout, num_threads(), warmup, epochs);
+    std::printf(
+        "GAT, 2 layers, %d heads x %d hidden (concat), elu, 1 output head, feature dropout 0.6, attention "
+        "dropout %g, Adam; %d threads; %d warm-up + %d timed repeats (medians)\n\n",
+        heads, hidden, attn_dropout, num_threads(), warmup, epochs);
     std::printf("| dataset | nodes | edges | variant | train epoch | inference | tuner's choice |\n"
                 "|---|---|---|---|---|---|---|\n");
     for (const std::string& name : datasets) {
@@ -179,8 +182,8 @@ int main(int argc, char** argv) {
       std::vector<int> caps(variants.size(), epochs);
       if (with_reference) caps.back() = std::min(epochs, 3);
       const std::vector<Measurement> measured = measure(ctxs, warmup, epochs, caps);
-      json row = {{"dataset", name},         {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()},
-                  {"features", d.features_text}, {"heads", heads},         {"hidden", hidden}};
+      json row = {{"dataset", name}, {"nodes", d.num_nodes()}, {"edges", d.graph.nnz()}, {"features", d.features_text},
+                  {"heads", heads},  {"hidden", hidden}};
       std::string tuned_choice;
       for (size_t i = 0; i < variants.size(); ++i) {
         const Measurement& r = measured[i];
