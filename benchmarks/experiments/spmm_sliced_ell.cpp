@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -155,7 +156,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   Floats Xz((a.cols + 1) * F, 0.0f);
   std::copy(X.begin(), X.end(), Xz.begin());
 
-  std::vector<SlicedEll> layouts;
+  std::deque<SlicedEll> layouts;  // a deque: the variants keep pointers to its elements
   std::vector<Variant> variants = {{"plain", [&](float* y) { strata::experiments::plain_csr<F>(a, tb, X.data(), y); }}};
   auto add = [&]<int C>(int sigma) {
     if (C * V > 16) return;  // C rows of F/16 accumulators must fit the registers
@@ -171,8 +172,7 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
     variants.push_back({"zero-row " + std::to_string(C) + "/" + std::to_string(sigma),
                         [z, &Xz](float* y) { sliced_ell<F, C, true>(*z, Xz.data(), y); }});
   };
-  layouts.reserve(32);
-  for (int sigma : {0, 32, 256}) {
+  for (int sigma : {0, 32, 256}) {  // 0: windows of C rows, in CSR order (no sorting)
     add.template operator()<2>(sigma ? sigma : 2);
     add.template operator()<4>(sigma ? sigma : 4);
     add.template operator()<8>(sigma ? sigma : 8);
