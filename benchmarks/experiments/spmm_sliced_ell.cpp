@@ -27,9 +27,9 @@
 // Measured on the Intel Xeon VM, 2026-12-06 (docs/BENCHMARKS.md, "Where plain CSR SpMM's
 // time goes"), F = 32 / 64 / 128, on the nine graphs where plain CSR leaves the most room
 // (AIFB, ca-grqc, Citeseer, Cora, gnutella, IMDB, luxembourg, MUTAG, Pubmed): the masked
-// chunks ran 0.57-1.37x plain (over 1.1x only at F = 32, on ca-grqc and Citeseer), 0.71-1.03x
-// at F = 64 and 0.58-1.02x at F = 128; free padding (zero-row) 0.54-1.56x, again only at
-// F = 32 above 1.1x. Sorting within a window costs X's locality and padding costs loads, about
+// chunks ran 0.57-1.37x plain at F = 32 (over 1.1x on ca-grqc, Citeseer and gnutella),
+// 0.71-1.03x at F = 64 and 0.58-1.02x at F = 128; free padding (zero-row) 0.54-1.56x, above
+// 1.1x again only at F = 32. Sorting within a window costs X's locality and padding costs loads, about
 // what the predictable exits win; not built into the compiler.
 #include <immintrin.h>
 #include <omp.h>
