@@ -85,17 +85,24 @@ inline std::vector<int64_t> nnz_balanced_tasks(const ExportedCsr& a, int64_t gra
   return task_row_bounds(a, starts);
 }
 
-// Y[i] = the sum of X's rows at row i's non-zeros, held in F/16 vector registers and
-// stored once: the form of the generated plain CSR kernel, written by hand.
+// acc[0 .. F/16) = the sum of X's rows at row i's non-zeros.
 template <int F>
-__attribute__((always_inline)) inline void plain_csr_row(const ExportedCsr& a, int64_t i, const float* X, float* Y) {
+__attribute__((always_inline)) inline void sum_csr_row(const ExportedCsr& a, int64_t i, const float* X, f32x16* acc) {
   constexpr int V = F / 16;
-  f32x16 acc[V] = {};
+  for (int v = 0; v < V; ++v) acc[v] = f32x16{};
   for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
     const float* x = X + static_cast<int64_t>(a.indices[e]) * F;
     for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
   }
-  for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, acc[v]);
+}
+
+// Y[i] = the sum of X's rows at row i's non-zeros, held in F/16 vector registers and
+// stored once: the form of the generated plain CSR kernel, written by hand.
+template <int F>
+__attribute__((always_inline)) inline void plain_csr_row(const ExportedCsr& a, int64_t i, const float* X, float* Y) {
+  f32x16 acc[F / 16];
+  sum_csr_row<F>(a, i, X, acc);
+  for (int v = 0; v < F / 16; ++v) store(Y + i * F + 16 * v, acc[v]);
 }
 
 // Plain CSR SpMM by hand over the tasks `tb` (nnz_balanced_tasks): handed out dynamically,

@@ -68,6 +68,7 @@ using strata::experiments::LaneSums;
 using strata::experiments::load;
 using strata::experiments::plain_csr;
 using strata::experiments::store;
+using strata::experiments::sum_csr_row;
 using strata::experiments::sum_gathered_rows;
 using strata::experiments::wrap_tensor;
 
@@ -174,18 +175,10 @@ void plain_nostore(const ExportedCsr& a, const std::vector<int64_t>& tb, const f
   }
 }
 
-template <int V>
-__attribute__((always_inline)) inline void sum_row(const ExportedCsr& a, int64_t i, const float* X, f32x16* acc) {
-  for (int v = 0; v < V; ++v) acc[v] = f32x16{};
-  for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
-    const float* x = X + static_cast<int64_t>(a.indices[e]) * (16 * V);
-    for (int v = 0; v < V; ++v) acc[v] += load(x + 16 * v);
-  }
-}
-
 // plain with each row's stores issued D rows later in program order, from D + 1 sets of
-// registers in rotation: the loads of the rows between no longer queue behind stores whose
-// data (the row's sum) is not ready yet.
+// registers in rotation, so that the loads of the rows between cannot queue behind stores
+// whose data (the row's sum) is not ready yet. (It does not pay: writing Y's lines costs by
+// itself, docs/BENCHMARKS.md.)
 template <int F, int D>
 void plain_delayed_stores(const ExportedCsr& a, const std::vector<int64_t>& tb, const float* X, float* Y) {
   constexpr int V = F / 16, K = D + 1;
@@ -195,17 +188,17 @@ void plain_delayed_stores(const ExportedCsr& a, const std::vector<int64_t>& tb, 
     const int64_t r1 = tb[t + 1];
     int64_t i = tb[t];
     f32x16 acc[K][V];
-    for (int k = 0; k < D && i + k < r1; ++k) sum_row<V>(a, i + k, X, acc[k]);
+    for (int k = 0; k < D && i + k < r1; ++k) sum_csr_row<F>(a, i + k, X, acc[k]);
     for (; i + K <= r1; i += K) {
 #pragma GCC unroll 8  // unrolled by K, so that each set stays in fixed registers
       for (int k = 0; k < K; ++k) {
-        if (i + k + D < r1) sum_row<V>(a, i + k + D, X, acc[(k + D) % K]);
+        if (i + k + D < r1) sum_csr_row<F>(a, i + k + D, X, acc[(k + D) % K]);
         for (int v = 0; v < V; ++v) store(Y + (i + k) * F + 16 * v, acc[k][v]);
       }
     }
     for (; i < r1; ++i) {  // the task's last rows (fewer than K), summed again: simpler, and rare
       f32x16 last[V];
-      sum_row<V>(a, i, X, last);
+      sum_csr_row<F>(a, i, X, last);
       for (int v = 0; v < V; ++v) store(Y + i * F + 16 * v, last[v]);
     }
   }
