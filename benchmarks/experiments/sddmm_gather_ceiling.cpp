@@ -8,8 +8,9 @@
 //   groups     the compiler's edge groups over COO slots (16 edges summed by one transposing
 //              reduction, static tasks): its best schedule that keeps the gathers in CSR order;
 //   loads      what every SDDMM must read: the same loads of Y in the same order, over
-//              nnz-balanced tasks of 4096 non-zeros, and each row of X once, added into up to
-//              four independent sets of registers: no products, no horizontal sums, no stores
+//              equal tasks of about 4096 non-zeros, as many for each thread, and each row
+//              of X once, added into up to four independent sets of registers: no
+//              products, no horizontal sums, no stores
 //              of O (4 bytes an edge), no row bookkeeping, so generated / loads bounds what a
 //              schedule in CSR order with row-major operands can gain;
 //   l1         `loads` with every id of Y folded into the first 32 KiB of Y, so that every
@@ -25,10 +26,11 @@
 //
 // (As in spmm_gather_ceiling.cpp, regular:N:D and irregular:N:D name synthetic graphs.)
 //
-// Measured on the Intel Xeon VM, 2026-12-05 (docs/BENCHMARKS.md, "Where plain CSR SDDMM's time
-// goes"): from F = 64 on, the plain kernel runs within 1.3x of its reads at every F on 14 of 19
-// graphs; the room is at F = 32 (1.1-3.2x), where slot groups take 1.05-1.71x. On Cora and
-// Citeseer the kernel outran the read-only loop, which bounds nothing there.
+// Measured on the Intel Xeon VM, 2026-12-05 and (balanced tasks) 2026-12-06 (docs/BENCHMARKS.md,
+// "Where plain CSR SDDMM's time goes"): from F = 64 on, the plain kernel runs within 1.3x of its
+// reads at every F on 14 of 19 graphs; the room is at F = 32 (1.2-3.0x), where slot groups take
+// 1.04-1.61x. The reads bound only roughly: the plain kernel outran them in 15 cells from F = 64
+// on (by up to 1.23x), and slot groups on Citeseer and Cora at F = 128.
 #include <omp.h>
 
 #include <algorithm>
@@ -60,27 +62,36 @@ using strata::experiments::wrap_tensor;
 
 constexpr int64_t kGrain = 4096;  // non-zeros per task
 
-// Rows whose first non-zero falls in each task's range of kGrain non-zeros, so that each
-// row of X is read by one task.
-std::vector<int64_t> row_bounds(const ExportedCsr& a, int64_t tasks) {
-  std::vector<int64_t> starts(tasks);
-  for (int64_t t = 0; t < tasks; ++t) starts[t] = t * kGrain;
-  return strata::experiments::task_row_bounds(a, starts);
+// Read-only tasks: equal ranges of non-zeros (starts[t], starts[t + 1]), about kGrain each,
+// their count a multiple of the threads so that no thread gets one more task than another
+// (with tasks of exactly kGrain, Cora's 10,556 non-zeros made 4,096 + 4,096 + 2,364, and
+// one thread read 78% of them). `rows` are the rows whose first non-zero falls in each
+// task, so that each row of X is read by one task.
+struct ReadTasks {
+  std::vector<int64_t> starts, rows;
+  int64_t count() const { return static_cast<int64_t>(starts.size()) - 1; }
+};
+
+ReadTasks read_tasks(const ExportedCsr& a, int threads) {
+  const int64_t nnz = a.indptr.back();
+  int64_t tasks = std::max<int64_t>(1, (nnz + kGrain - 1) / kGrain);
+  tasks = (tasks + threads - 1) / threads * threads;
+  ReadTasks r;
+  for (int64_t t = 0; t <= tasks; ++t) r.starts.push_back(t * nnz / tasks);
+  r.rows = strata::experiments::task_row_bounds(a, {r.starts.begin(), r.starts.end() - 1});
+  return r;
 }
 
-// What every SDDMM must read, and nothing else: the loads of Y in CSR order, over tasks of
-// kGrain non-zeros, and each row of X once, in order; with Fold, each id of Y is folded by
-// `mask`. Each task writes one vector, the sum of what it read, to sums[t].
+// What every SDDMM must read, and nothing else: the loads of Y in CSR order, over the tasks
+// `rt`, and each row of X once, in order; with Fold, each id of Y is folded by `mask`. Each
+// task writes one vector, the sum of what it read, to sums[t].
 template <int F, bool Fold>
-void loads(const ExportedCsr& a, const std::vector<int64_t>& rb, const float* X, const float* Y, int32_t mask,
-           float* sums) {
-  const int64_t nnz = a.indptr.back(), tasks = static_cast<int64_t>(rb.size()) - 1;
+void loads(const ExportedCsr& a, const ReadTasks& rt, const float* X, const float* Y, int32_t mask, float* sums) {
+  const int64_t tasks = rt.count();
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t lo = t * kGrain, hi = std::min(nnz, lo + kGrain);
-    store(sums + 16 * t,
-          sum_gathered_rows<F, Fold>(a.indices.data(), lo, hi, Y, mask) + sum_contiguous_rows<F>(X, rb[t], rb[t + 1]));
-  }
+  for (int64_t t = 0; t < tasks; ++t)
+    store(sums + 16 * t, sum_gathered_rows<F, Fold>(a.indices.data(), rt.starts[t], rt.starts[t + 1], Y, mask) +
+                             sum_contiguous_rows<F>(X, rt.rows[t], rt.rows[t + 1]));
 }
 
 // What `loads` must sum: Y's row at each non-zero's (masked) id, and every row of X.
@@ -94,8 +105,9 @@ LaneSums expected_sums(const ExportedCsr& a, const Floats& X, const Floats& Y, i
 
 template <int F>
 bool run(const std::string& name, const ExportedCsr& a, int repeats) {
-  const int64_t nnz = a.indptr.back(), tasks = std::max<int64_t>(1, (nnz + kGrain - 1) / kGrain);
-  const std::vector<int64_t> rb = row_bounds(a, tasks);
+  const int64_t nnz = a.indptr.back();
+  const ReadTasks rt = read_tasks(a, omp_get_max_threads());
+  const int64_t tasks = rt.count();
   std::mt19937_64 rng(7);
   Floats X(a.rows * F), Y(a.cols * F), O(std::max<int64_t>(nnz, 1)), sums(16 * tasks);
   for (float& v : X) v = std::uniform_real_distribution<float>(-1, 1)(rng);
@@ -138,9 +150,9 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
   }
   for (int32_t mask : {int32_t{-1}, l1_mask}) {
     if (mask == -1)
-      loads<F, false>(a, rb, X.data(), Y.data(), mask, sums.data());
+      loads<F, false>(a, rt, X.data(), Y.data(), mask, sums.data());
     else
-      loads<F, true>(a, rb, X.data(), Y.data(), mask, sums.data());
+      loads<F, true>(a, rt, X.data(), Y.data(), mask, sums.data());
     if (!expected_sums(a, X, Y, F, mask).matches(sums, tasks)) {
       std::printf("%s F=%d: the loads variant (mask %d) did not read every non-zero\n", name.c_str(), F, mask);
       return false;
@@ -151,8 +163,8 @@ bool run(const std::string& name, const ExportedCsr& a, int repeats) {
       interleaved_medians({
                               [&] { generated.run_into(Xt, Yt, Ot); },
                               [&] { groups.run_into(Xt, Yt, Ot); },
-                              [&] { loads<F, false>(a, rb, X.data(), Y.data(), -1, sums.data()); },
-                              [&] { loads<F, true>(a, rb, X.data(), Y.data(), l1_mask, sums.data()); },
+                              [&] { loads<F, false>(a, rt, X.data(), Y.data(), -1, sums.data()); },
+                              [&] { loads<F, true>(a, rt, X.data(), Y.data(), l1_mask, sums.data()); },
                           },
                           repeats);
   std::printf("| %s | %d | %.1f | %.4f | %.4f | %.2fx | %.2fx | %.2fx | %.2fx |\n", name.c_str(), F,
