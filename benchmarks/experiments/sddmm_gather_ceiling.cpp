@@ -10,8 +10,8 @@
 //   loads      what every SDDMM must read: the same loads of Y in the same order, over
 //              equal tasks of about 4096 non-zeros, as many for each thread, and each row
 //              of X once, added into up to four independent sets of registers: no
-//              products, no horizontal sums, no stores
-//              of O (4 bytes an edge), no row bookkeeping, so generated / loads bounds what a
+//              products, no horizontal sums, no stores of O (4 bytes an edge), no row
+//              bookkeeping, so generated / loads bounds (roughly: see below) what a
 //              schedule in CSR order with row-major operands can gain;
 //   l1         `loads` with every id of Y folded into the first 32 KiB of Y, so that every
 //              gather hits L1 (X still streamed): loads / l1 is left to schedules that change
