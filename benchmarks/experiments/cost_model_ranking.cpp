@@ -85,21 +85,35 @@ Ranking judge(const std::vector<double>& predicted, const std::vector<double>& m
   return r;
 }
 
-// The exhaustive SpMM records of the graph with fingerprint `g`, by feature size.
-std::vector<TuningRecord> records_of(const GraphFingerprint& g) {
+constexpr char kSpmmOp[] = "spmm_f";  // SpMM records' op: spmm_f<F>_<index type>
+
+int64_t feature_size(const TuningRecord& r) { return std::stoll(r.op.substr(sizeof kSpmmOp - 1)); }
+
+// Every exhaustive SpMM record under $STRATA_CACHE_DIR/tuning (20 or more plans measured),
+// read once.
+std::vector<TuningRecord> exhaustive_spmm_records() {
   std::vector<TuningRecord> out;
   const fs::path dir = strata::cache_root() / "tuning";
   if (!fs::exists(dir)) return out;
-  const std::string digest = g.digest(), op = std::string("spmm_f");
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     std::optional<TuningRecord> r = strata::sc::load_record(entry.path().stem().string());
-    if (!r || r->graph != digest || r->op.rfind(op, 0) != 0) continue;
+    if (!r || r->op.rfind(kSpmmOp, 0) != 0) continue;
     size_t measured = 0;
     for (const MeasuredCandidate& c : r->candidates) measured += c.measured_ms > 0 && c.status == "ok";
-    if (measured >= 20) out.push_back(*r);
+    if (measured >= 20) out.push_back(std::move(*r));
   }
-  std::sort(out.begin(), out.end(), [](const TuningRecord& a, const TuningRecord& b) { return a.op < b.op; });
+  return out;
+}
+
+// The records of the graph with fingerprint `g`, by feature size.
+std::vector<TuningRecord> records_of(const std::vector<TuningRecord>& all, const GraphFingerprint& g) {
+  std::vector<TuningRecord> out;
+  const std::string digest = g.digest();
+  for (const TuningRecord& r : all)
+    if (r.graph == digest) out.push_back(r);
+  std::sort(out.begin(), out.end(),
+            [](const TuningRecord& a, const TuningRecord& b) { return feature_size(a) < feature_size(b); });
   return out;
 }
 
@@ -111,6 +125,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const strata::sc::MachineModel machine = strata::sc::MachineModel::host();
+  const std::vector<TuningRecord> all = exhaustive_spmm_records();
   std::printf(
       "| graph | op | measured | spearman, recorded / now | top-5 / best, recorded / now | best's rank, recorded / "
       "now |\n|---|---|---:|---|---|---|\n");
@@ -120,13 +135,13 @@ int main(int argc, char** argv) {
     const strata::Graph A = strata::Graph::from_csr(csr.rows, csr.cols, strata::Tensor::from_vector(csr.indptr),
                                                     strata::Tensor::from_vector(csr.indices));
     const GraphFingerprint g = GraphFingerprint::of(A);
-    const std::vector<TuningRecord> records = records_of(g);
+    const std::vector<TuningRecord> records = records_of(all, g);
     if (records.empty())
       std::printf("| %s | no exhaustive SpMM record under %s | | | | |\n", name.c_str(),
                   (strata::cache_root() / "tuning").string().c_str());
     for (const TuningRecord& r : records) {
       strata::sc::SpmmSpec spec;
-      spec.feat = std::stoll(r.op.substr(std::string("spmm_f").size()));
+      spec.feat = feature_size(r);
       std::vector<double> recorded, now, measured;
       for (const MeasuredCandidate& c : r.candidates) {
         if (!(c.measured_ms > 0 && c.status == "ok")) continue;
