@@ -187,7 +187,17 @@ TuneResult tune(const Graph& A, const OpHooks& hooks, const TuneOptions& o, cons
     for (size_t q = 0; q < ok.size(); ++q) {
       MeasuredCandidate& c = ranked[ok[q]];
       double padding = 0;
-      auto [check, run] = hooks.bind(c.plan, compiled[q], padding);
+      std::pair<CloseReport, std::function<void()>> bound;
+      try {
+        bound = hooks.bind(c.plan, compiled[q], padding);
+      } catch (const UserError& e) {
+        // A format this graph cannot be stored in (BSR over duplicate entries): the
+        // candidate is out, the search goes on.
+        c.status = std::string("not buildable: ") + e.what();
+        log_warn("tuner: candidate {} skipped: {}", c.plan.str(), c.status);
+        continue;
+      }
+      auto& [check, run] = bound;
       c.padding = padding;
       if (!check.ok) {
         c.status = "wrong result: " + check.str();

@@ -294,6 +294,50 @@ TEST_F(TunerTest, ColumnTiledPlansAreMeasuredWhereRowsAreLong) {
   EXPECT_EQ(measured_tiles(tune_sddmm(g, 64, o)), grains);
 }
 
+// A candidate whose format cannot hold the graph (BSR over a repeated entry, as AIFB
+// stores some) is reported and skipped; the search goes on and its choice is correct.
+// Before, `strata tune --exhaustive` on AIFB stopped at the first such candidate.
+TEST_F(TunerTest, ACandidateWhoseFormatCannotHoldTheGraphIsSkippedAndReported) {
+  // Dense 4x4 diagonal blocks (BSR ranks well: no padding), entry (0, 1) stored twice.
+  std::vector<int64_t> rows, cols;
+  for (int64_t b = 0; b < 16; ++b)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j) {
+        rows.push_back(4 * b + i);
+        cols.push_back(4 * b + j);
+      }
+  rows.push_back(0);
+  cols.push_back(1);
+  const Graph g = Graph::from_coo(64, 64, Tensor::from_vector(rows), Tensor::from_vector(cols));
+  ASSERT_EQ(g.nnz(), 16 * 16 + 1);
+  TuneOptions o = quick(1000, 0);  // every candidate of the default space
+  o.use_records = false;
+  const TuneResult r = tune_spmm(g, 16, o);
+  int skipped = 0, ok = 0;
+  for (const auto& c : r.candidates) {
+    if (c.plan.format.str().rfind("bsr", 0) == 0) {
+      EXPECT_NE(c.status.find("not buildable: bsr: the graph stores the entry (row 0, column 1) more than once"),
+                std::string::npos)
+          << c.status;
+      EXPECT_LT(c.measured_ms, 0);
+      EXPECT_FALSE(c.final_round);
+      ++skipped;
+    }
+    ok += c.status == "ok";
+  }
+  EXPECT_GE(skipped, 1);
+  EXPECT_GE(ok, 2);
+  EXPECT_NE(r.chosen.format.str().rfind("bsr", 0), 0u) << r.chosen.str();
+  // The choice runs and matches the reference.
+  Rng rng(3);
+  const Tensor X = Tensor::uniform({64, 16}, -1, 1, rng);
+  SpmmOptions so;
+  so.feat = 16;
+  so.plan = r.chosen;
+  const Tensor got = SpmmKernel(g, so).run(X);
+  EXPECT_TRUE(all_close(got, testing::reference_spmm(g, X, Tensor(), Tensor(), Tensor(), false), 1e-4, 1e-5).ok);
+}
+
 TEST_F(TunerTest, CorruptRecordIsIgnoredAndRewritten) {
   const Graph g = graph();
   const TuneOptions o = one_candidate();
