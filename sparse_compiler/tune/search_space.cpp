@@ -130,12 +130,18 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
   // the best-guess tiled ones. They pay once Y nears the last-level cache (AMD
   // EPYC VM, 32 MiB L3: Facebook at F = 256, a 23 MB Y, 1.16x over plain stores)
   // and cost where Y fits (Cora 0.75-0.88x, Pubmed 0.59-0.92x), each plan timed on
-  // its own (`strata bench --backend plan:A.json,plan:B.json`).
+  // its own (`strata bench --backend plan:A.json,plan:B.json`). Over panels of X
+  // also without prefetch: the exhaustive search's pick on Pubmed and CA-GrQc at
+  // F = 128 and 256 (Xeon VM, 2 threads, in `strata bench` beside the default
+  // pick: 1.04-1.25x it, 1.29-1.53x plain CSR), a plan the default space lacked.
+  const auto tiled_stream_guess = [&](const KernelPlan& p) {
+    if (p.knobs.grain != grains.back()) return false;
+    return p.knobs.prefetch == prefetches(p.feature_tile)[1] || (p.knobs.prefetch == 0 && !p.x_layout.is_row());
+  };
   if (F % lanes == 0) {
     const size_t n = out.size();
     for (size_t k = 0; k < n; ++k)
-      if (exhaustive || out[k].feature_tile == 0 ||
-          (out[k].knobs.prefetch == prefetches(out[k].feature_tile)[1] && out[k].knobs.grain == grains.back())) {
+      if (exhaustive || out[k].feature_tile == 0 || tiled_stream_guess(out[k])) {
         out.push_back(out[k]);
         out.back().knobs.stream_stores = true;
       }

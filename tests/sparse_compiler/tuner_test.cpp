@@ -591,6 +591,21 @@ TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
       EXPECT_TRUE(p.format.kind == FormatKind::Csr) << p.str();
     }
   EXPECT_GT(panels, 0);
+  // The default space with layouts holds streaming plans over panels of 32 (the one
+  // width that divides F = 96 by default) at the coarsest grain both with the default
+  // prefetch and with none (the exhaustive pick on Pubmed and CA-GrQc at F = 128,
+  // 256); row-major tiles stream only with the prefetch.
+  const int64_t coarsest = task_grains(g, num_threads(), false).back();
+  std::set<int64_t> panel_prefetches, row_prefetches;
+  for (const auto& p : spmm_search_space(g, spec, 16, false, true))
+    if (p.feature_tile == 32 && p.knobs.stream_stores) {
+      EXPECT_EQ(p.knobs.grain, coarsest) << p.str();
+      (p.x_layout.is_row() ? row_prefetches : panel_prefetches).insert(p.knobs.prefetch);
+    }
+  EXPECT_EQ(panel_prefetches.size(), 2u);
+  EXPECT_EQ(panel_prefetches.count(0), 1u);
+  EXPECT_EQ(row_prefetches.size(), 1u);
+  EXPECT_EQ(row_prefetches.count(0), 0u);
 }
 
 TEST_F(TunerTest, ChoosesAmongXLayoutsWhenAllowedAndTheChoiceRunsOnLaidOutX) {
