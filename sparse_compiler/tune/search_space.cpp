@@ -151,10 +151,15 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
   // kernel takes a few microseconds the dynamic hand-out is a sizeable share
   // (Xeon VM, 2 threads, grain 512, side by side: Cora F = 64 0.012 against 0.021
   // ms, ca-grqc F = 64 0.047 against 0.066); on larger ones it can lose balance.
+  // And the panel plans with streaming stores and no prefetch: static, they were
+  // the exhaustive pick on CA-GrQc at F = 128 and 256, and the default pick on
+  // Pubmed at F = 256 became one, 1.18x the row-major plan picked before (three
+  // `strata bench` processes).
   {
     const size_t n = out.size();
     for (size_t k = 0; k < n; ++k)
-      if (exhaustive || out[k].feature_tile == 0) {
+      if (exhaustive || out[k].feature_tile == 0 ||
+          (!out[k].x_layout.is_row() && out[k].knobs.stream_stores && out[k].knobs.prefetch == 0)) {
         out.push_back(out[k]);
         out.back().knobs.static_tasks = true;
       }

@@ -597,11 +597,19 @@ TEST(SearchSpace, HoldsFormatsAndKnobsAndOnlyValidTiles) {
   // 256); row-major tiles stream only with the prefetch.
   const int64_t coarsest = task_grains(g, num_threads(), false).back();
   std::set<int64_t> panel_prefetches, row_prefetches;
+  int static_panels = 0;
   for (const auto& p : spmm_search_space(g, spec, 16, false, true))
     if (p.feature_tile == 32 && p.knobs.stream_stores) {
       EXPECT_EQ(p.knobs.grain, coarsest) << p.str();
       (p.x_layout.is_row() ? row_prefetches : panel_prefetches).insert(p.knobs.prefetch);
+      // The ones without prefetch come with fixed task blocks too (Pubmed at F = 256).
+      if (p.knobs.static_tasks) {
+        EXPECT_FALSE(p.x_layout.is_row()) << p.str();
+        EXPECT_EQ(p.knobs.prefetch, 0) << p.str();
+        ++static_panels;
+      }
     }
+  EXPECT_EQ(static_panels, 1);
   EXPECT_EQ(panel_prefetches.size(), 2u);
   EXPECT_EQ(panel_prefetches.count(0), 1u);
   EXPECT_EQ(row_prefetches.size(), 1u);
