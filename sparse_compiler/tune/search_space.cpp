@@ -72,6 +72,10 @@ std::vector<int64_t> task_grains(const GraphFingerprint& g, int threads, bool ex
   return out;
 }
 
+bool is_streaming_panel_without_prefetch(const KernelPlan& p) {
+  return p.feature_tile > 0 && !p.x_layout.is_row() && p.knobs.stream_stores && p.knobs.prefetch == 0;
+}
+
 int plan_distance(const KernelPlan& a, const KernelPlan& b) {
   return !(a.format == b.format) + (a.knobs.vector_lanes != b.knobs.vector_lanes) + (a.knobs.grain != b.knobs.grain) +
          (a.knobs.prefetch != b.knobs.prefetch) + (a.knobs.stream_stores != b.knobs.stream_stores) +
@@ -158,8 +162,7 @@ std::vector<KernelPlan> spmm_search_space(const GraphFingerprint& g, const SpmmS
   {
     const size_t n = out.size();
     for (size_t k = 0; k < n; ++k)
-      if (exhaustive || out[k].feature_tile == 0 ||
-          (!out[k].x_layout.is_row() && out[k].knobs.stream_stores && out[k].knobs.prefetch == 0)) {
+      if (exhaustive || out[k].feature_tile == 0 || is_streaming_panel_without_prefetch(out[k])) {
         out.push_back(out[k]);
         out.back().knobs.static_tasks = true;
       }

@@ -36,6 +36,11 @@ std::vector<KernelPlan> neighbour_plans(const KernelPlan& best, const std::vecto
 // tuner measures around its best ranked candidate.
 int plan_distance(const KernelPlan& a, const KernelPlan& b);
 
+// A plan over panels of X with streaming stores and no prefetch: a kind the cost
+// model ranks below plans it beats (Pubmed, CA-GrQc at F = 128, 256), so the
+// default space offers it in fixed task blocks too and the tuner samples it.
+bool is_streaming_panel_without_prefetch(const KernelPlan& p);
+
 // The column-tiled plans worth measuring on `g`: every width of
 // column_tile_widths whose segments may pay (untuned_knobs.h; all widths when
 // exhaustive), at the coarsest grain of `grains` and at column_tile_grain.

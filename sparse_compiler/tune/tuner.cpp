@@ -313,10 +313,7 @@ TuneResult tune_spmm(const Graph& A, const SpmmSpec& spec, const TuneOptions& o)
   // panel's reuse nor the stores' cost against the cache Y sits in, and expects a
   // prefetch to pay where it costs; it ranked them below plans they beat by
   // 1.04-1.25x (Pubmed, CA-GrQc at F = 128, 256).
-  if (o.x_layouts)
-    h.families.push_back([](const KernelPlan& p) {
-      return p.feature_tile > 0 && !p.x_layout.is_row() && p.knobs.stream_stores && p.knobs.prefetch == 0;
-    });
+  if (o.x_layouts) h.families.push_back(is_streaming_panel_without_prefetch);
   if (column_parts_may_pay(g, spec.feat, machine))
     h.families.push_back([](const KernelPlan& p) { return p.format.kind == FormatKind::Hyb && p.format.col_parts > 1; });
   // The model prices one cache level; column tiles pay in L1/L2 (cost_model.h).
